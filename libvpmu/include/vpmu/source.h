@@ -1,0 +1,118 @@
+/*
+ * <vpmu/source.h> -- host counter sources.
+ *
+ * A source counts events for a vCPU on the host.  libvpmu's core maps the
+ * running virtual PMCs of each vCPU onto counters opened on the VM's source.
+ * Built-in sources: "synthetic" (scripted, deterministic), "perf"
+ * (perf_event_open on the vCPU thread).  An embedder may register its own
+ * through struct vpmu_source_ops.
+ */
+#ifndef VPMU_SOURCE_H
+#define VPMU_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <vpmu/export.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Events libvpmu knows by name.  The first block are guest-architectural
+ * events (what a guest's PMU counts); the second are host software events
+ * a perf source can count on the vCPU thread.  VPMU_EV_RAW carries a
+ * model-specific event select in vpmu_event_spec.raw.
+ */
+#define VPMU_EVENTS(X)							\
+	X(INSTRUCTIONS,		0x01, "instructions")			\
+	X(BRANCHES,		0x02, "branches")			\
+	X(CYCLES,		0x03, "cycles")				\
+	X(REF_CYCLES,		0x04, "ref-cycles")			\
+	X(TSC,			0x05, "tsc")				\
+	X(TASK_CLOCK,		0x10, "task-clock")			\
+	X(CPU_CLOCK,		0x11, "cpu-clock")			\
+	X(PAGE_FAULTS,		0x12, "page-faults")			\
+	X(CONTEXT_SWITCHES,	0x13, "context-switches")		\
+	X(CPU_MIGRATIONS,	0x14, "cpu-migrations")			\
+	X(RAW,			0xFF, "raw")
+
+enum vpmu_event {
+	VPMU_EV_NONE = 0,
+#define VPMU_EV_ENUM(n, v, s)	VPMU_EV_##n = v,
+	VPMU_EVENTS(VPMU_EV_ENUM)
+#undef VPMU_EV_ENUM
+};
+
+/* Qualifiers of an event (vpmu_event_spec.flags). */
+#define VPMU_EVF_USR	0x1u	/* count at CPL 3 */
+#define VPMU_EVF_OS	0x2u	/* count at CPL 0 */
+#define VPMU_EVF_EDGE	0x4u	/* count rising edges of the condition */
+#define VPMU_EVF_INV	0x8u	/* invert the counter-mask comparison */
+
+/* What to count. */
+struct vpmu_event_spec {
+	uint32_t event;		/* enum vpmu_event */
+	uint32_t flags;		/* VPMU_EVF_*; 0 means USR|OS */
+	uint32_t cmask;		/* counter mask (threshold), 0 = none */
+	uint32_t pad;
+	uint64_t raw;		/* event select for VPMU_EV_RAW */
+};
+
+/* A reading: count and the times (ns) the counter was enabled / running. */
+struct vpmu_count {
+	uint64_t value;
+	uint64_t time_enabled;
+	uint64_t time_running;
+};
+
+/*
+ * One host counter source.  Capability data first, then hooks.  Every hook
+ * returns 0 or a positive errno.  Hooks marked optional may be NULL (the
+ * core answers ENOSYS for them).  A counter counts only while enabled;
+ * read() returns the totals since open().
+ */
+struct vpmu_source_ops {
+	const char *name;
+
+	/* --- life cycle (required) --- */
+	int  (*init)(void **statep, unsigned nvcpus, void *arg);
+	void (*fini)(void *state);
+
+	/* --- capability --- */
+	/* counters that can run at once on one vCPU; 0 = unlimited (optional) */
+	unsigned (*capacity)(void *state);
+	/* 0 if ev can be counted, else EOPNOTSUPP with a reason (required) */
+	int  (*supports)(void *state, const struct vpmu_event_spec *ev,
+	    char *why, size_t whylen);
+
+	/* --- counters (required) --- */
+	/* tid: the vCPU's host thread, 0 = the calling thread */
+	int  (*open)(void *state, unsigned vcpu, pid_t tid,
+	    const struct vpmu_event_spec *ev, void **ctrp);
+	void (*close)(void *state, void *ctr);
+	int  (*enable)(void *state, void *ctr);
+	int  (*disable)(void *state, void *ctr);
+	int  (*read)(void *state, void *ctr, struct vpmu_count *out);
+
+	/* --- sampling (optional) --- */
+	int  (*set_period)(void *state, void *ctr, uint64_t period);
+};
+
+/* The built-in sources. */
+VPMU_EXTERN extern const struct vpmu_source_ops vpmu_source_synthetic;
+VPMU_EXTERN extern const struct vpmu_source_ops vpmu_source_perf;
+
+/* Find a built-in source by name; NULL if there is none. */
+VPMU_EXTERN const struct vpmu_source_ops *vpmu_source_lookup(const char *name);
+
+/* Event names: "instructions" <-> VPMU_EV_INSTRUCTIONS.  NULL / 0 if unknown. */
+VPMU_EXTERN const char *vpmu_event_name(uint32_t event);
+VPMU_EXTERN uint32_t vpmu_event_lookup(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VPMU_SOURCE_H */

@@ -1,0 +1,250 @@
+/*
+ * internal.h -- libvpmu's core layouts, shared by libvpmu/ and backends/.
+ *
+ * Locking: every public entry point takes vm->lock for the whole call
+ * (VM-wide state: rows, owners, processes, PMCs, the per-vCPU tables).  The
+ * trap path of later issues adds per-vCPU state touched only by that vCPU's
+ * thread; nothing here is read without the lock.
+ */
+#ifndef VPMU_INTERNAL_H
+#define VPMU_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <vpmu/vpmu.h>
+
+/* Invariant check that names file and line, like hwpmc's KASSERT tags. */
+#define VPMU_ASSERT(c) do {						\
+	if (!(c)) {							\
+		fprintf(stderr, "libvpmu: assertion '%s' failed [%s:%d]\n", \
+		    #c, __FILE__, __LINE__);				\
+		abort();						\
+	}								\
+} while (0)
+
+#define VPMU_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* ---- tunables (tunable.c) ------------------------------------------------ */
+
+enum vpmu_tunable_id {
+	VPMU_T_CALLCHAINDEPTH,
+	VPMU_T_HASHSIZE,
+	VPMU_T_LOGBUFFERSIZE,
+	VPMU_T_MINCOUNT,
+	VPMU_T_MTXPOOLSIZE,
+	VPMU_T_NBUFFERS_PCPU,
+	VPMU_T_NSAMPLES,
+	VPMU_T_UNPRIVILEGED_SYSPMCS,
+	VPMU_T_UNPRIVILEGED_PROC_DEBUG,
+	VPMU_T_COUNT
+};
+
+struct vpmu_tunables {
+	long v[VPMU_T_COUNT];
+};
+
+void	vpmu__tunables_default(struct vpmu_tunables *t);
+int	vpmu__tunable_find(const char *name);		/* id or -1 */
+bool	vpmu__tunable_is_rw(int id);
+void	vpmu__tunables_validate(struct vpmu_tunables *t, vpmu_log_fn fn, void *arg);
+void	vpmu__log(vpmu_log_fn fn, void *arg, int level, const char *fmt, ...)
+	    __attribute__((format(printf, 4, 5)));
+
+/* ---- configuration (config.c) ------------------------------------------- */
+
+struct vpmu_class_cfg {
+	uint32_t cls;
+	unsigned rows;
+	unsigned width;
+};
+
+struct vpmu_config {
+	unsigned nvcpus;
+	struct vpmu_tunables tun;
+	struct vpmu_class_cfg classes[VPMU_CLASS_MAX];
+	unsigned nclass;
+	const struct vpmu_source_ops *source;
+	void *source_arg;
+	vpmu_log_fn log_fn;
+	void *log_arg;
+	vpmu_notify_fn notify_fn;
+	void *notify_arg;
+};
+
+/* ---- classes and rows ---------------------------------------------------- */
+
+struct vpmu_classdesc {
+	uint32_t cls;
+	unsigned rows;
+	unsigned width;
+	uint32_t caps;
+	unsigned ri_base;	/* first row index of this class */
+	const char *prefix;	/* row names: "IAP-0" */
+};
+
+/* ---- processes (proc.c) -------------------------------------------------- */
+
+struct vpmu_pmc;
+
+/* A PMC attached to a process: hwpmc's pmc_targetstate. */
+struct vpmu_target {
+	struct vpmu_pmc *pmc;
+	struct vpmu_proc *proc;
+	uint64_t value;			/* pp_pmcval: this process's count */
+	struct vpmu_target *pmc_next;	/* next target of the same PMC */
+};
+
+struct vpmu_proc {
+	struct vpmu_proc *hnext;	/* hash chain */
+	struct vpmu_cred cred;		/* cred.pid is the pid */
+	int32_t ppid;
+	bool exiting;
+	unsigned nattached;		/* slots[] in use */
+	struct vpmu_target **slots;	/* per row: the PMC attached at that row */
+	char *path;			/* last exec'd image, may be NULL */
+};
+
+/* ---- PMCs (pmc.c) ------------------------------------------------------- */
+
+/* Internal flags, above the user-visible VPMU_F_* ones. */
+#define VPMU_PF_ATTACHED_TO_OWNER	0x00010000u
+#define VPMU_PF_NEEDS_LOGFILE		0x00020000u
+#define VPMU_PF_ATTACH_DONE		0x00040000u
+#define VPMU_PF_MSR_ACCESS		0x00080000u
+
+/* A counter opened on the host source for one vCPU (a "host slot"). */
+struct vpmu_hw {
+	void *ctr;			/* source counter, NULL until opened */
+	bool active;			/* enabled and counting for this PMC */
+	struct vpmu_count base;		/* source reading when activated */
+};
+
+struct vpmu_owner;
+
+struct vpmu_pmc {
+	vpmu_pmc_id id;
+	uint32_t mode;
+	uint32_t cls;
+	uint32_t cpu;			/* vCPU, VPMU_CPU_ANY for process scope */
+	unsigned row;
+	uint32_t caps;
+	uint32_t flags;			/* VPMU_F_* | VPMU_PF_* */
+	uint32_t state;			/* enum vpmu_state */
+	struct vpmu_event_spec spec;
+	struct vpmu_owner *owner;
+	struct vpmu_pmc *owner_next;
+
+	/*
+	 * Counting: value is the PMC's count while not active (hwpmc's
+	 * pm_savedvalue for process scope, pm_initial for system scope).
+	 * Sampling: reload is the reload count.
+	 */
+	uint64_t value;
+	uint64_t reload;
+	uint64_t time_enabled;		/* ns, accumulated from the source */
+	uint64_t time_running;
+
+	struct vpmu_target *targets;
+	unsigned ntargets;
+
+	/* system scope: hw[0]; process scope: hw[cpu] for every vCPU */
+	struct vpmu_hw *hw;
+	unsigned nhw;
+
+	bool unsupported;		/* the source cannot count spec */
+	char why[160];
+};
+
+struct vpmu_owner {
+	struct vpmu_owner *next;
+	int32_t pid;
+	struct vpmu_pmc *pmcs;
+	bool has_log;			/* a log is configured (issue: log ops) */
+};
+
+/* ---- vCPUs and the VM (vm.c) --------------------------------------------- */
+
+struct vpmu_vcpu {
+	bool online;
+	pid_t tid;
+	struct vpmu_proc *cur;		/* process scheduled here, or NULL */
+	int32_t cur_tid;
+	struct vpmu_pmc **loaded;	/* per row: process PMC loaded here */
+	struct vpmu_pmc **sys;		/* per row: system PMC in this slot */
+	bool *disabled;			/* per row: PMCADMIN disabled */
+};
+
+struct vpmu_vm {
+	pthread_mutex_t lock;
+	struct vpmu_tunables tun;
+	vpmu_log_fn log_fn;
+	void *log_arg;
+	vpmu_notify_fn notify_fn;
+	void *notify_arg;
+
+	unsigned nvcpus;
+	struct vpmu_vcpu *vcpu;
+
+	struct vpmu_classdesc classes[VPMU_CLASS_MAX];
+	unsigned nclass;
+	unsigned npmc;			/* rows over all classes */
+	uint32_t cputype;
+	int *disp;			/* per row: 0 FREE, >0 THREAD, <0 STANDALONE */
+
+	const struct vpmu_source_ops *src;
+	void *src_state;
+
+	struct vpmu_owner *owners;
+	struct vpmu_proc **proc_hash;
+	unsigned proc_hash_size;
+
+	struct vpmu_driverstats stats;
+};
+
+/* vm.c */
+const struct vpmu_classdesc *vpmu__class_find(const struct vpmu_vm *vm, uint32_t cls);
+const struct vpmu_classdesc *vpmu__class_of_row(const struct vpmu_vm *vm, unsigned row);
+void	vpmu__notify(struct vpmu_vm *vm, int32_t pid, int sig);
+int	vpmu__cred_check(const struct vpmu_cred *c);
+
+/* pmc.c: the op bodies, called by vpmu_vm_op() with the lock held */
+int	vpmu_do_op_pmcallocate(struct vpmu_vm *, const struct vpmu_cred *, void *);
+int	vpmu_do_op_pmcattach(struct vpmu_vm *, const struct vpmu_cred *, void *);
+int	vpmu_do_op_pmcdetach(struct vpmu_vm *, const struct vpmu_cred *, void *);
+int	vpmu_do_op_pmcgetmsr(struct vpmu_vm *, const struct vpmu_cred *, void *);
+int	vpmu_do_op_pmcrelease(struct vpmu_vm *, const struct vpmu_cred *, void *);
+int	vpmu_do_op_pmcrw(struct vpmu_vm *, const struct vpmu_cred *, void *);
+int	vpmu_do_op_pmcsetcount(struct vpmu_vm *, const struct vpmu_cred *, void *);
+int	vpmu_do_op_pmcstart(struct vpmu_vm *, const struct vpmu_cred *, void *);
+int	vpmu_do_op_pmcstop(struct vpmu_vm *, const struct vpmu_cred *, void *);
+int	vpmu_do_op_pmcadmin(struct vpmu_vm *, const struct vpmu_cred *, void *);
+int	vpmu_do_op_getpmcinfo(struct vpmu_vm *, const struct vpmu_cred *, void *);
+struct vpmu_pmc *vpmu__pmc_by_id(struct vpmu_vm *vm, vpmu_pmc_id id);
+void	vpmu__pmc_release(struct vpmu_vm *vm, struct vpmu_pmc *pm);
+
+/* count.c: moving counts between the source and PMCs */
+int	vpmu__hw_activate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu);
+uint64_t vpmu__hw_deactivate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu);
+uint64_t vpmu__hw_peek(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu,
+	    struct vpmu_count *times);
+void	vpmu__hw_close_all(struct vpmu_vm *vm, struct vpmu_pmc *pm);
+
+/* proc.c */
+struct vpmu_proc *vpmu__proc_find(struct vpmu_vm *vm, int32_t pid);
+int	vpmu__attach_one(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_proc *p);
+int	vpmu__detach_one(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_proc *p);
+void	vpmu__load(struct vpmu_vm *vm, unsigned cpu, struct vpmu_pmc *pm);
+void	vpmu__unload(struct vpmu_vm *vm, unsigned cpu, unsigned row);
+bool	vpmu__can_debug(const struct vpmu_vm *vm, const struct vpmu_cred *caller,
+	    const struct vpmu_proc *target);
+void	vpmu__procs_free(struct vpmu_vm *vm);
+
+/* synthetic.c: for vpmu_synthetic_*() */
+void	vpmu__vm_lock(struct vpmu_vm *vm);
+void	vpmu__vm_unlock(struct vpmu_vm *vm);
+
+#endif /* VPMU_INTERNAL_H */

@@ -1,0 +1,265 @@
+/*
+ * vm.c -- a VM's virtual PMU: creation from a config, vCPUs, classes and
+ * rows, tunables on a live VM, owner notifications, teardown.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Capabilities of each class, as FreeBSD's drivers advertise them. */
+static const struct {
+	uint32_t cls;
+	uint32_t caps;
+	const char *prefix;
+} classtab[] = {
+	{ VPMU_CLASS_IAP, VPMU_CAP_INTERRUPT | VPMU_CAP_USER | VPMU_CAP_SYSTEM |
+	    VPMU_CAP_EDGE | VPMU_CAP_THRESHOLD | VPMU_CAP_READ | VPMU_CAP_WRITE |
+	    VPMU_CAP_INVERT | VPMU_CAP_QUALIFIER | VPMU_CAP_PRECISE, "IAP" },
+	{ VPMU_CLASS_IAF, VPMU_CAP_INTERRUPT | VPMU_CAP_USER | VPMU_CAP_SYSTEM |
+	    VPMU_CAP_READ | VPMU_CAP_WRITE, "IAF" },
+	{ VPMU_CLASS_K8, VPMU_CAP_INTERRUPT | VPMU_CAP_USER | VPMU_CAP_SYSTEM |
+	    VPMU_CAP_EDGE | VPMU_CAP_THRESHOLD | VPMU_CAP_READ | VPMU_CAP_WRITE |
+	    VPMU_CAP_INVERT | VPMU_CAP_QUALIFIER, "K8" },
+	{ VPMU_CLASS_PV, VPMU_CAP_INTERRUPT | VPMU_CAP_USER | VPMU_CAP_SYSTEM |
+	    VPMU_CAP_EDGE | VPMU_CAP_THRESHOLD | VPMU_CAP_READ | VPMU_CAP_WRITE |
+	    VPMU_CAP_INVERT, "PV" },
+};
+
+static void
+class_setup(struct vpmu_vm *vm, const struct vpmu_class_cfg *cc)
+{
+	struct vpmu_classdesc *c = &vm->classes[vm->nclass++];
+	size_t i;
+
+	c->cls = cc->cls;
+	c->rows = cc->rows;
+	c->width = cc->width;
+	c->ri_base = vm->npmc;
+	for (i = 0; i < VPMU_ARRAY_SIZE(classtab); i++)
+		if (classtab[i].cls == cc->cls) {
+			c->caps = classtab[i].caps;
+			c->prefix = classtab[i].prefix;
+		}
+	vm->npmc += cc->rows;
+	if (c->cls == VPMU_CLASS_IAP || c->cls == VPMU_CLASS_IAF)
+		vm->cputype = VPMU_CPUTYPE_INTEL_CORE;
+	else if (c->cls == VPMU_CLASS_K8)
+		vm->cputype = VPMU_CPUTYPE_AMD_K8;
+}
+
+int
+vpmu_vm_create(const vpmu_config *cfg, vpmu_vm **vmp)
+{
+	struct vpmu_vm *vm;
+	unsigned i, rows = 0;
+	int error;
+
+	if (vmp == NULL)
+		return (EINVAL);
+	*vmp = NULL;
+	if (cfg == NULL || cfg->source == NULL)
+		return (EINVAL);
+	for (i = 0; i < cfg->nclass; i++)
+		rows += cfg->classes[i].rows;
+	if (rows == 0 || rows > VPMU_MAX_ROWS)
+		return (EINVAL);
+
+	if ((vm = calloc(1, sizeof(*vm))) == NULL)
+		return (ENOMEM);
+	pthread_mutex_init(&vm->lock, NULL);
+	vm->tun = cfg->tun;
+	vm->log_fn = cfg->log_fn;
+	vm->log_arg = cfg->log_arg;
+	vm->notify_fn = cfg->notify_fn;
+	vm->notify_arg = cfg->notify_arg;
+	vpmu__tunables_validate(&vm->tun, vm->log_fn, vm->log_arg);
+
+	/* Rows: the guest-visible classes first, the paravirtual class last. */
+	vm->cputype = VPMU_CPUTYPE_GENERIC;
+	for (i = 0; i < cfg->nclass; i++)
+		if (cfg->classes[i].cls != VPMU_CLASS_PV)
+			class_setup(vm, &cfg->classes[i]);
+	for (i = 0; i < cfg->nclass; i++)
+		if (cfg->classes[i].cls == VPMU_CLASS_PV)
+			class_setup(vm, &cfg->classes[i]);
+
+	error = ENOMEM;
+	vm->nvcpus = cfg->nvcpus;
+	if ((vm->disp = calloc(vm->npmc, sizeof(*vm->disp))) == NULL ||
+	    (vm->vcpu = calloc(vm->nvcpus, sizeof(*vm->vcpu))) == NULL)
+		goto err;
+	for (i = 0; i < vm->nvcpus; i++) {
+		struct vpmu_vcpu *v = &vm->vcpu[i];
+
+		v->online = true;
+		if ((v->loaded = calloc(vm->npmc, sizeof(*v->loaded))) == NULL ||
+		    (v->sys = calloc(vm->npmc, sizeof(*v->sys))) == NULL ||
+		    (v->disabled = calloc(vm->npmc, sizeof(*v->disabled))) == NULL)
+			goto err;
+	}
+	vm->proc_hash_size = (unsigned)vm->tun.v[VPMU_T_HASHSIZE];
+	if ((vm->proc_hash = calloc(vm->proc_hash_size,
+	    sizeof(*vm->proc_hash))) == NULL)
+		goto err;
+
+	vm->src = cfg->source;
+	if ((error = vm->src->init(&vm->src_state, vm->nvcpus,
+	    cfg->source_arg)) != 0) {
+		vm->src = NULL;
+		goto err;
+	}
+	*vmp = vm;
+	return (0);
+err:
+	vpmu_vm_destroy(vm);
+	return (error);
+}
+
+/*
+ * Tear down: every owner is told (hwpmc sends SIGBUS when the driver
+ * unloads), then every PMC is released and every process forgotten.
+ */
+void
+vpmu_vm_destroy(vpmu_vm *vm)
+{
+	struct vpmu_owner *o;
+	unsigned i;
+
+	if (vm == NULL)
+		return;
+	pthread_mutex_lock(&vm->lock);
+	for (o = vm->owners; o != NULL; o = o->next)
+		vpmu__notify(vm, o->pid, SIGBUS);
+	while ((o = vm->owners) != NULL) {
+		while (o->pmcs != NULL)
+			vpmu__pmc_release(vm, o->pmcs);	/* frees o with its last PMC */
+	}
+	if (vm->proc_hash != NULL)
+		vpmu__procs_free(vm);
+	if (vm->src != NULL)
+		vm->src->fini(vm->src_state);
+	if (vm->vcpu != NULL)
+		for (i = 0; i < vm->nvcpus; i++) {
+			free(vm->vcpu[i].loaded);
+			free(vm->vcpu[i].sys);
+			free(vm->vcpu[i].disabled);
+		}
+	free(vm->vcpu);
+	free(vm->disp);
+	free(vm->proc_hash);
+	pthread_mutex_unlock(&vm->lock);
+	pthread_mutex_destroy(&vm->lock);
+	free(vm);
+}
+
+void
+vpmu__vm_lock(struct vpmu_vm *vm)
+{
+	pthread_mutex_lock(&vm->lock);
+}
+
+void
+vpmu__vm_unlock(struct vpmu_vm *vm)
+{
+	pthread_mutex_unlock(&vm->lock);
+}
+
+int
+vpmu_vm_get_tunable(const vpmu_vm *vm, const char *name, long *value)
+{
+	int id;
+
+	if (vm == NULL || value == NULL || (id = vpmu__tunable_find(name)) < 0)
+		return (EINVAL);
+	*value = vm->tun.v[id];
+	return (0);
+}
+
+int
+vpmu_vm_set_tunable(vpmu_vm *vm, const char *name, long value)
+{
+	int id;
+
+	if (vm == NULL || (id = vpmu__tunable_find(name)) < 0)
+		return (EINVAL);
+	if (!vpmu__tunable_is_rw(id))
+		return (EPERM);		/* a read-only sysctl */
+	pthread_mutex_lock(&vm->lock);
+	if (id == VPMU_T_MINCOUNT)
+		vm->tun.v[id] = value;
+	else
+		vm->tun.v[id] = value != 0;
+	pthread_mutex_unlock(&vm->lock);
+	return (0);
+}
+
+unsigned
+vpmu_vm_get_nvcpus(const vpmu_vm *vm)
+{
+	return (vm == NULL ? 0 : vm->nvcpus);
+}
+
+int
+vpmu_vcpu_set_online(vpmu_vm *vm, unsigned cpu, int online)
+{
+	if (vm == NULL || cpu >= vm->nvcpus)
+		return (EINVAL);
+	pthread_mutex_lock(&vm->lock);
+	vm->vcpu[cpu].online = online != 0;
+	pthread_mutex_unlock(&vm->lock);
+	return (0);
+}
+
+int
+vpmu_vcpu_set_thread(vpmu_vm *vm, unsigned cpu, pid_t tid)
+{
+	if (vm == NULL || cpu >= vm->nvcpus || tid < 0)
+		return (EINVAL);
+	pthread_mutex_lock(&vm->lock);
+	vm->vcpu[cpu].tid = tid;
+	pthread_mutex_unlock(&vm->lock);
+	return (0);
+}
+
+const struct vpmu_classdesc *
+vpmu__class_find(const struct vpmu_vm *vm, uint32_t cls)
+{
+	unsigned i;
+
+	for (i = 0; i < vm->nclass; i++)
+		if (vm->classes[i].cls == cls)
+			return (&vm->classes[i]);
+	return (NULL);
+}
+
+const struct vpmu_classdesc *
+vpmu__class_of_row(const struct vpmu_vm *vm, unsigned row)
+{
+	unsigned i;
+
+	for (i = 0; i < vm->nclass; i++)
+		if (row >= vm->classes[i].ri_base &&
+		    row < vm->classes[i].ri_base + vm->classes[i].rows)
+			return (&vm->classes[i]);
+	return (NULL);
+}
+
+void
+vpmu__notify(struct vpmu_vm *vm, int32_t pid, int sig)
+{
+	if (vm->notify_fn != NULL)
+		vm->notify_fn(vm, pid, sig, vm->notify_arg);
+}
+
+/* A caller identity must name a process: pid 0 or below is no process. */
+int
+vpmu__cred_check(const struct vpmu_cred *c)
+{
+	if (c == NULL)
+		return (EFAULT);
+	if (c->pid <= 0)
+		return (EINVAL);
+	return (0);
+}
