@@ -25,32 +25,48 @@ mark_unsupported(struct vpmu_pmc *pm, const char *what, int error)
 	snprintf(pm->why, sizeof(pm->why), "%s: %s", what, vpmu_strerror(error));
 }
 
-/* Start counting pm on vCPU cpu. */
+/*
+ * A failure the host may not repeat (memory, descriptors) is the caller's
+ * to report; any other means the source cannot count this event at all.
+ */
+static bool
+transient(int error)
+{
+	return (error == ENOMEM || error == EMFILE || error == ENFILE ||
+	    error == EAGAIN || error == EBUSY || error == EINTR);
+}
+
+/*
+ * Start counting pm on vCPU cpu.  A transient failure leaves the slot
+ * inactive and is returned; a permanent one marks the PMC unsupported
+ * (it then counts nothing, which is the truth) and is not an error.
+ */
 int
 vpmu__hw_activate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 {
 	struct vpmu_hw *hw = hw_of(pm, cpu);
-	int error;
+	int error = 0;
 
 	VPMU_ASSERT(!hw->active);
-	hw->active = true;
 	memset(&hw->base, 0, sizeof(hw->base));
-	if (pm->unsupported)
-		return (0);
-	if (hw->ctr == NULL) {
+	if (!pm->unsupported && hw->ctr == NULL) {
 		error = vm->src->open(vm->src_state, cpu, vm->vcpu[cpu].tid,
 		    &pm->spec, &hw->ctr);
 		if (error != 0) {
 			hw->ctr = NULL;
+			if (transient(error))
+				return (error);
 			mark_unsupported(pm, "source open failed", error);
-			return (0);
 		}
 	}
-	if ((error = vm->src->read(vm->src_state, hw->ctr, &hw->base)) != 0 ||
-	    (error = vm->src->enable(vm->src_state, hw->ctr)) != 0) {
+	if (!pm->unsupported &&
+	    ((error = vm->src->read(vm->src_state, hw->ctr, &hw->base)) != 0 ||
+	    (error = vm->src->enable(vm->src_state, hw->ctr)) != 0)) {
+		if (transient(error))
+			return (error);
 		mark_unsupported(pm, "source enable failed", error);
-		return (0);
 	}
+	hw->active = true;
 	return (0);
 }
 

@@ -237,7 +237,7 @@ void	vpmu__hw_close_all(struct vpmu_vm *vm, struct vpmu_pmc *pm);
 struct vpmu_proc *vpmu__proc_find(struct vpmu_vm *vm, int32_t pid);
 int	vpmu__attach_one(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_proc *p);
 int	vpmu__detach_one(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_proc *p);
-void	vpmu__load(struct vpmu_vm *vm, unsigned cpu, struct vpmu_pmc *pm);
+int	vpmu__load(struct vpmu_vm *vm, unsigned cpu, struct vpmu_pmc *pm);
 void	vpmu__unload(struct vpmu_vm *vm, unsigned cpu, unsigned row);
 bool	vpmu__can_debug(const struct vpmu_vm *vm, const struct vpmu_cred *caller,
 	    const struct vpmu_proc *target);

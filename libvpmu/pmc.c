@@ -531,13 +531,15 @@ vpmu_do_op_pmcdetach(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 
 	if ((error = attach_lookup(vm, cr, arg, &pm, &p)) != 0)
 		return (error);
-	error = vpmu__detach_one(vm, pm, p);
+	tree = NULL;
+	n = 1;
 	if ((pm->flags & VPMU_F_DESCENDANTS) &&
-	    proc_subtree(vm, p, &tree, &n) == 0) {
-		for (i = 1; i < n; i++)
-			(void)vpmu__detach_one(vm, pm, tree[i]);
-		free(tree);
-	}
+	    (error = proc_subtree(vm, p, &tree, &n)) != 0)
+		return (error);			/* nothing detached yet */
+	error = vpmu__detach_one(vm, pm, p);
+	for (i = 1; i < n; i++)
+		(void)vpmu__detach_one(vm, pm, tree[i]);
+	free(tree);
 	if (pm->ntargets == 0)
 		pm->flags &= ~VPMU_PF_ATTACH_DONE;
 	return (error);
@@ -566,8 +568,10 @@ vpmu_do_op_pmcstart(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 	if (VPMU_MODE_IS_SYSTEM(pm->mode)) {
 		if (!vm->vcpu[pm->cpu].online)
 			return (ENXIO);
+		if ((error = vpmu__hw_activate(vm, pm, pm->cpu)) != 0)
+			return (error);
 		pm->state = VPMU_STATE_RUNNING;
-		return (vpmu__hw_activate(vm, pm, pm->cpu));
+		return (0);
 	}
 
 	if (pm->ntargets == 0) {
@@ -579,14 +583,17 @@ vpmu_do_op_pmcstart(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 		if ((error = vpmu__attach_one(vm, pm, p)) != 0)
 			return (error);
 	}
-	pm->state = VPMU_STATE_RUNNING;
-	/* Targets already on a vCPU start counting now. */
+	/* Targets already on a vCPU start counting now, or none does. */
 	for (c = 0; c < vm->nvcpus; c++) {
 		p = vm->vcpu[c].cur;
 		if (p != NULL && p->slots != NULL && p->slots[pm->row] != NULL &&
-		    p->slots[pm->row]->pmc == pm)
-			vpmu__load(vm, c, pm);
+		    p->slots[pm->row]->pmc == pm &&
+		    (error = vpmu__load(vm, c, pm)) != 0) {
+			pmc_unload_all(vm, pm);
+			return (error);
+		}
 	}
+	pm->state = VPMU_STATE_RUNNING;
 	return (0);
 }
 

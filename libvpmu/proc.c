@@ -102,14 +102,17 @@ vpmu__can_debug(const struct vpmu_vm *vm, const struct vpmu_cred *caller,
 
 /* ---- loading process PMCs on vCPUs ----------------------------------------- */
 
-void
+int
 vpmu__load(struct vpmu_vm *vm, unsigned cpu, struct vpmu_pmc *pm)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+	int error;
 
 	VPMU_ASSERT(v->loaded[pm->row] == NULL);
+	if ((error = vpmu__hw_activate(vm, pm, cpu)) != 0)
+		return (error);
 	v->loaded[pm->row] = pm;
-	(void)vpmu__hw_activate(vm, pm, cpu);
+	return (0);
 }
 
 /*
@@ -140,6 +143,7 @@ vpmu__attach_one(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_proc *p)
 {
 	struct vpmu_target *t;
 	unsigned c;
+	int error;
 
 	if (p->slots == NULL &&
 	    (p->slots = calloc(vm->npmc, sizeof(*p->slots))) == NULL)
@@ -159,10 +163,13 @@ vpmu__attach_one(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_proc *p)
 	if (p->cred.pid == pm->owner->pid)
 		pm->flags |= VPMU_PF_ATTACHED_TO_OWNER;
 	pm->flags |= VPMU_PF_ATTACH_DONE;
+	/* A target already on a vCPU (a child forked from one) counts now. */
 	if (pm->state == VPMU_STATE_RUNNING)
 		for (c = 0; c < vm->nvcpus; c++)
-			if (vm->vcpu[c].cur == p)
-				vpmu__load(vm, c, pm);
+			if (vm->vcpu[c].cur == p && (error = vpmu__load(vm, c, pm)) != 0) {
+				(void)vpmu__detach_one(vm, pm, p);
+				return (error);
+			}
 	return (0);
 }
 
@@ -384,7 +391,7 @@ vpmu_proc_switch_in(vpmu_vm *vm, unsigned cpu, int32_t pid, int32_t tid)
 	struct vpmu_proc *p;
 	struct vpmu_vcpu *v;
 	unsigned row;
-	int error;
+	int error, e;
 
 	if ((error = hook_enter(vm)) != 0)
 		return (error);
@@ -396,11 +403,17 @@ vpmu_proc_switch_in(vpmu_vm *vm, unsigned cpu, int32_t pid, int32_t tid)
 	switch_out(vm, cpu);
 	v->cur = p;
 	v->cur_tid = tid;
+	/*
+	 * The switch happens whatever a PMC's host slot says; a PMC that
+	 * could not be loaded misses this slice and the first such error is
+	 * returned.
+	 */
 	for (row = 0; p->slots != NULL && row < vm->npmc; row++)
 		if (p->slots[row] != NULL &&
-		    p->slots[row]->pmc->state == VPMU_STATE_RUNNING)
-			vpmu__load(vm, cpu, p->slots[row]->pmc);
-	return (hook_leave(vm, 0));
+		    p->slots[row]->pmc->state == VPMU_STATE_RUNNING &&
+		    (e = vpmu__load(vm, cpu, p->slots[row]->pmc)) != 0 && error == 0)
+			error = e;
+	return (hook_leave(vm, error));
 }
 
 int

@@ -1,0 +1,900 @@
+/*
+ * backends/perf.c -- the "perf" host counter source: perf_event_open(2) on
+ * the vCPU's host thread.
+ *
+ * One counter is one perf event opened for one thread (cpu = -1), disabled
+ * at open and read with TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING, so one
+ * read(2) fills struct vpmu_count as it is.
+ *
+ * What is counted where:
+ *   hardware (instructions, branches, cycles, ref-cycles, raw)
+ *	count the guest only (exclude_host): the vCPU thread also runs the
+ *	VMM, whose instructions are not the guest's.  USR/OS become
+ *	exclude_user/exclude_kernel, which in guest mode filter on the
+ *	guest's CPL.
+ *   software (task-clock, cpu-clock, page-faults, context-switches,
+ *	cpu-migrations) and the msr PMU's tsc
+ *	count the thread, host and guest alike: they are host measures.
+ *
+ * Which events a host can count is learnt by trying: supports() opens the
+ * event once on the calling thread and keeps the answer in the state.
+ * The answers are the only state that changes after init(); they are
+ * atomics, so vCPU threads may call any hook at once without a lock.
+ */
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+
+#include <linux/perf_event.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <vpmu/source.h>
+
+#define PERF_SYSFS	"/sys/bus/event_source/devices"
+
+#define PERF_EVF_ALL	(VPMU_EVF_USR | VPMU_EVF_OS | VPMU_EVF_EDGE | VPMU_EVF_INV)
+#define PERF_EVF_MODES	(VPMU_EVF_USR | VPMU_EVF_OS)
+
+/*
+ * Event-select bits, the same in Intel's IA32_PERFEVTSELx (SDM Vol. 3B,
+ * 21.2.1.1 "Architectural Performance Monitoring Version 1 Facilities")
+ * and AMD's PerfEvtSeln (APM Vol. 2, 13.2.1 "Performance Counter
+ * Registers").  USR, OS, INT and EN are the kernel's to set.
+ */
+#define SEL_EDGE	(1ull << 18)
+#define SEL_INV		(1ull << 23)
+#define SEL_CMASK_SHIFT	24
+#define SEL_CMASK_MAX	0xffu
+
+/*
+ * Counters that can sample are opened as sampling events at this period,
+ * so that set_period() can change it later (the kernel refuses
+ * PERF_EVENT_IOC_PERIOD on a counting event).  2^62 events, or 2^62 ns
+ * for the clocks (146 years), is never reached; bit 63 the kernel refuses.
+ */
+#define PERF_PERIOD_NEVER	(1ull << 62)
+
+enum perf_kind {
+	PK_HW,			/* PERF_TYPE_HARDWARE, generic event */
+	PK_SW,			/* PERF_TYPE_SOFTWARE */
+	PK_MSR,			/* the msr PMU, type from sysfs */
+	PK_RAW,			/* PERF_TYPE_RAW, spec->raw */
+};
+
+/* What the kernel lets us ask of an event (perf_evmap.caps). */
+#define PC_MODES	0x01	/* exclude_user/exclude_kernel split the count */
+#define PC_QUAL		0x02	/* EDGE, INV and cmask (hardware selects) */
+#define PC_SAMPLE	0x04	/* may be a sampling event */
+#define PC_GUEST	0x08	/* count the guest only (exclude_host) */
+#define PC_NOEXCL	0x10	/* the PMU refuses every exclude_* bit */
+#define PC_TIME		0x20	/* counts thread time; exclude_* are ignored */
+
+/* Host CPU vendors, the index of perf_evmap.sel. */
+enum perf_vendor {
+	PV_INTEL,
+	PV_AMD,			/* and Hygon */
+	PV_NVENDORS,
+	PV_OTHER = PV_NVENDORS,
+};
+
+/* How one libvpmu event becomes a perf_event_attr. */
+struct perf_evmap {
+	uint32_t	 event;		/* enum vpmu_event */
+	uint8_t		 kind;		/* enum perf_kind */
+	uint8_t		 caps;		/* PC_* */
+	/*
+	 * The event select (event | umask << 8) by vendor, for folding EDGE,
+	 * INV and cmask into a raw event: a generic hardware event has no
+	 * room for them.  0 = the vendor has no such event.  Intel: SDM Vol.
+	 * 3B, table 21-1 "UMask and Event Select Encodings for Pre-Defined
+	 * Architectural Performance Events"; AMD: PPR "Core Performance
+	 * Monitor Counters" (PMCx0C0, PMCx0C2, PMCx076).
+	 */
+	uint16_t	 sel[PV_NVENDORS];
+	uint64_t	 config;	/* PERF_COUNT_HW_* or PERF_COUNT_SW_* */
+	const char	*what;		/* for messages */
+};
+
+#define HWCAPS	(PC_MODES | PC_QUAL | PC_SAMPLE | PC_GUEST)
+#define SWCAPS	(PC_MODES | PC_SAMPLE)
+
+static const struct perf_evmap perf_evmap[] = {
+	{ VPMU_EV_INSTRUCTIONS, PK_HW, HWCAPS, { 0x00c0, 0x00c0 },
+	    PERF_COUNT_HW_INSTRUCTIONS, "hardware instructions" },
+	{ VPMU_EV_BRANCHES, PK_HW, HWCAPS, { 0x00c4, 0x00c2 },
+	    PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "hardware branches" },
+	{ VPMU_EV_CYCLES, PK_HW, HWCAPS, { 0x003c, 0x0076 },
+	    PERF_COUNT_HW_CPU_CYCLES, "hardware cycles" },
+	{ VPMU_EV_REF_CYCLES, PK_HW, HWCAPS, { 0x013c, 0 },
+	    PERF_COUNT_HW_REF_CPU_CYCLES, "hardware ref-cycles" },
+	{ VPMU_EV_TSC, PK_MSR, PC_NOEXCL, { 0, 0 },
+	    0, "msr tsc" },
+	{ VPMU_EV_TASK_CLOCK, PK_SW, PC_SAMPLE | PC_TIME, { 0, 0 },
+	    PERF_COUNT_SW_TASK_CLOCK, "software task-clock" },
+	{ VPMU_EV_CPU_CLOCK, PK_SW, PC_SAMPLE | PC_TIME, { 0, 0 },
+	    PERF_COUNT_SW_CPU_CLOCK, "software cpu-clock" },
+	{ VPMU_EV_PAGE_FAULTS, PK_SW, SWCAPS, { 0, 0 },
+	    PERF_COUNT_SW_PAGE_FAULTS, "software page-faults" },
+	{ VPMU_EV_CONTEXT_SWITCHES, PK_SW, SWCAPS, { 0, 0 },
+	    PERF_COUNT_SW_CONTEXT_SWITCHES, "software context-switches" },
+	{ VPMU_EV_CPU_MIGRATIONS, PK_SW, SWCAPS, { 0, 0 },
+	    PERF_COUNT_SW_CPU_MIGRATIONS, "software cpu-migrations" },
+	{ VPMU_EV_RAW, PK_RAW, HWCAPS, { 0, 0 },
+	    0, "raw" },
+};
+#define PERF_NEVMAP	(sizeof(perf_evmap) / sizeof(perf_evmap[0]))
+
+/* Every event <vpmu/source.h> names has a row. */
+#define PERF_ONE(n, v, s)	+ 1
+_Static_assert(PERF_NEVMAP == 0 VPMU_EVENTS(PERF_ONE),
+    "perf_evmap[] must map every VPMU_EVENTS entry");
+#undef PERF_ONE
+
+/*
+ * supports() answers, per table row and privilege mode (flags & 3, with 0
+ * stored as 3): PROBE_UNKNOWN, PROBE_YES, or the errno the probe got.
+ */
+#define PROBE_UNKNOWN	0
+#define PROBE_YES	(-1)
+
+struct perf_state {
+	unsigned	 nvcpus;
+	int		 vendor;	/* enum perf_vendor */
+	bool		 hwpmu;		/* the kernel has a core PMU ("cpu") */
+	unsigned	 capacity;	/* its counters; 0 without one */
+	int		 msr_type;	/* the msr PMU's perf type; -1: absent */
+	uint64_t	 tsc_config;	/* its tsc event */
+	char		 msr_why[160];	/* why msr_type is -1 */
+	atomic_int	 probe[PERF_NEVMAP][4];
+	atomic_bool	 raw_enoent;	/* no PMU takes PERF_TYPE_RAW */
+};
+
+struct perf_ctr {
+	int		 fd;
+	bool		 sampling;	/* opened with a sample period */
+};
+
+/* ---- messages -------------------------------------------------------- */
+
+static void perf_why(char *, size_t, const char *, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+perf_why(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why == NULL || whylen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+}
+
+static const char *
+perf_errname(int err, char *buf, size_t len)
+{
+#if defined(__GLIBC__) && \
+    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+	const char *s = strerrorname_np(err);
+
+	if (s != NULL)
+		return (s);
+#endif
+	snprintf(buf, len, "errno %d", err);
+	return (buf);
+}
+
+/* What perf_event_open(2)'s errors mean for one of our events. */
+static const char *
+perf_hint(const struct perf_state *st, const struct perf_evmap *map, int err)
+{
+	bool hw = map->kind == PK_HW || map->kind == PK_RAW;
+
+	switch (err) {
+	case ENOENT:
+		/* No PMU claimed the type, or the PMU has no such event. */
+		if (hw && !st->hwpmu)
+			return ("no hardware PMU on this host");
+		return (hw ? "this host's PMU has no such event" :
+		    "the kernel has no such event");
+	case EOPNOTSUPP:
+		return ("the PMU cannot count it this way");
+	case EINVAL:
+		return ("the kernel refused the event's configuration");
+	case EACCES:
+	case EPERM:
+		/* The kernel checks privilege before it looks for a PMU. */
+		if (hw && !st->hwpmu)
+			return ("not permitted: see /proc/sys/kernel/"
+			    "perf_event_paranoid; nor has this host a hardware PMU");
+		return ("not permitted: see /proc/sys/kernel/perf_event_paranoid");
+	case ENODEV:
+		return ("the PMU does not support this feature");
+	case EMFILE:
+	case ENFILE:
+		return ("out of file descriptors");
+	case EBUSY:
+		return ("the counters are in exclusive use elsewhere");
+	case ENOSYS:
+		return ("the kernel has no perf_event_open");
+	default:
+		return ("unexpected");
+	}
+}
+
+/* ---- host discovery (init only) -------------------------------------- */
+
+/* Read a small sysfs file; 0 or errno.  The trailing newline is cut. */
+static int
+perf_sysfs_read(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return (errno);
+	do
+		n = read(fd, buf, len - 1);
+	while (n < 0 && errno == EINTR);
+	err = n < 0 ? errno : 0;
+	close(fd);
+	if (err != 0)
+		return (err);
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return (0);
+}
+
+/*
+ * Put one "term=value" of a sysfs event description into *config, where
+ * format/<term> ("config:lo-hi" or "config:bit") says.  0 or EINVAL.
+ */
+static int
+perf_sysfs_term(const char *pmu, const char *term, uint64_t *config)
+{
+	char path[256], fmt[64], name[32];
+	unsigned long long val;
+	unsigned lo, hi, width;
+	const char *eq;
+	char *end;
+	size_t nlen;
+
+	eq = strchr(term, '=');
+	nlen = eq != NULL ? (size_t)(eq - term) : strlen(term);
+	/* The term names a file: letters, digits and '_' only. */
+	if (nlen == 0 || nlen >= sizeof(name) ||
+	    strspn(term, "abcdefghijklmnopqrstuvwxyz0123456789_") != nlen)
+		return (EINVAL);
+	memcpy(name, term, nlen);
+	name[nlen] = '\0';
+	val = 1;			/* a bare term is a flag */
+	if (eq != NULL) {
+		errno = 0;
+		val = strtoull(eq + 1, &end, 0);
+		if (errno != 0 || end == eq + 1 || *end != '\0')
+			return (EINVAL);
+	}
+	snprintf(path, sizeof(path), PERF_SYSFS "/%s/format/%s", pmu, name);
+	if (perf_sysfs_read(path, fmt, sizeof(fmt)) != 0)
+		return (EINVAL);
+	switch (sscanf(fmt, "config:%u-%u", &lo, &hi)) {
+	case 1:
+		hi = lo;
+		break;
+	case 2:
+		break;
+	default:
+		return (EINVAL);	/* config1/config2 are not ours */
+	}
+	if (hi < lo || hi > 63)
+		return (EINVAL);
+	width = hi - lo + 1;
+	if (width < 64 && val >> width != 0)
+		return (EINVAL);
+	*config |= (uint64_t)val << lo;
+	return (0);
+}
+
+/* The msr PMU's type and its tsc event, or why not. */
+static void
+perf_find_msr(struct perf_state *st)
+{
+	char buf[128], ebuf[32], *term, *save;
+	unsigned long type;
+	char *end;
+	int err;
+
+	st->msr_type = -1;
+	err = perf_sysfs_read(PERF_SYSFS "/msr/type", buf, sizeof(buf));
+	if (err != 0) {
+		snprintf(st->msr_why, sizeof(st->msr_why),
+		    "no msr PMU on this host (" PERF_SYSFS "/msr/type: %s)",
+		    perf_errname(err, ebuf, sizeof(ebuf)));
+		return;
+	}
+	errno = 0;
+	type = strtoul(buf, &end, 10);
+	if (errno != 0 || end == buf || *end != '\0' || type > INT32_MAX) {
+		snprintf(st->msr_why, sizeof(st->msr_why),
+		    "msr PMU type \"%.32s\" is not a number", buf);
+		return;
+	}
+	err = perf_sysfs_read(PERF_SYSFS "/msr/events/tsc", buf, sizeof(buf));
+	if (err != 0) {
+		snprintf(st->msr_why, sizeof(st->msr_why),
+		    "the msr PMU has no tsc event (" PERF_SYSFS
+		    "/msr/events/tsc: %s)", perf_errname(err, ebuf, sizeof(ebuf)));
+		return;
+	}
+	st->tsc_config = 0;
+	for (term = strtok_r(buf, ",", &save); term != NULL;
+	    term = strtok_r(NULL, ",", &save)) {
+		if (perf_sysfs_term("msr", term, &st->tsc_config) != 0) {
+			snprintf(st->msr_why, sizeof(st->msr_why),
+			    "the msr PMU's tsc event term \"%.32s\" is not "
+			    "understood", term);
+			return;
+		}
+	}
+	st->msr_type = (int)type;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/* CPUID.0AH (SDM Vol. 2A, CPUID "Architectural Performance Monitoring Leaf"). */
+union cpuid_0a_eax {
+	struct {
+		unsigned version:8;
+		unsigned num_gp:8;	/* general-purpose counters per thread */
+		unsigned gp_width:8;
+		unsigned mask_length:8;
+	} split;
+	unsigned full;
+};
+
+union cpuid_0a_edx {
+	struct {
+		unsigned num_fixed:5;	/* fixed counters, version > 1 */
+		unsigned fixed_width:8;
+		unsigned reserved:19;
+	} split;
+	unsigned full;
+};
+
+/* CPUID Fn8000_0022 (APM Vol. 3, "Extended Performance Monitoring"). */
+union cpuid_80000022_eax {
+	struct {
+		unsigned perfmon_v2:1;
+		unsigned lbr_stack:1;
+		unsigned lbr_pmc_freeze:1;
+		unsigned reserved:29;
+	} split;
+	unsigned full;
+};
+
+union cpuid_80000022_ebx {
+	struct {
+		unsigned num_core:4;	/* core counters */
+		unsigned lbr_stack_size:6;
+		unsigned num_df:6;
+		unsigned reserved:16;
+	} split;
+	unsigned full;
+};
+
+static int
+perf_vendor(void)
+{
+	unsigned a, b, c, d;
+	char v[13];
+
+	if (!__get_cpuid(0, &a, &b, &c, &d))
+		return (PV_OTHER);
+	memcpy(v, &b, 4);
+	memcpy(v + 4, &d, 4);
+	memcpy(v + 8, &c, 4);
+	v[12] = '\0';
+	if (strcmp(v, "GenuineIntel") == 0)
+		return (PV_INTEL);
+	if (strcmp(v, "AuthenticAMD") == 0 || strcmp(v, "HygonGenuine") == 0)
+		return (PV_AMD);
+	return (PV_OTHER);
+}
+
+/* General-purpose plus fixed counters one thread can use at once. */
+static unsigned
+perf_hw_counters(int vendor)
+{
+	union cpuid_0a_eax ia;
+	union cpuid_0a_edx id;
+	union cpuid_80000022_eax aa;
+	union cpuid_80000022_ebx ab;
+	unsigned a, b, c, d, max;
+
+	switch (vendor) {
+	case PV_INTEL:
+		if (!__get_cpuid_count(0xa, 0, &ia.full, &b, &c, &id.full))
+			return (0);
+		return (ia.split.num_gp +
+		    (ia.split.version > 1 ? id.split.num_fixed : 0));
+	case PV_AMD:
+		max = __get_cpuid_max(0x80000000, NULL);
+		if (max >= 0x80000022 &&
+		    __get_cpuid_count(0x80000022, 0, &aa.full, &ab.full, &c, &d) &&
+		    aa.split.perfmon_v2)
+			return (ab.split.num_core);
+		/* Fn8000_0001 ECX[23] PerfCtrExtCore: six counters, else four. */
+		if (__get_cpuid(0x80000001, &a, &b, &c, &d) && (c & (1u << 23)))
+			return (6);
+		return (4);
+	default:
+		return (0);
+	}
+}
+#else
+static int
+perf_vendor(void)
+{
+	return (PV_OTHER);
+}
+
+static unsigned
+perf_hw_counters(int vendor)
+{
+	(void)vendor;
+	return (0);
+}
+#endif
+
+/* ---- events to perf_event_attr -------------------------------------- */
+
+static const struct perf_evmap *
+perf_map(uint32_t event)
+{
+	size_t i;
+
+	for (i = 0; i < PERF_NEVMAP; i++)
+		if (perf_evmap[i].event == event)
+			return (&perf_evmap[i]);
+	return (NULL);
+}
+
+/*
+ * Build the attr for ev.  0, or EOPNOTSUPP with the reason in why: the
+ * checks here need no syscall, so supports() and open() agree on them.
+ */
+static int
+perf_attr(const struct perf_state *st, const struct vpmu_event_spec *ev,
+    const struct perf_evmap **mapp, struct perf_event_attr *attr,
+    char *why, size_t whylen)
+{
+	const struct perf_evmap *map;
+	uint32_t modes;
+	uint64_t qual;
+	uint16_t sel;
+
+	map = perf_map(ev->event);
+	if (map == NULL) {
+		perf_why(why, whylen, "unknown event 0x%x", ev->event);
+		return (EOPNOTSUPP);
+	}
+	*mapp = map;
+	if (ev->flags & ~PERF_EVF_ALL) {
+		perf_why(why, whylen, "%s: unknown flags 0x%x", map->what,
+		    ev->flags & ~PERF_EVF_ALL);
+		return (EOPNOTSUPP);
+	}
+	qual = 0;
+	if (ev->flags & VPMU_EVF_EDGE)
+		qual |= SEL_EDGE;
+	if (ev->flags & VPMU_EVF_INV)
+		qual |= SEL_INV;
+	if (ev->cmask > SEL_CMASK_MAX) {
+		perf_why(why, whylen, "%s: cmask %u exceeds 8 bits", map->what,
+		    ev->cmask);
+		return (EOPNOTSUPP);
+	}
+	qual |= (uint64_t)ev->cmask << SEL_CMASK_SHIFT;
+	if (qual != 0 && !(map->caps & PC_QUAL)) {
+		perf_why(why, whylen, "%s: EDGE, INV and cmask apply to "
+		    "hardware events only", map->what);
+		return (EOPNOTSUPP);
+	}
+	modes = ev->flags & PERF_EVF_MODES;
+	if (modes == 0)
+		modes = PERF_EVF_MODES;
+	if (modes != PERF_EVF_MODES && !(map->caps & PC_MODES)) {
+		perf_why(why, whylen, "%s counts at every privilege level: "
+		    "USR or OS alone is not possible", map->what);
+		return (EOPNOTSUPP);
+	}
+
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->disabled = 1;
+	attr->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+	    PERF_FORMAT_TOTAL_TIME_RUNNING;
+	switch (map->kind) {
+	case PK_HW:
+		if (qual == 0) {
+			attr->type = PERF_TYPE_HARDWARE;
+			attr->config = map->config;
+			break;
+		}
+		sel = st->vendor < PV_NVENDORS ? map->sel[st->vendor] : 0;
+		if (sel == 0) {
+			perf_why(why, whylen, "%s: no event select of this "
+			    "CPU vendor to carry EDGE, INV or cmask", map->what);
+			return (EOPNOTSUPP);
+		}
+		attr->type = PERF_TYPE_RAW;
+		attr->config = sel | qual;
+		break;
+	case PK_SW:
+		attr->type = PERF_TYPE_SOFTWARE;
+		attr->config = map->config;
+		break;
+	case PK_MSR:
+		if (st->msr_type < 0) {
+			perf_why(why, whylen, "%s", st->msr_why);
+			return (EOPNOTSUPP);
+		}
+		attr->type = (uint32_t)st->msr_type;
+		attr->config = st->tsc_config;
+		break;
+	case PK_RAW:
+		attr->type = PERF_TYPE_RAW;
+		attr->config = ev->raw | qual;
+		break;
+	}
+	if (!(map->caps & PC_NOEXCL))
+		attr->exclude_hv = 1;
+	if (map->caps & PC_GUEST)
+		attr->exclude_host = 1;
+	if (map->caps & PC_MODES) {
+		attr->exclude_user = !(modes & VPMU_EVF_USR);
+		attr->exclude_kernel = !(modes & VPMU_EVF_OS);
+	}
+	/*
+	 * The clocks count thread time whatever exclude_* say, so say
+	 * exclude_kernel: the count is the same, and the open needs no
+	 * kernel-profiling privilege (perf_event_paranoid >= 2).
+	 */
+	if (map->caps & PC_TIME)
+		attr->exclude_kernel = 1;
+	if (map->caps & PC_SAMPLE)
+		attr->sample_period = PERF_PERIOD_NEVER;
+	return (0);
+}
+
+/* The attr's label in messages. */
+static const char *
+perf_label(const struct perf_evmap *map, const struct perf_event_attr *attr,
+    char *buf, size_t len)
+{
+	if (attr->type == PERF_TYPE_RAW) {
+		snprintf(buf, len, "%s 0x%llx", map->kind == PK_RAW ? "raw" :
+		    map->what, (unsigned long long)attr->config);
+		return (buf);
+	}
+	return (map->what);
+}
+
+/*
+ * perf_event_open(2); the fd or -errno.  A PMU without an overflow
+ * interrupt refuses sampling events but can still count: retry as a
+ * counting event then.
+ */
+static int
+perf_open_fd(struct perf_event_attr *attr, pid_t tid, bool *sampling)
+{
+	long fd;
+
+	fd = syscall(SYS_perf_event_open, attr, tid, -1, -1,
+	    PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EOPNOTSUPP && attr->sample_period != 0) {
+		attr->sample_period = 0;
+		fd = syscall(SYS_perf_event_open, attr, tid, -1, -1,
+		    PERF_FLAG_FD_CLOEXEC);
+	}
+	if (fd < 0)
+		return (-errno);
+	*sampling = attr->sample_period != 0;
+	return ((int)fd);
+}
+
+/* Answers about the host, not about the moment: worth keeping. */
+static bool
+perf_lasting(int err)
+{
+	switch (err) {
+	case ENOENT:
+	case EOPNOTSUPP:
+	case EINVAL:
+	case EACCES:
+	case EPERM:
+	case ENODEV:
+	case ENOSYS:
+	case E2BIG:
+		return (true);
+	default:
+		return (false);
+	}
+}
+
+static atomic_int *
+perf_slot(struct perf_state *st, const struct perf_evmap *map,
+    const struct vpmu_event_spec *ev)
+{
+	unsigned modes = ev->flags & PERF_EVF_MODES;
+
+	return (&st->probe[map - perf_evmap][modes != 0 ? modes : 3]);
+}
+
+/*
+ * The remembered answer for attr, PROBE_UNKNOWN if none.  Raw configs are
+ * too many to remember; only "no PMU takes raw events" is kept for them.
+ */
+static int
+perf_cached(struct perf_state *st, const struct perf_evmap *map,
+    const struct vpmu_event_spec *ev, const struct perf_event_attr *attr)
+{
+	if (attr->type == PERF_TYPE_RAW)
+		return (atomic_load_explicit(&st->raw_enoent,
+		    memory_order_relaxed) ? ENOENT : PROBE_UNKNOWN);
+	return (atomic_load_explicit(perf_slot(st, map, ev),
+	    memory_order_relaxed));
+}
+
+static void
+perf_remember(struct perf_state *st, const struct perf_evmap *map,
+    const struct vpmu_event_spec *ev, const struct perf_event_attr *attr,
+    int answer)
+{
+	if (answer != PROBE_YES && !perf_lasting(answer))
+		return;
+	if (attr->type == PERF_TYPE_RAW) {
+		if (answer == ENOENT)
+			atomic_store_explicit(&st->raw_enoent, true,
+			    memory_order_relaxed);
+		return;
+	}
+	atomic_store_explicit(perf_slot(st, map, ev), answer,
+	    memory_order_relaxed);
+}
+
+/*
+ * open()'s error for a perf_event_open(2) errno.  Our own checks passed,
+ * so ENOENT and EINVAL are the kernel's "cannot count that", as
+ * EOPNOTSUPP is; the rest (EACCES, ESRCH, EMFILE...) say what they say.
+ */
+static int
+perf_open_err(int err)
+{
+	if (err == ENOENT || err == EINVAL || err == EOPNOTSUPP)
+		return (EOPNOTSUPP);
+	return (err);
+}
+
+/* ---- hooks ---------------------------------------------------------- */
+
+static int
+perf_init(void **statep, unsigned nvcpus, void *arg)
+{
+	struct perf_state *st;
+
+	/* arg is reserved: refusing it now lets it gain a meaning later. */
+	if (statep == NULL || nvcpus == 0 || arg != NULL)
+		return (EINVAL);
+	st = calloc(1, sizeof(*st));
+	if (st == NULL)
+		return (ENOMEM);
+	st->nvcpus = nvcpus;
+	st->vendor = perf_vendor();
+	/* perf registers the core PMU as "cpu" ("cpu_core" on hybrids). */
+	st->hwpmu = access(PERF_SYSFS "/cpu/type", F_OK) == 0 ||
+	    access(PERF_SYSFS "/cpu_core/type", F_OK) == 0;
+	st->capacity = st->hwpmu ? perf_hw_counters(st->vendor) : 0;
+	perf_find_msr(st);
+	*statep = st;
+	return (0);
+}
+
+static void
+perf_fini(void *state)
+{
+	free(state);
+}
+
+/*
+ * Hardware counters are few; beyond them the kernel multiplexes and
+ * time_running falls behind time_enabled.  Software events and msr/tsc
+ * have no such limit: without a hardware PMU, 0 (unlimited).  One
+ * counter may be taken by the NMI watchdog (kernel.nmi_watchdog).
+ */
+static unsigned
+perf_capacity(void *state)
+{
+	const struct perf_state *st = state;
+
+	return (st != NULL ? st->capacity : 0);
+}
+
+static int
+perf_supports(void *state, const struct vpmu_event_spec *ev, char *why,
+    size_t whylen)
+{
+	struct perf_state *st = state;
+	const struct perf_evmap *map;
+	struct perf_event_attr attr;
+	char ebuf[32], lbuf[64];
+	bool sampling;
+	int answer, err, fd;
+
+	if (st == NULL || ev == NULL) {
+		perf_why(why, whylen, "no %s", st == NULL ? "state" : "event");
+		return (EINVAL);
+	}
+	err = perf_attr(st, ev, &map, &attr, why, whylen);
+	if (err != 0)
+		return (err);
+	answer = perf_cached(st, map, ev, &attr);
+	if (answer == PROBE_UNKNOWN) {
+		fd = perf_open_fd(&attr, 0, &sampling);
+		if (fd >= 0) {
+			close(fd);
+			answer = PROBE_YES;
+		} else
+			answer = -fd;
+		perf_remember(st, map, ev, &attr, answer);
+	}
+	if (answer == PROBE_YES) {
+		perf_why(why, whylen, "ok");
+		return (0);
+	}
+	perf_why(why, whylen, "perf_event_open(%s) failed: %s (%s)",
+	    perf_label(map, &attr, lbuf, sizeof(lbuf)),
+	    perf_errname(answer, ebuf, sizeof(ebuf)), perf_hint(st, map, answer));
+	/* A passing shortage says nothing about the event: report it. */
+	return (perf_lasting(answer) ? EOPNOTSUPP : answer);
+}
+
+static int
+perf_open(void *state, unsigned vcpu, pid_t tid,
+    const struct vpmu_event_spec *ev, void **ctrp)
+{
+	struct perf_state *st = state;
+	const struct perf_evmap *map;
+	struct perf_event_attr attr;
+	struct perf_ctr *ctr;
+	int answer, err, fd;
+
+	if (st == NULL || ev == NULL || ctrp == NULL || vcpu >= st->nvcpus ||
+	    tid < 0)
+		return (EINVAL);
+	err = perf_attr(st, ev, &map, &attr, NULL, 0);
+	if (err != 0)
+		return (err);
+	/* A refusal supports() has kept fails the same way, without a syscall. */
+	answer = perf_cached(st, map, ev, &attr);
+	if (answer != PROBE_UNKNOWN && answer != PROBE_YES)
+		return (perf_open_err(answer));
+	ctr = malloc(sizeof(*ctr));
+	if (ctr == NULL)
+		return (ENOMEM);
+	fd = perf_open_fd(&attr, tid, &ctr->sampling);
+	if (fd < 0) {
+		free(ctr);
+		return (perf_open_err(-fd));
+	}
+	ctr->fd = fd;
+	*ctrp = ctr;
+	return (0);
+}
+
+static void
+perf_close(void *state, void *ctr)
+{
+	struct perf_ctr *c = ctr;
+
+	(void)state;
+	if (c == NULL)
+		return;
+	close(c->fd);
+	free(c);
+}
+
+static int
+perf_ioctl(void *state, void *ctr, unsigned long req, void *arg)
+{
+	struct perf_ctr *c = ctr;
+
+	if (state == NULL || c == NULL)
+		return (EINVAL);
+	if (ioctl(c->fd, req, arg) < 0)
+		return (errno);
+	return (0);
+}
+
+static int
+perf_enable(void *state, void *ctr)
+{
+	return (perf_ioctl(state, ctr, PERF_EVENT_IOC_ENABLE, NULL));
+}
+
+static int
+perf_disable(void *state, void *ctr)
+{
+	return (perf_ioctl(state, ctr, PERF_EVENT_IOC_DISABLE, NULL));
+}
+
+static int
+perf_read(void *state, void *ctr, struct vpmu_count *out)
+{
+	struct perf_ctr *c = ctr;
+	uint64_t buf[3];	/* value, time_enabled, time_running */
+	ssize_t n;
+
+	if (state == NULL || c == NULL || out == NULL)
+		return (EINVAL);
+	do
+		n = read(c->fd, buf, sizeof(buf));
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return (errno);
+	/* 0 bytes: a pinned event in error state; never ours, still no count. */
+	if ((size_t)n != sizeof(buf))
+		return (EIO);
+	out->value = buf[0];
+	out->time_enabled = buf[1];
+	out->time_running = buf[2];
+	return (0);
+}
+
+/*
+ * The period takes effect at once.  Overflows are not delivered to the
+ * core yet: the ops have no hook for them.
+ */
+static int
+perf_set_period(void *state, void *ctr, uint64_t period)
+{
+	struct perf_ctr *c = ctr;
+
+	if (state == NULL || c == NULL || period == 0 || period >> 63 != 0)
+		return (EINVAL);
+	if (!c->sampling)
+		return (EOPNOTSUPP);
+	return (perf_ioctl(state, ctr, PERF_EVENT_IOC_PERIOD, &period));
+}
+
+const struct vpmu_source_ops vpmu_source_perf = {
+	.name		= "perf",
+
+	.init		= perf_init,
+	.fini		= perf_fini,
+
+	.capacity	= perf_capacity,
+	.supports	= perf_supports,
+
+	.open		= perf_open,
+	.close		= perf_close,
+	.enable		= perf_enable,
+	.disable	= perf_disable,
+	.read		= perf_read,
+
+	.set_period	= perf_set_period,
+};

@@ -1,0 +1,148 @@
+/*
+ * host_internal.h -- shared by host.c, host_cpuid.c, host_kvm.c, host_perf.c,
+ * host_report.c and test/unit/test_host.c.
+ *
+ * The CPUID decoders are pure (registers in, decoded struct out) so the
+ * tests can feed them register values of CPUs this machine is not.
+ */
+#ifndef VPMU_HOST_INTERNAL_H
+#define VPMU_HOST_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <vpmu/host.h>
+
+/* ---- CPUID register layouts ---------------------------------------------
+ * Bit-fields are allocated from the least significant bit on every x86 ABI
+ * gcc and clang support, so each union below reads like the SDM/APM table.
+ */
+
+/* Intel SDM vol. 2A, CPUID leaf 0AH. */
+union intel_cpuid_0a_eax {
+	uint32_t full;
+	struct {
+		uint32_t version:8;
+		uint32_t gp_count:8;
+		uint32_t gp_width:8;
+		uint32_t ebx_length:8;
+	} split;
+};
+
+union intel_cpuid_0a_edx {
+	uint32_t full;
+	struct {
+		uint32_t fixed_count:5;
+		uint32_t fixed_width:8;
+		uint32_t reserved1:2;
+		uint32_t anythread_deprecated:1;
+		uint32_t reserved2:16;
+	} split;
+};
+
+/* AMD APM vol. 3, CPUID Fn8000_0001_ECX (the PMU bits only). */
+union amd_cpuid_80000001_ecx {
+	uint32_t full;
+	struct {
+		uint32_t other1:23;
+		uint32_t perf_ctr_ext_core:1;
+		uint32_t perf_ctr_ext_nb:1;
+		uint32_t other2:3;
+		uint32_t perf_ctr_ext_llc:1;
+		uint32_t other3:3;
+	} split;
+};
+
+/* AMD APM vol. 3, CPUID Fn8000_0022, extended performance monitoring. */
+union amd_cpuid_80000022_eax {
+	uint32_t full;
+	struct {
+		uint32_t perfmon_v2:1;
+		uint32_t lbr_stack:1;
+		uint32_t lbr_and_pmc_freeze:1;
+		uint32_t reserved:29;
+	} split;
+};
+
+union amd_cpuid_80000022_ebx {
+	uint32_t full;
+	struct {
+		uint32_t num_perf_ctr_core:4;
+		uint32_t lbr_v2_stack_size:6;
+		uint32_t num_perf_ctr_nb:6;
+		uint32_t num_perf_ctr_umc:6;	/* Zen 4 and later */
+		uint32_t reserved:10;
+	} split;
+};
+
+/* Counters every AMD CPU of family 6 and later architects (K7 MSRs). */
+#define AMD_LEGACY_COUNTERS	4
+#define AMD_CORE_EXT_COUNTERS	6
+#define AMD_COUNTER_WIDTH	48
+
+/* ---- the host object ----------------------------------------------------- */
+
+enum vpmu__host_source {
+#define SOURCE_ENUM(id, name)	VPMU__HOST_##id,
+	VPMU_HOST_SOURCES(SOURCE_ENUM)
+#undef SOURCE_ENUM
+	VPMU__HOST_NSOURCES
+};
+extern const char *const vpmu__host_source_names[VPMU__HOST_NSOURCES];
+
+#define VPMU__HOST_WHY_MAX	512
+
+/* Facts and verdicts, all fixed at vpmu_host_open(): read-only after. */
+struct vpmu_host {
+	struct vpmu_host_info info;
+	struct {
+		int	err;			/* 0, ENODEV or EOPNOTSUPP */
+		char	why[VPMU__HOST_WHY_MAX];/* reason, or what it uses */
+	} verdict[VPMU__HOST_NSOURCES];
+};
+
+/* ---- decoders (host_cpuid.c) --------------------------------------------- */
+
+/* Leaf 0xA: regs are EAX, EBX, ECX, EDX. */
+void	vpmu__intel_pmu_decode(const uint32_t regs[4],
+	    struct vpmu_host_intel_pmu *out);
+/*
+ * AMD: max_ext_leaf is CPUID.80000000h:EAX, which says whether leaf
+ * 0x80000022 exists; leaf22 its EAX, EBX, ECX, EDX.
+ */
+void	vpmu__amd_pmu_decode(uint32_t max_ext_leaf, uint32_t ext1_ecx,
+	    const uint32_t leaf22[4], struct vpmu_host_amd_pmu *out);
+
+/* ---- probes: each fills its part of info and cannot fail ---------------- */
+
+void	vpmu__host_probe_cpuid(struct vpmu_host_info *info);
+void	vpmu__host_probe_kvm(struct vpmu_host_info *info);
+void	vpmu__host_probe_perf(struct vpmu_host_info *info);
+
+/* The KVM capabilities the probe asks for, NULL-name terminated. */
+struct vpmu__kvm_cap {
+	int	    cap;		/* KVM_CAP_* */
+	const char *name;		/* "KVM_CAP_X86_USER_SPACE_MSR" */
+	const char *key;		/* JSON key, "user_space_msr" */
+	size_t	    off;		/* its int32_t in struct vpmu_host_kvm */
+	int	    is_mask;		/* the answer is a bitmask: print in hex */
+};
+extern const struct vpmu__kvm_cap vpmu__kvm_caps[];
+int32_t	vpmu__kvm_cap_value(const struct vpmu_host_kvm *kvm,
+	    const struct vpmu__kvm_cap *c);
+
+/* ---- helpers -------------------------------------------------------------- */
+
+/* "ENOENT" for ENOENT; an unknown code is written as "errno 123" to buf. */
+#define VPMU_ERRNAME_MAX	16
+const char *vpmu__host_errname(int err, char buf[VPMU_ERRNAME_MAX]);	/* host.c */
+/* AMD and Hygon describe their counters in the extended leaves. */
+int	vpmu__host_is_amd(const struct vpmu_host_cpu *cpu);		/* host.c */
+/*
+ * s as a JSON string with its quotes.  Bytes >= 0x7f become \u00XX (read
+ * as Latin-1), so the output is valid JSON whatever the bytes.
+ */
+void	vpmu__json_string(FILE *f, const char *s);			/* host_report.c */
+
+#endif /* VPMU_HOST_INTERNAL_H */
