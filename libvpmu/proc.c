@@ -272,16 +272,17 @@ vpmu_proc_fork(vpmu_vm *vm, int32_t parent, int32_t child)
 	return (hook_leave(vm, error));
 }
 
+/* Release every PMC pid owns; the owner record goes with the last one. */
 static void
 release_owned(struct vpmu_vm *vm, int32_t pid)
 {
 	struct vpmu_owner *o;
 
+again:
 	for (o = vm->owners; o != NULL; o = o->next)
-		if (o->pid == pid) {
-			while (o->pmcs != NULL)
-				vpmu__pmc_release(vm, o->pmcs);	/* frees o last */
-			return;
+		if (o->pid == pid && o->pmcs != NULL) {
+			vpmu__pmc_release(vm, o->pmcs);	/* may free o */
+			goto again;
 		}
 }
 

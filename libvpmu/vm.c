@@ -132,9 +132,14 @@ vpmu_vm_destroy(vpmu_vm *vm)
 	pthread_mutex_lock(&vm->lock);
 	for (o = vm->owners; o != NULL; o = o->next)
 		vpmu__notify(vm, o->pid, SIGBUS);
+	/* Releasing an owner's last PMC frees the owner: re-read the list. */
 	while ((o = vm->owners) != NULL) {
-		while (o->pmcs != NULL)
-			vpmu__pmc_release(vm, o->pmcs);	/* frees o with its last PMC */
+		if (o->pmcs != NULL) {
+			vpmu__pmc_release(vm, o->pmcs);
+			continue;
+		}
+		vm->owners = o->next;		/* an owner kept only by its log */
+		free(o);
 	}
 	if (vm->proc_hash != NULL)
 		vpmu__procs_free(vm);

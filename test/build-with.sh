@@ -1,11 +1,19 @@
 #!/bin/sh
-# build-with.sh SRC BIN COMPILER -- configure and build the whole tree with
-# another compiler, warnings as errors.  Exit 77 (skip) if it is absent.
+# build-with.sh SRC BIN COMPILER -- build the whole tree with another
+# compiler, warnings as errors, under AddressSanitizer, UndefinedBehavior-
+# Sanitizer and LeakSanitizer, then run its unit tests there.
+# Exit 77 (skip) if the compiler is absent.
 set -e
 src=$1 bin=$2 cc=$3
 if ! command -v "$cc" >/dev/null 2>&1; then
 	echo "SKIP: $cc is not installed"
 	exit 77
 fi
-cmake -S "$src" -B "$bin" -DCMAKE_C_COMPILER="$cc" -DVPMU_WERROR=ON >/dev/null
+san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+cmake -S "$src" -B "$bin" -DCMAKE_C_COMPILER="$cc" -DVPMU_WERROR=ON \
+    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="$san" \
+    -DCMAKE_EXE_LINKER_FLAGS="$san" -DCMAKE_SHARED_LINKER_FLAGS="$san" >/dev/null
 cmake --build "$bin" -j 2
+cd "$bin"
+# Not the tests that build or install the tree again.
+ctest --output-on-failure -E '^(build_|consumer)'
