@@ -223,7 +223,7 @@ int	vpmu_do_op_pmcstart(struct vpmu_vm *, const struct vpmu_cred *, void *);
 int	vpmu_do_op_pmcstop(struct vpmu_vm *, const struct vpmu_cred *, void *);
 int	vpmu_do_op_pmcadmin(struct vpmu_vm *, const struct vpmu_cred *, void *);
 int	vpmu_do_op_getpmcinfo(struct vpmu_vm *, const struct vpmu_cred *, void *);
-struct vpmu_pmc *vpmu__pmc_by_id(struct vpmu_vm *vm, vpmu_pmc_id id);
+struct vpmu_pmc *vpmu__pmc_by_id(struct vpmu_vm *vm, int32_t owner, vpmu_pmc_id id);
 void	vpmu__pmc_release(struct vpmu_vm *vm, struct vpmu_pmc *pm);
 
 /* count.c: moving counts between the source and PMCs */

@@ -144,16 +144,18 @@ event_fits_row(const struct vpmu_classdesc *c, unsigned row, uint32_t event)
 
 /* ---- lookup ----------------------------------------------------------------- */
 
+/* Ids are unique per owner only (two owners' process PMCs share rows). */
 struct vpmu_pmc *
-vpmu__pmc_by_id(struct vpmu_vm *vm, vpmu_pmc_id id)
+vpmu__pmc_by_id(struct vpmu_vm *vm, int32_t owner, vpmu_pmc_id id)
 {
 	struct vpmu_owner *o;
 	struct vpmu_pmc *pm;
 
-	for (o = vm->owners; o != NULL; o = o->next)
-		for (pm = o->pmcs; pm != NULL; pm = pm->owner_next)
-			if (pm->id == id)
-				return (pm);
+	if ((o = owner_find(vm, owner)) == NULL)
+		return (NULL);
+	for (pm = o->pmcs; pm != NULL; pm = pm->owner_next)
+		if (pm->id == id)
+			return (pm);
 	return (NULL);
 }
 
@@ -802,7 +804,7 @@ vpmu_do_op_getpmcinfo(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 /* ---- host view ------------------------------------------------------------ */
 
 int
-vpmu_pmc_get_count(vpmu_vm *vm, vpmu_pmc_id id, struct vpmu_count *out)
+vpmu_pmc_get_count(vpmu_vm *vm, int32_t owner, vpmu_pmc_id id, struct vpmu_count *out)
 {
 	struct vpmu_pmc *pm;
 	int error = 0;
@@ -810,7 +812,7 @@ vpmu_pmc_get_count(vpmu_vm *vm, vpmu_pmc_id id, struct vpmu_count *out)
 	if (vm == NULL || out == NULL)
 		return (EINVAL);
 	pthread_mutex_lock(&vm->lock);
-	if ((pm = vpmu__pmc_by_id(vm, id)) == NULL)
+	if ((pm = vpmu__pmc_by_id(vm, owner, id)) == NULL)
 		error = EINVAL;
 	else
 		out->value = pmc_value_now(vm, pm, out);
@@ -819,7 +821,8 @@ vpmu_pmc_get_count(vpmu_vm *vm, vpmu_pmc_id id, struct vpmu_count *out)
 }
 
 int
-vpmu_pmc_get_unsupported(vpmu_vm *vm, vpmu_pmc_id id, char *why, size_t whylen)
+vpmu_pmc_get_unsupported(vpmu_vm *vm, int32_t owner, vpmu_pmc_id id, char *why,
+    size_t whylen)
 {
 	struct vpmu_pmc *pm;
 	int error = 0;
@@ -827,7 +830,7 @@ vpmu_pmc_get_unsupported(vpmu_vm *vm, vpmu_pmc_id id, char *why, size_t whylen)
 	if (vm == NULL)
 		return (EINVAL);
 	pthread_mutex_lock(&vm->lock);
-	if ((pm = vpmu__pmc_by_id(vm, id)) == NULL)
+	if ((pm = vpmu__pmc_by_id(vm, owner, id)) == NULL)
 		error = EINVAL;
 	else if (pm->unsupported) {
 		error = EOPNOTSUPP;

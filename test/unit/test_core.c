@@ -333,7 +333,7 @@ system_pmc_counts_its_vcpu_exactly(void **state)
 	assert_int_equal(vpmu_synthetic_advance(f->vm, 0, 333333), 0);
 	assert_int_equal(vpmu_synthetic_advance(f->vm, 0, 333334), 0);
 	assert_int_equal(fx_read(f, &ROOT, s), 12000);
-	assert_int_equal(vpmu_pmc_get_count(f->vm, s, &c), 0);
+	assert_int_equal(vpmu_pmc_get_count(f->vm, ROOT.pid, s, &c), 0);
 	assert_int_equal(c.value, 12000);
 	assert_int_equal(c.time_enabled, 7 * MS);		/* 3 + 1 + 2 + 1 */
 	assert_int_equal(c.time_running, 7 * MS);
@@ -370,9 +370,35 @@ process_pmc_counts_only_while_target_runs(void **state)
 	assert_int_equal(vpmu_synthetic_advance(f->vm, 0, 10 * MS), 0);
 	assert_int_equal(vpmu_proc_switch_out(f->vm, 1), 0);
 	assert_int_equal(fx_read(f, &USER, t), 9000);
-	assert_int_equal(vpmu_pmc_get_count(f->vm, t, &c), 0);
+	assert_int_equal(vpmu_pmc_get_count(f->vm, USER.pid, t, &c), 0);
 	assert_int_equal(c.value, 9000);
 	assert_int_equal(c.time_enabled, 5 * MS);		/* 2 + 1 + 1 + 1 */
+}
+
+static void
+same_id_under_two_owners_stays_two_pmcs(void **state)
+{
+	struct fx *f = *state;
+	vpmu_pmc_id a = TC_PV(f, &USER, VPMU_EV_INSTRUCTIONS, 0);
+	vpmu_pmc_id b = TC_PV(f, &ROOT, VPMU_EV_INSTRUCTIONS, 0);
+	struct vpmu_count c;
+
+	/* hwpmc ids are per owner: both PMCs have one id. */
+	assert_int_equal(a, b);
+	rates(f, 0, 1000, 0);
+	assert_int_equal(vpmu_pmc_attach(f->vm, &USER, a, USER.pid), 0);
+	assert_int_equal(vpmu_pmc_attach(f->vm, &ROOT, b, OTHER.pid), 0);
+	assert_int_equal(vpmu_pmc_start(f->vm, &USER, a), 0);
+	assert_int_equal(vpmu_pmc_start(f->vm, &ROOT, b), 0);
+	run(f, 0, USER.pid, 1);
+	run(f, 0, OTHER.pid, 5);
+	assert_int_equal(fx_read(f, &USER, a), 1000);
+	assert_int_equal(fx_read(f, &ROOT, b), 5000);
+	assert_int_equal(vpmu_pmc_get_count(f->vm, USER.pid, a, &c), 0);
+	assert_int_equal(c.value, 1000);
+	assert_int_equal(vpmu_pmc_get_count(f->vm, ROOT.pid, b, &c), 0);
+	assert_int_equal(c.value, 5000);
+	assert_int_equal(vpmu_pmc_get_count(f->vm, OTHER.pid, b, &c), EINVAL);
 }
 
 static void
@@ -492,7 +518,7 @@ unsupported_event_counts_nothing_and_says_why(void **state)
 
 	rates(f, 0, 1000, 0);
 	assert_int_equal(vpmu_pmc_allocate(f->vm, &ROOT, &a), 0);
-	assert_int_equal(vpmu_pmc_get_unsupported(f->vm, a.pmcid, why, sizeof(why)),
+	assert_int_equal(vpmu_pmc_get_unsupported(f->vm, ROOT.pid, a.pmcid, why, sizeof(why)),
 	    EOPNOTSUPP);
 	assert_non_null(strstr(why, "EDGE"));
 	assert_int_equal(vpmu_pmc_start(f->vm, &ROOT, a.pmcid), 0);
@@ -723,6 +749,7 @@ main(void)
 		T(mincount_clamps_sampling_reload),
 		T(system_pmc_counts_its_vcpu_exactly),
 		T(process_pmc_counts_only_while_target_runs),
+		T(same_id_under_two_owners_stays_two_pmcs),
 		T(process_pmc_stop_and_detach_take_effect_at_once),
 		T(start_unattached_pmc_attaches_owner),
 		T(descendants_count_children_and_grandchildren_exactly),

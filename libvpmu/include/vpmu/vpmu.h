@@ -210,11 +210,14 @@ VPMU_EXTERN int vpmu_vm_get_pmcinfo(vpmu_vm *vm, const struct vpmu_cred *caller,
 /*
  * Host view of a PMC, no permission check: the unscaled count with the time
  * (ns) it was enabled and running on the source.  For a process PMC the
- * value is the sum over its targets.
+ * value is the sum over its targets.  A PMC id is unique per owner only
+ * (as in hwpmc), so the owner's pid names the PMC with it.
  */
-VPMU_EXTERN int vpmu_pmc_get_count(vpmu_vm *vm, vpmu_pmc_id id, struct vpmu_count *out);
+VPMU_EXTERN int vpmu_pmc_get_count(vpmu_vm *vm, int32_t owner, vpmu_pmc_id id,
+    struct vpmu_count *out);
 /* Why a PMC counts nothing: the source cannot count its event.  0 if it can. */
-VPMU_EXTERN int vpmu_pmc_get_unsupported(vpmu_vm *vm, vpmu_pmc_id id, char *why, size_t whylen);
+VPMU_EXTERN int vpmu_pmc_get_unsupported(vpmu_vm *vm, int32_t owner, vpmu_pmc_id id,
+    char *why, size_t whylen);
 
 /* ---- guest process hooks (hwpmc's HWPMC_HOOKS) ---------------------------
  * Called by the VMM, or through the paravirtual channel by the guest kernel.
