@@ -49,6 +49,7 @@ vpmu__hw_activate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 
 	VPMU_ASSERT(!hw->active);
 	memset(&hw->base, 0, sizeof(hw->base));
+	hw->counting = false;
 	if (!pm->unsupported && hw->ctr == NULL) {
 		error = vm->src->open(vm->src_state, cpu, vm->vcpu[cpu].tid,
 		    &pm->spec, &hw->ctr);
@@ -65,7 +66,8 @@ vpmu__hw_activate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 		if (transient(error))
 			return (error);
 		mark_unsupported(pm, "source enable failed", error);
-	}
+	} else if (!pm->unsupported)
+		hw->counting = true;
 	hw->active = true;
 	return (0);
 }
@@ -80,7 +82,7 @@ vpmu__hw_peek(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu,
 
 	if (times != NULL)
 		memset(times, 0, sizeof(*times));
-	if (!hw->active || hw->ctr == NULL || pm->unsupported)
+	if (!hw->counting)
 		return (0);
 	if (vm->src->read(vm->src_state, hw->ctr, &now) != 0)
 		return (0);
@@ -103,9 +105,10 @@ vpmu__hw_deactivate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 	delta = vpmu__hw_peek(vm, pm, cpu, &t);
 	pm->time_enabled += t.time_enabled;
 	pm->time_running += t.time_running;
-	if (hw->ctr != NULL && !pm->unsupported)
+	if (hw->counting)
 		(void)vm->src->disable(vm->src_state, hw->ctr);
 	hw->active = false;
+	hw->counting = false;
 	return (delta);
 }
 
@@ -117,10 +120,11 @@ vpmu__hw_close_all(struct vpmu_vm *vm, struct vpmu_pmc *pm)
 	for (i = 0; i < pm->nhw; i++) {
 		if (pm->hw[i].ctr == NULL)
 			continue;
-		if (pm->hw[i].active)
+		if (pm->hw[i].counting)
 			(void)vm->src->disable(vm->src_state, pm->hw[i].ctr);
 		vm->src->close(vm->src_state, pm->hw[i].ctr);
 		pm->hw[i].ctr = NULL;
 		pm->hw[i].active = false;
+		pm->hw[i].counting = false;
 	}
 }

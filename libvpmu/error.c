@@ -14,6 +14,9 @@
 	X(EIO,		"input/output error")				\
 	X(ENXIO,	"vCPU absent or disabled")			\
 	X(EBADF,	"bad file descriptor")				\
+	X(EINTR,	"interrupted")					\
+	X(EMFILE,	"too many open files in this process")		\
+	X(ENFILE,	"too many open files in the system")		\
 	X(EAGAIN,	"resource temporarily unavailable")		\
 	X(ENOMEM,	"out of memory")				\
 	X(EFAULT,	"bad address")					\

@@ -119,7 +119,8 @@ struct vpmu_proc {
 /* A counter opened on the host source for one vCPU (a "host slot"). */
 struct vpmu_hw {
 	void *ctr;			/* source counter, NULL until opened */
-	bool active;			/* enabled and counting for this PMC */
+	bool active;			/* the PMC is on this vCPU now */
+	bool counting;			/* ...and its source counter is enabled */
 	struct vpmu_count base;		/* source reading when activated */
 };
 
@@ -162,6 +163,7 @@ struct vpmu_pmc {
 struct vpmu_owner {
 	struct vpmu_owner *next;
 	int32_t pid;
+	struct vpmu_cred cred;		/* the caller's identity at its first allocation */
 	struct vpmu_pmc *pmcs;
 	bool has_log;			/* a log is configured (issue: log ops) */
 };
@@ -236,7 +238,9 @@ void	vpmu__hw_close_all(struct vpmu_vm *vm, struct vpmu_pmc *pm);
 /* proc.c */
 struct vpmu_proc *vpmu__proc_find(struct vpmu_vm *vm, int32_t pid);
 int	vpmu__attach_one(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_proc *p);
-int	vpmu__detach_one(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_proc *p);
+/* notify: tell the owner (SIGIO) if pm loses its last target; not on a rollback */
+int	vpmu__detach_one(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_proc *p,
+	    bool notify);
 int	vpmu__load(struct vpmu_vm *vm, unsigned cpu, struct vpmu_pmc *pm);
 void	vpmu__unload(struct vpmu_vm *vm, unsigned cpu, unsigned row);
 bool	vpmu__can_debug(const struct vpmu_vm *vm, const struct vpmu_cred *caller,

@@ -196,7 +196,7 @@ vpmu_pmc_rw(vpmu_vm *vm, const struct vpmu_cred *caller, vpmu_pmc_id id,
 	int error;
 
 	if (value == NULL)
-		return (EFAULT);
+		return (vpmu_vm_op(vm, caller, VPMU_OP_PMCRW, NULL));	/* EFAULT, counted */
 	rw.value = *value;
 	if ((error = vpmu_vm_op(vm, caller, VPMU_OP_PMCRW, &rw)) == 0 &&
 	    (flags & VPMU_F_OLDVALUE))
@@ -231,7 +231,7 @@ vpmu_pmc_getmsr(vpmu_vm *vm, const struct vpmu_cred *caller, vpmu_pmc_id id, uin
 	int error;
 
 	if (msr == NULL)
-		return (EFAULT);
+		return (vpmu_vm_op(vm, caller, VPMU_OP_PMCGETMSR, NULL));
 	if ((error = vpmu_vm_op(vm, caller, VPMU_OP_PMCGETMSR, &gm)) == 0)
 		*msr = gm.msr;
 	return (error);
@@ -272,7 +272,7 @@ vpmu_vm_get_pmcinfo(vpmu_vm *vm, const struct vpmu_cred *caller, uint32_t cpu,
 	int error;
 
 	if (npmc == NULL)
-		return (EFAULT);
+		return (vpmu_vm_op(vm, caller, VPMU_OP_GETPMCINFO, NULL));
 	gi.cpu = cpu;
 	gi.npmc = *npmc;
 	gi.pmcs = pmcs;

@@ -300,7 +300,7 @@ vpmu_do_op_pmcallocate(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg
 	    (!vm->tun.v[VPMU_T_UNPRIVILEGED_SYSPMCS] && !cr->privileged)))
 		return (EPERM);
 
-	if (a->flags & ~(VPMU_F_ALLOCATE_MASK & ~VPMU_F_EV_PMU))
+	if (a->flags & ~VPMU_F_ALLOCATE_MASK)
 		return (EINVAL);			/* unknown flags */
 	if ((a->flags & VPMU_F_USERCALLCHAIN) &&
 	    (!(a->flags & VPMU_F_CALLCHAIN) || !VPMU_MODE_IS_SAMPLING(mode)))
@@ -346,6 +346,7 @@ vpmu_do_op_pmcallocate(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg
 			return (ENOMEM);
 		}
 		o->pid = cr->pid;
+		o->cred = *cr;
 		o->next = vm->owners;
 		vm->owners = o;
 	}
@@ -495,6 +496,7 @@ vpmu_do_op_pmcattach(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 {
 	struct vpmu_proc *p, **tree;
 	struct vpmu_pmc *pm;
+	uint32_t done;
 	unsigned n, i;
 	int error;
 
@@ -513,12 +515,15 @@ vpmu_do_op_pmcattach(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 
 	if ((error = proc_subtree(vm, p, &tree, &n)) != 0)
 		return (error);
+	done = pm->flags & VPMU_PF_ATTACH_DONE;
 	for (i = 0; i < n; i++)
 		if ((error = vpmu__attach_one(vm, pm, tree[i])) != 0)
 			break;
-	if (error != 0)				/* undo what this call attached */
+	if (error != 0) {			/* undo what this call attached */
 		while (i-- > 0)
-			(void)vpmu__detach_one(vm, pm, tree[i]);
+			(void)vpmu__detach_one(vm, pm, tree[i], false);
+		pm->flags = (pm->flags & ~VPMU_PF_ATTACH_DONE) | done;
+	}
 	free(tree);
 	return (error);
 }
@@ -538,9 +543,9 @@ vpmu_do_op_pmcdetach(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 	if ((pm->flags & VPMU_F_DESCENDANTS) &&
 	    (error = proc_subtree(vm, p, &tree, &n)) != 0)
 		return (error);			/* nothing detached yet */
-	error = vpmu__detach_one(vm, pm, p);
+	error = vpmu__detach_one(vm, pm, p, true);
 	for (i = 1; i < n; i++)
-		(void)vpmu__detach_one(vm, pm, tree[i]);
+		(void)vpmu__detach_one(vm, pm, tree[i], true);
 	free(tree);
 	if (pm->ntargets == 0)
 		pm->flags &= ~VPMU_PF_ATTACH_DONE;

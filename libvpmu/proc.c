@@ -167,14 +167,14 @@ vpmu__attach_one(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_proc *p)
 	if (pm->state == VPMU_STATE_RUNNING)
 		for (c = 0; c < vm->nvcpus; c++)
 			if (vm->vcpu[c].cur == p && (error = vpmu__load(vm, c, pm)) != 0) {
-				(void)vpmu__detach_one(vm, pm, p);
+				(void)vpmu__detach_one(vm, pm, p, false);
 				return (error);
 			}
 	return (0);
 }
 
 int
-vpmu__detach_one(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_proc *p)
+vpmu__detach_one(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_proc *p, bool notify)
 {
 	struct vpmu_target *t, **tp;
 	unsigned c;
@@ -197,7 +197,7 @@ vpmu__detach_one(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_proc *p)
 	free(t);
 	if (p->cred.pid == pm->owner->pid)
 		pm->flags &= ~VPMU_PF_ATTACHED_TO_OWNER;
-	if (pm->ntargets == 0)
+	if (pm->ntargets == 0 && notify)
 		vpmu__notify(vm, pm->owner->pid, SIGIO);
 	return (0);
 }
@@ -264,11 +264,17 @@ vpmu_proc_fork(vpmu_vm *vm, int32_t parent, int32_t child)
 	if ((error = proc_add(vm, &cred, parent)) != 0)
 		return (hook_leave(vm, error));
 	cp = vpmu__proc_find(vm, child);
-	if (pp->slots != NULL)
-		for (row = 0; row < vm->npmc && error == 0; row++)
-			if (pp->slots[row] != NULL &&
-			    (pp->slots[row]->pmc->flags & VPMU_F_DESCENDANTS))
-				error = vpmu__attach_one(vm, pp->slots[row]->pmc, cp);
+	for (row = 0; pp->slots != NULL && row < vm->npmc && error == 0; row++)
+		if (pp->slots[row] != NULL &&
+		    (pp->slots[row]->pmc->flags & VPMU_F_DESCENDANTS))
+			error = vpmu__attach_one(vm, pp->slots[row]->pmc, cp);
+	if (error != 0) {
+		/* All or nothing: the child is forgotten again. */
+		for (row = 0; cp->slots != NULL && row < vm->npmc; row++)
+			if (cp->slots[row] != NULL)
+				(void)vpmu__detach_one(vm, cp->slots[row]->pmc, cp, false);
+		proc_remove(vm, cp);
+	}
 	return (hook_leave(vm, error));
 }
 
@@ -295,7 +301,6 @@ int
 vpmu_proc_exec(vpmu_vm *vm, int32_t pid, const char *path, const struct vpmu_cred *newcred)
 {
 	struct vpmu_proc *p;
-	struct vpmu_cred owner;
 	struct vpmu_pmc *pm;
 	char *copy = NULL;
 	unsigned row;
@@ -322,11 +327,8 @@ vpmu_proc_exec(vpmu_vm *vm, int32_t pid, const char *path, const struct vpmu_cre
 			if (p->slots[row] == NULL)
 				continue;
 			pm = p->slots[row]->pmc;
-			owner = (struct vpmu_cred){ .pid = pm->owner->pid };
-			if (vpmu__proc_find(vm, pm->owner->pid) != NULL)
-				owner = vpmu__proc_find(vm, pm->owner->pid)->cred;
-			if (!vpmu__can_debug(vm, &owner, p))
-				(void)vpmu__detach_one(vm, pm, p);
+			if (!vpmu__can_debug(vm, &pm->owner->cred, p))
+				(void)vpmu__detach_one(vm, pm, p, true);
 		}
 	}
 	return (hook_leave(vm, 0));
@@ -372,7 +374,7 @@ vpmu_proc_exit(vpmu_vm *vm, int32_t pid)
 			switch_out(vm, c);
 	for (row = 0; p->slots != NULL && row < vm->npmc; row++)
 		if (p->slots[row] != NULL)
-			(void)vpmu__detach_one(vm, p->slots[row]->pmc, p);
+			(void)vpmu__detach_one(vm, p->slots[row]->pmc, p, true);
 	release_owned(vm, pid);
 	for (b = 0; b < vm->proc_hash_size; b++)
 		for (q = vm->proc_hash[b]; q != NULL; q = q->hnext)

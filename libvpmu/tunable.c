@@ -84,6 +84,15 @@ void
 vpmu__tunables_validate(struct vpmu_tunables *t, vpmu_log_fn fn, void *arg)
 {
 	long *v = t->v;
+	int i;
+
+	/*
+	 * The kernel's tunables are ints: a value set as a long is taken as
+	 * the int it converts to, before any check (so 2^32 is 0).  The
+	 * product below is then of two ints in a long and cannot overflow.
+	 */
+	for (i = 0; i < VPMU_T_COUNT; i++)
+		v[i] = (int)v[i];
 
 	if (v[VPMU_T_HASHSIZE] <= 0) {
 		vpmu__log(fn, arg, VPMU_LOG_WARN,

@@ -174,11 +174,14 @@ vpmu__vm_unlock(struct vpmu_vm *vm)
 int
 vpmu_vm_get_tunable(const vpmu_vm *vm, const char *name, long *value)
 {
+	struct vpmu_vm *w = (struct vpmu_vm *)(uintptr_t)vm;	/* for the lock only */
 	int id;
 
 	if (vm == NULL || value == NULL || (id = vpmu__tunable_find(name)) < 0)
 		return (EINVAL);
+	pthread_mutex_lock(&w->lock);
 	*value = vm->tun.v[id];
+	pthread_mutex_unlock(&w->lock);
 	return (0);
 }
 

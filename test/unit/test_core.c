@@ -220,6 +220,10 @@ struct diag_case {
 static const struct diag_case diag_cases[] = {
 	{ "hashsize", -1, NULL, 0,
 	  "hwpmc: tunable hashsize=-1 must be greater than zero.", "hashsize", 16 },
+	/* Tunables are ints: 2^32 is 0 to the driver. */
+	{ "hashsize", 4294967296L, NULL, 0,
+	  "hwpmc: tunable hashsize=0 must be greater than zero.", "hashsize", 16 },
+	{ "nbuffers_pcpu", 4294967297L, NULL, 0, NULL, "nbuffers_pcpu", 1 },
 	{ "nsamples", 0, NULL, 0,
 	  "hwpmc: tunable nsamples=0 out of range.", "nsamples", 512 },
 	{ "nsamples", 65536, NULL, 0,
@@ -505,6 +509,10 @@ descendants_attach_failure_undoes_the_subtree(void **state)
 	assert_int_equal(vpmu_pmc_attach(f->vm, &USER, t, USER.pid), EBUSY);
 	/* ...and left nothing attached: 100 is not a target of t. */
 	assert_int_equal(vpmu_pmc_detach(f->vm, &USER, t, USER.pid), ESRCH);
+	/* A rollback is not "every target left": no SIGIO, and START still
+	 * attaches the owner rather than failing with ESRCH. */
+	assert_int_equal(f->sigio, 0);
+	assert_int_equal(vpmu_pmc_start(f->vm, &USER, t), 0);
 }
 
 static void

@@ -46,7 +46,11 @@ char *__wrap_strdup(const char *s) { return (should_fail() ? NULL : __real_strdu
 
 static const struct vpmu_cred root = { .pid = 1, .privileged = 1 };
 
-/* Each step must succeed or say ENOMEM; returns the number of ENOMEMs. */
+/*
+ * Each step must succeed or say ENOMEM.  A step that said ENOMEM is tried
+ * again with allocation working and must then succeed: whatever it did
+ * before failing was undone.  Returns the number of ENOMEMs.
+ */
 static int
 scenario(void)
 {
@@ -61,12 +65,24 @@ scenario(void)
 
 #define STEP(call) do {							\
 	e = (call);							\
-	if (e == ENOMEM) { nomem++; goto out; }				\
+	if (e == ENOMEM) {						\
+		nomem++;						\
+		countdown = -1;						\
+		if (cfg == NULL || vm == NULL)				\
+			goto out;	/* nothing to retry on */	\
+		e = (call);						\
+	}								\
 	assert_int_equal(e, 0);						\
 } while (0)
-	STEP(vpmu_config_create(&cfg));
+	if (vpmu_config_create(&cfg) == ENOMEM) {
+		nomem++;
+		goto out;
+	}
 	STEP(vpmu_config_set_vcpus(cfg, 2));
-	STEP(vpmu_vm_create(cfg, &vm));
+	if (vpmu_vm_create(cfg, &vm) == ENOMEM) {
+		nomem++;
+		goto out;
+	}
 	STEP(vpmu_proc_create(vm, &root, 0));
 	STEP(vpmu_proc_fork(vm, 1, 2));
 	STEP(vpmu_pmc_allocate(vm, &root, &a));
@@ -78,6 +94,7 @@ scenario(void)
 	STEP(vpmu_proc_switch_in(vm, 0, 3, 3));		/* opens a source counter */
 	STEP(vpmu_proc_exec(vm, 3, "/bin/true", NULL));
 	STEP(vpmu_proc_exit(vm, 3));
+	STEP(vpmu_pmc_detach(vm, &root, a.pmcid, 1));	/* subtree walk again */
 #undef STEP
 out:
 	countdown = -1;

@@ -107,10 +107,13 @@ enum vpmu_state {
 #define VPMU_F_CALLCHAIN	0x00000080u
 #define VPMU_F_USERCALLCHAIN	0x00000100u
 #define VPMU_F_EV_PMU		0x00000200u
-/* Flags PMCALLOCATE accepts. */
+/*
+ * Flags PMCALLOCATE accepts.  VPMU_F_EV_PMU (FreeBSD's JSON event tables)
+ * is not among them: libvpmu names events itself.
+ */
 #define VPMU_F_ALLOCATE_MASK	(VPMU_F_DESCENDANTS | VPMU_F_LOG_PROCCSW | \
 				 VPMU_F_LOG_PROCEXIT | VPMU_F_CALLCHAIN | \
-				 VPMU_F_USERCALLCHAIN | VPMU_F_EV_PMU)
+				 VPMU_F_USERCALLCHAIN)
 
 /* enum pmc_caps */
 #define VPMU_CAP_INTERRUPT	0x0001u

@@ -70,8 +70,7 @@ struct vpmu_count {
 
 /*
  * One host counter source.  Capability data first, then hooks.  Every hook
- * returns 0 or a positive errno.  Hooks marked optional may be NULL (the
- * core answers ENOSYS for them).  A counter counts only while enabled;
+ * returns 0 or a positive errno.  Hooks marked optional may be NULL.  A counter counts only while enabled;
  * read() returns the totals since open().
  */
 struct vpmu_source_ops {
@@ -82,7 +81,10 @@ struct vpmu_source_ops {
 	void (*fini)(void *state);
 
 	/* --- capability --- */
-	/* counters that can run at once on one vCPU; 0 = unlimited (optional) */
+	/*
+	 * counters that can run at once on one vCPU; 0 = unlimited (optional).
+	 * Not consulted yet: the multiplexing scheduler will.
+	 */
 	unsigned (*capacity)(void *state);
 	/* 0 if ev can be counted, else EOPNOTSUPP with a reason (required) */
 	int  (*supports)(void *state, const struct vpmu_event_spec *ev,
@@ -97,7 +99,7 @@ struct vpmu_source_ops {
 	int  (*disable)(void *state, void *ctr);
 	int  (*read)(void *state, void *ctr, struct vpmu_count *out);
 
-	/* --- sampling (optional) --- */
+	/* --- sampling (optional; not called by the core yet) --- */
 	int  (*set_period)(void *state, void *ctr, uint64_t period);
 };
 

@@ -209,8 +209,9 @@ VPMU_EXTERN int vpmu_vm_get_pmcinfo(vpmu_vm *vm, const struct vpmu_cred *caller,
 
 /*
  * Host view of a PMC, no permission check: the unscaled count with the time
- * (ns) it was enabled and running on the source.  For a process PMC the
- * value is the sum over its targets.  A PMC id is unique per owner only
+ * (ns) it was enabled and running on the source.  The value is what PMCRW
+ * would read: the initial or written value plus everything counted since,
+ * for a process PMC on all of its targets.  A PMC id is unique per owner only
  * (as in hwpmc), so the owner's pid names the PMC with it.
  */
 VPMU_EXTERN int vpmu_pmc_get_count(vpmu_vm *vm, int32_t owner, vpmu_pmc_id id,
