@@ -27,6 +27,7 @@ vpmu_config_create(vpmu_config **cfgp)
 	cfg->classes[2] = (struct vpmu_class_cfg){ VPMU_CLASS_PV, 16, 64 };
 	cfg->nclass = 3;
 	cfg->source = &vpmu_source_synthetic;
+	(void)vpmu_model_parse("none", &cfg->model, NULL, 0);
 	*cfgp = cfg;
 	return (0);
 }

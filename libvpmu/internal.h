@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include <vpmu/vpmu.h>
+#include <vpmu/model.h>
 
 /* Invariant check that names file and line, like hwpmc's KASSERT tags. */
 #define VPMU_ASSERT(c) do {						\
@@ -73,6 +74,7 @@ struct vpmu_config {
 	void *log_arg;
 	vpmu_notify_fn notify_fn;
 	void *notify_arg;
+	struct vpmu_model model;	/* vendor NONE: no guest-visible PMU */
 };
 
 /* ---- classes and rows ---------------------------------------------------- */
@@ -205,7 +207,13 @@ struct vpmu_vm {
 	unsigned proc_hash_size;
 
 	struct vpmu_driverstats stats;
+
+	struct gpmu *gpmu;		/* the guest-visible PMU (guest-api/) */
 };
+
+struct gpmu;
+int	vpmu__gpmu_init(struct vpmu_vm *vm, const struct vpmu_model *m);
+void	vpmu__gpmu_fini(struct vpmu_vm *vm);
 
 /* vm.c */
 const struct vpmu_classdesc *vpmu__class_find(const struct vpmu_vm *vm, uint32_t cls);
@@ -227,6 +235,15 @@ int	vpmu_do_op_pmcadmin(struct vpmu_vm *, const struct vpmu_cred *, void *);
 int	vpmu_do_op_getpmcinfo(struct vpmu_vm *, const struct vpmu_cred *, void *);
 struct vpmu_pmc *vpmu__pmc_by_id(struct vpmu_vm *vm, int32_t owner, vpmu_pmc_id id);
 void	vpmu__pmc_release(struct vpmu_vm *vm, struct vpmu_pmc *pm);
+
+/* pmc.c: the PMCs behind guest-visible MSR counters */
+int	vpmu__model_pmc_create(struct vpmu_vm *vm, unsigned cpu, uint32_t cls,
+	    unsigned idx, struct vpmu_pmc **pmp);
+int	vpmu__model_pmc_program(struct vpmu_vm *vm, struct vpmu_pmc *pm,
+	    const struct vpmu_event_spec *spec, bool run);
+uint64_t vpmu__model_pmc_value(struct vpmu_vm *vm, struct vpmu_pmc *pm,
+	    struct vpmu_count *times);
+int	vpmu__model_pmc_set(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint64_t value);
 
 /* count.c: moving counts between the source and PMCs */
 int	vpmu__hw_activate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu);

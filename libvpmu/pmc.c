@@ -846,3 +846,104 @@ vpmu_pmc_get_unsupported(vpmu_vm *vm, int32_t owner, vpmu_pmc_id id, char *why,
 	pthread_mutex_unlock(&vm->lock);
 	return (error);
 }
+
+/* ---- PMCs behind guest-visible MSR counters (guest-api/) ------------------
+ *
+ * Each counter a guest programs through MSRs is a system-scope counting PMC
+ * on its vCPU, in its class's row, owned by the guest kernel itself:
+ * owner pid 0, which no caller of vpmu_vm_op() can be.  GETPMCINFO shows
+ * those rows STANDALONE with owner 0.
+ */
+
+int
+vpmu__model_pmc_create(struct vpmu_vm *vm, unsigned cpu, uint32_t cls, unsigned idx,
+    struct vpmu_pmc **pmp)
+{
+	static const struct vpmu_cred guest = { .pid = 0, .privileged = 1 };
+	const struct vpmu_classdesc *c = vpmu__class_find(vm, cls);
+	struct vpmu_owner *o;
+	struct vpmu_pmc *pm;
+	unsigned row;
+
+	if (c == NULL || idx >= c->rows || cpu >= vm->nvcpus)
+		return (EINVAL);
+	row = c->ri_base + idx;
+	if (vm->vcpu[cpu].sys[row] != NULL || vm->disp[row] > 0)
+		return (EBUSY);
+	if ((pm = calloc(1, sizeof(*pm))) == NULL)
+		return (ENOMEM);
+	pm->nhw = 1;
+	if ((pm->hw = calloc(1, sizeof(*pm->hw))) == NULL) {
+		free(pm);
+		return (ENOMEM);
+	}
+	if ((o = owner_find(vm, guest.pid)) == NULL) {
+		if ((o = calloc(1, sizeof(*o))) == NULL) {
+			free(pm->hw);
+			free(pm);
+			return (ENOMEM);
+		}
+		o->pid = guest.pid;
+		o->cred = guest;
+		o->next = vm->owners;
+		vm->owners = o;
+	}
+	pm->id = VPMU_ID_MAKE(cpu, VPMU_MODE_SC, cls, row);
+	pm->mode = VPMU_MODE_SC;
+	pm->cls = cls;
+	pm->cpu = cpu;
+	pm->row = row;
+	pm->caps = c->caps;
+	pm->state = VPMU_STATE_ALLOCATED;
+	pm->owner = o;
+	pm->owner_next = o->pmcs;
+	o->pmcs = pm;
+	disp_mark(vm, row, VPMU_MODE_SC);
+	vm->vcpu[cpu].sys[row] = pm;
+	*pmp = pm;
+	return (0);
+}
+
+/*
+ * (Re)program a model PMC: stop it (its count is kept), take the new event,
+ * and run it if asked.  A new event closes the old host counter, so the
+ * source is asked again whether it can count it.
+ */
+int
+vpmu__model_pmc_program(struct vpmu_vm *vm, struct vpmu_pmc *pm,
+    const struct vpmu_event_spec *spec, bool run)
+{
+	if (pm->state == VPMU_STATE_RUNNING) {
+		pm->value += vpmu__hw_deactivate(vm, pm, pm->cpu);
+		pm->state = VPMU_STATE_STOPPED;
+	}
+	if (spec != NULL && memcmp(spec, &pm->spec, sizeof(*spec)) != 0) {
+		vpmu__hw_close_all(vm, pm);
+		pm->spec = *spec;
+		pm->unsupported = vm->src->supports(vm->src_state, spec, pm->why,
+		    sizeof(pm->why)) != 0;
+	}
+	if (!run || pm->spec.event == VPMU_EV_NONE)
+		return (0);
+	pm->state = VPMU_STATE_RUNNING;
+	return (vpmu__hw_activate(vm, pm, pm->cpu));
+}
+
+uint64_t
+vpmu__model_pmc_value(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_count *times)
+{
+	return (pmc_value_now(vm, pm, times));
+}
+
+/* A guest's write to a counter, running or not, takes effect at once. */
+int
+vpmu__model_pmc_set(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint64_t value)
+{
+	if (pm->state != VPMU_STATE_RUNNING) {
+		pm->value = value;
+		return (0);
+	}
+	(void)vpmu__hw_deactivate(vm, pm, pm->cpu);
+	pm->value = value;
+	return (vpmu__hw_activate(vm, pm, pm->cpu));
+}

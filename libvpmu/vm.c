@@ -110,6 +110,8 @@ vpmu_vm_create(const vpmu_config *cfg, vpmu_vm **vmp)
 		vm->src = NULL;
 		goto err;
 	}
+	if ((error = vpmu__gpmu_init(vm, &cfg->model)) != 0)
+		goto err;
 	*vmp = vm;
 	return (0);
 err:
@@ -131,7 +133,8 @@ vpmu_vm_destroy(vpmu_vm *vm)
 		return;
 	pthread_mutex_lock(&vm->lock);
 	for (o = vm->owners; o != NULL; o = o->next)
-		vpmu__notify(vm, o->pid, SIGBUS);
+		if (o->pid != 0)		/* 0: the guest's own MSR counters */
+			vpmu__notify(vm, o->pid, SIGBUS);
 	/* Releasing an owner's last PMC frees the owner: re-read the list. */
 	while ((o = vm->owners) != NULL) {
 		if (o->pmcs != NULL) {
@@ -141,6 +144,7 @@ vpmu_vm_destroy(vpmu_vm *vm)
 		vm->owners = o->next;		/* an owner kept only by its log */
 		free(o);
 	}
+	vpmu__gpmu_fini(vm);
 	if (vm->proc_hash != NULL)
 		vpmu__procs_free(vm);
 	if (vm->src != NULL)

@@ -57,6 +57,64 @@ VPMU_EXTERN void vpmu_model_default(struct vpmu_model *m);
 /* Write the model back as a canonical string with every key. */
 VPMU_EXTERN int vpmu_model_format(const struct vpmu_model *m, char *buf, size_t len);
 
+struct vpmu_config;
+struct vpmu_vm;
+
+/*
+ * Give a VM this model: its classes become the model's counters (Intel:
+ * IAP gp x width, IAF fixed x fixed-width; AMD: K8 gp x 48; none: none);
+ * the paravirtual class is kept.
+ */
+VPMU_EXTERN int vpmu_config_set_model(struct vpmu_config *cfg, const struct vpmu_model *m);
+VPMU_EXTERN int vpmu_vm_get_model(const struct vpmu_vm *vm, struct vpmu_model *m);
+
+/* ---- the guest's MSR accesses ------------------------------------------------
+ * Results are not errnos: a guest fault is the guest's, not the host's.
+ */
+#define VPMU_MSR_OK		0	/* done; a read's value is in *val */
+#define VPMU_MSR_GP		1	/* the access faults: inject #GP(0) */
+#define VPMU_MSR_NOT_PMU	2	/* not a PMU MSR of any model: not libvpmu's */
+
+VPMU_EXTERN int vpmu_msr_read(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t *val);
+VPMU_EXTERN int vpmu_msr_write(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t val);
+/*
+ * The model's value of a CPUID leaf: returns 1 and fills regs (eax, ebx,
+ * ecx, edx) for the leaves the model owns (0xA, 0x80000022), 0 for others.
+ * For leaves that only carry a PMU bit (1.ECX.PDCM, 0x80000001.ECX[23])
+ * use vpmu_cpuid_adjust() on the host's values.
+ */
+VPMU_EXTERN int vpmu_cpuid_leaf(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf,
+    uint32_t regs[4]);
+VPMU_EXTERN void vpmu_cpuid_adjust(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf,
+    uint32_t regs[4]);
+/* Architectural reset of every PMU MSR of one vCPU (INIT/RESET). */
+VPMU_EXTERN int vpmu_vcpu_reset(struct vpmu_vm *vm, unsigned cpu);
+/* Take the vCPU's pending PMI: 1 if one was pending (now cleared), else 0. */
+VPMU_EXTERN int vpmu_vcpu_take_pmi(struct vpmu_vm *vm, unsigned cpu);
+/*
+ * Look for overflows: every enabled counter whose value crossed its width
+ * since the last look sets its GLOBAL_STATUS bit and, with INT, makes a PMI
+ * pending.  The KVM glue calls it after every exit.
+ */
+VPMU_EXTERN int vpmu_vcpu_check_overflow(struct vpmu_vm *vm, unsigned cpu);
+
+/* One guest-visible counter, for reports (vpmu-run prints these). */
+struct vpmu_counter_info {
+	char	 name[32];		/* "IA32_PMC0", "IA32_FIXED_CTR1", "PERF_CTR3" */
+	char	 event[40];		/* "instructions", "raw 0x412e", "" if none */
+	uint64_t control;		/* event select, or the fixed-control nibble */
+	uint64_t value;			/* as the guest reads it */
+	uint64_t time_enabled;		/* ns */
+	uint64_t time_running;		/* ns */
+	uint32_t used;			/* the guest wrote its control or counter */
+	uint32_t enabled;		/* counting now */
+	uint32_t unsupported;		/* the source cannot count the event */
+	char	 why[160];
+};
+/* *n: in, entries at out; out, the vCPU's counters (EINVAL if too few). */
+VPMU_EXTERN int vpmu_vcpu_get_counters(struct vpmu_vm *vm, unsigned cpu,
+    struct vpmu_counter_info *out, unsigned *n);
+
 #ifdef __cplusplus
 }
 #endif

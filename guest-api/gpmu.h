@@ -1,0 +1,89 @@
+/*
+ * gpmu.h -- the guest-visible PMU's state, shared by pmu.c (vendor-neutral:
+ * counters, enables, global status, overflow, reset, reports) and the
+ * vendor files intel.c and amd.c (their MSR tables and rules).
+ *
+ * Locking: every entry point takes the VM lock (the core's PMCs are
+ * VM-wide state); per-vCPU state here is only ever touched for its vCPU.
+ */
+#ifndef VPMU_GPMU_H
+#define VPMU_GPMU_H
+
+#include <string.h>
+
+#include "internal.h"
+#include <vpmu/model.h>
+
+#define GPMU_MAX_GP	8
+#define GPMU_MAX_FIXED	3
+
+/* One guest-visible counter on one vCPU: a view of one core PMC. */
+struct gpmu_ctr {
+	struct vpmu_pmc *pm;
+	uint64_t ctl;		/* event select (GP); fixed-control nibble (fixed) */
+	uint64_t mask;		/* width mask */
+	uint64_t last;		/* raw PMC value at the last overflow check */
+	unsigned gbit;		/* bit in GLOBAL_CTRL/STATUS: GP i, fixed 32 + i */
+	bool fixed;
+	bool used;		/* the guest wrote its control or counter */
+	bool running;		/* counting now */
+	bool intr;		/* a PMI on overflow */
+};
+
+struct gpmu_vcpu {
+	struct gpmu_ctr gp[GPMU_MAX_GP];
+	struct gpmu_ctr fx[GPMU_MAX_FIXED];
+	uint64_t fixed_ctrl;	/* IA32_FIXED_CTR_CTRL */
+	uint64_t global_ctrl;
+	uint64_t global_status;
+	bool pmi_pending;
+};
+
+/* Result of an MSR handler: VPMU_MSR_OK / VPMU_MSR_GP. */
+typedef int gpmu_rd_fn(struct vpmu_vm *, struct gpmu_vcpu *, unsigned idx, uint64_t *);
+typedef int gpmu_wr_fn(struct vpmu_vm *, struct gpmu_vcpu *, unsigned idx, uint64_t);
+
+/* A run of MSRs handled alike: base + idx for idx < count. */
+struct gpmu_range {
+	uint32_t base;
+	uint32_t count;
+	const char *name;	/* for reports: "IA32_PMC" */
+	gpmu_rd_fn *rd;
+	gpmu_wr_fn *wr;
+};
+
+/* A vendor: its MSR table and how it turns a control into an event. */
+struct gpmu_vendor {
+	const struct gpmu_range *ranges;
+	size_t nranges;
+	/* from a GP event select: the event, and whether it counts at all */
+	bool (*decode)(uint64_t sel, struct vpmu_event_spec *spec);
+	bool (*gp_enabled)(const struct vpmu_vm *, const struct gpmu_vcpu *, unsigned i);
+};
+
+extern const struct gpmu_vendor gpmu_intel;
+extern const struct gpmu_vendor gpmu_amd;
+
+struct gpmu {
+	struct vpmu_model model;
+	const struct gpmu_vendor *vendor;	/* NULL for "none" */
+	uint64_t global_ctrl_valid;		/* GP bits n-1:0, fixed bits 32+i */
+	struct gpmu_vcpu *vcpu;
+};
+
+/* pmu.c, for the vendor files */
+struct gpmu *gpmu_of(const struct vpmu_vm *vm);
+int	gpmu_ctr_update(struct vpmu_vm *vm, struct gpmu_vcpu *v, struct gpmu_ctr *c,
+	    const struct vpmu_event_spec *spec, bool run);
+uint64_t gpmu_ctr_read(struct vpmu_vm *vm, struct gpmu_ctr *c);
+int	gpmu_ctr_write(struct vpmu_vm *vm, struct gpmu_ctr *c, uint64_t value);
+int	gpmu_reprogram_gp(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned i);
+int	gpmu_reprogram_fixed(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned i);
+int	gpmu_set_global_ctrl(struct vpmu_vm *vm, struct gpmu_vcpu *v, uint64_t val);
+void	gpmu_reset_vcpu(struct vpmu_vm *vm, struct gpmu_vcpu *v);
+
+/* For the KVM glue: every MSR range of every vendor (the filter). */
+size_t	vpmu__gpmu_msr_ranges(const struct gpmu_range **intel, size_t *nintel,
+	    const struct gpmu_range **amd, size_t *namd);
+
+#endif /* VPMU_GPMU_H */

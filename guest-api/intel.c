@@ -1,0 +1,254 @@
+/*
+ * intel.c -- Intel architectural performance monitoring, versions 1 to 5,
+ * as the guest sees it through MSRs (SDM Vol. 3B ch. 20; Vol. 4 MSR
+ * tables), with KVM's rules for what faults:
+ *
+ *   IA32_PMCx        0x0C1  legacy write: bits 31:0, sign-extended from bit 31
+ *   IA32_PERFEVTSELx 0x186  #GP on reserved bits 63:32 and 21 (AnyThread)
+ *   IA32_FIXED_CTRx  0x309  v2+; written value masked to the fixed width
+ *   PERF_CAPABILITIES 0x345 read-only; exists with PDCM (fw-writes=1): bit 13
+ *   FIXED_CTR_CTRL   0x38D  v2+; per counter bits 0 (OS), 1 (USR), 3 (PMI)
+ *   GLOBAL_STATUS    0x38E  v2+; read-only: a write #GPs
+ *   GLOBAL_CTRL      0x38F  v2+; #GP on bits of counters that do not exist
+ *   GLOBAL_OVF_CTRL  0x390  v2+; clears status bits, reads 0
+ *   IA32_A_PMCx      0x4C1  full-width alias, with fw-writes only; #GP above width
+ *
+ * Counters past the advertised number #GP, all of them: libvpmu has no
+ * equivalent of KVM's leniency for 0xC1/0xC2 (reads 0, writes dropped),
+ * which exists for old guests probing P6 counters; a guest told "n
+ * counters" that touches counter n gets the fault the SDM promises.
+ */
+#include "gpmu.h"
+
+#define EVTSEL_RESERVED	0xFFFFFFFF00200000ull	/* bits 63:32, 21 */
+#define EVTSEL_USR	(1ull << 16)
+#define EVTSEL_OS	(1ull << 17)
+#define EVTSEL_EDGE	(1ull << 18)
+#define EVTSEL_EN	(1ull << 22)
+#define EVTSEL_INV	(1ull << 23)
+#define PERF_CAP_FW_WRITE (1ull << 13)
+#define GLOBAL_OVF_EXTRA ((1ull << 62) | (1ull << 63))	/* OvfBuf, CondChgd */
+
+/* Architectural events by (event select, unit mask), SDM Vol. 3B 20.2.1.2. */
+static const struct {
+	uint8_t evsel, umask;
+	uint32_t event;
+} intel_events[] = {
+	{ 0xC0, 0x00, VPMU_EV_INSTRUCTIONS },
+	{ 0xC4, 0x00, VPMU_EV_BRANCHES },
+	{ 0x3C, 0x00, VPMU_EV_CYCLES },
+	{ 0x3C, 0x01, VPMU_EV_REF_CYCLES },
+};
+
+static bool
+intel_decode(uint64_t sel, struct vpmu_event_spec *spec)
+{
+	uint8_t evsel = sel & 0xFF, umask = (sel >> 8) & 0xFF;
+	size_t i;
+
+	memset(spec, 0, sizeof(*spec));
+	spec->event = VPMU_EV_RAW;
+	spec->raw = sel & 0xFFFF;
+	for (i = 0; i < VPMU_ARRAY_SIZE(intel_events); i++)
+		if (intel_events[i].evsel == evsel && intel_events[i].umask == umask) {
+			spec->event = intel_events[i].event;
+			spec->raw = 0;
+		}
+	if (sel & EVTSEL_USR)
+		spec->flags |= VPMU_EVF_USR;
+	if (sel & EVTSEL_OS)
+		spec->flags |= VPMU_EVF_OS;
+	if (sel & EVTSEL_EDGE)
+		spec->flags |= VPMU_EVF_EDGE;
+	if (sel & EVTSEL_INV)
+		spec->flags |= VPMU_EVF_INV;
+	spec->cmask = (sel >> 24) & 0xFF;
+	/* Neither USR nor OS: the counter counts at no privilege level. */
+	return ((sel & (EVTSEL_USR | EVTSEL_OS)) != 0);
+}
+
+static bool
+intel_gp_enabled(const struct vpmu_vm *vm, const struct gpmu_vcpu *v, unsigned i)
+{
+	const struct gpmu *g = gpmu_of(vm);
+
+	if (!(v->gp[i].ctl & EVTSEL_EN))
+		return (false);
+	return (g->model.version < 2 || (v->global_ctrl & (1ull << i)) != 0);
+}
+
+/* ---- handlers: idx is the offset in the range --------------------------- */
+
+#define MODEL(vm)	(&gpmu_of(vm)->model)
+
+static int
+pmc_rd(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t *val)
+{
+	if (idx >= MODEL(vm)->gp)
+		return (VPMU_MSR_GP);
+	*val = gpmu_ctr_read(vm, &v->gp[idx]);
+	return (VPMU_MSR_OK);
+}
+
+/* A legacy write carries 32 bits, sign-extended from bit 31 (SDM 20.2.5). */
+static int
+pmc_wr(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t val)
+{
+	if (idx >= MODEL(vm)->gp)
+		return (VPMU_MSR_GP);
+	(void)gpmu_ctr_write(vm, &v->gp[idx], (uint64_t)(int64_t)(int32_t)val);
+	return (VPMU_MSR_OK);
+}
+
+static int
+apmc_rd(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t *val)
+{
+	if (!MODEL(vm)->fw_writes)
+		return (VPMU_MSR_GP);
+	return (pmc_rd(vm, v, idx, val));
+}
+
+static int
+apmc_wr(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t val)
+{
+	if (!MODEL(vm)->fw_writes || idx >= MODEL(vm)->gp ||
+	    (val & ~v->gp[idx].mask) != 0)
+		return (VPMU_MSR_GP);
+	(void)gpmu_ctr_write(vm, &v->gp[idx], val);
+	return (VPMU_MSR_OK);
+}
+
+static int
+evtsel_rd(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t *val)
+{
+	if (idx >= MODEL(vm)->gp)
+		return (VPMU_MSR_GP);
+	*val = v->gp[idx].ctl;
+	return (VPMU_MSR_OK);
+}
+
+static int
+evtsel_wr(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t val)
+{
+	if (idx >= MODEL(vm)->gp || (val & EVTSEL_RESERVED) != 0)
+		return (VPMU_MSR_GP);
+	v->gp[idx].ctl = val;
+	v->gp[idx].used = true;
+	(void)gpmu_reprogram_gp(vm, v, idx);
+	return (VPMU_MSR_OK);
+}
+
+static bool
+has_fixed(struct vpmu_vm *vm, unsigned idx)
+{
+	return (MODEL(vm)->version >= 2 && idx < MODEL(vm)->fixed);
+}
+
+static int
+fixed_rd(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t *val)
+{
+	if (!has_fixed(vm, idx))
+		return (VPMU_MSR_GP);
+	*val = gpmu_ctr_read(vm, &v->fx[idx]);
+	return (VPMU_MSR_OK);
+}
+
+static int
+fixed_wr(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t val)
+{
+	if (!has_fixed(vm, idx))
+		return (VPMU_MSR_GP);
+	(void)gpmu_ctr_write(vm, &v->fx[idx], val);	/* masked to width, as KVM */
+	return (VPMU_MSR_OK);
+}
+
+static int
+perfcap_rd(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t *val)
+{
+	(void)v;
+	(void)idx;
+	if (!MODEL(vm)->fw_writes)
+		return (VPMU_MSR_GP);		/* no PDCM: no such MSR */
+	*val = PERF_CAP_FW_WRITE;
+	return (VPMU_MSR_OK);
+}
+
+static int
+readonly_wr(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t val)
+{
+	(void)vm;
+	(void)v;
+	(void)idx;
+	(void)val;
+	return (VPMU_MSR_GP);
+}
+
+/* The fixed control, the three global MSRs: one range, by offset from 0x38D. */
+enum { G_FIXED_CTRL, G_STATUS, G_CTRL, G_OVF_CTRL };
+
+static int
+global_rd(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t *val)
+{
+	if (MODEL(vm)->version < 2)
+		return (VPMU_MSR_GP);
+	switch (idx) {
+	case G_FIXED_CTRL: *val = v->fixed_ctrl; break;
+	case G_STATUS: *val = v->global_status; break;
+	case G_CTRL: *val = v->global_ctrl; break;
+	default: *val = 0; break;			/* OVF_CTRL reads 0 */
+	}
+	return (VPMU_MSR_OK);
+}
+
+static int
+global_wr(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t val)
+{
+	const struct gpmu *g = gpmu_of(vm);
+	uint64_t fixed_valid = 0;
+	unsigned i;
+
+	if (g->model.version < 2)
+		return (VPMU_MSR_GP);
+	switch (idx) {
+	case G_FIXED_CTRL:
+		for (i = 0; i < g->model.fixed; i++)
+			fixed_valid |= 0xBull << (4 * i);
+		if (val & ~fixed_valid)
+			return (VPMU_MSR_GP);
+		v->fixed_ctrl = val;
+		for (i = 0; i < g->model.fixed; i++) {
+			if ((val >> (4 * i)) & 0xF)
+				v->fx[i].used = true;
+			(void)gpmu_reprogram_fixed(vm, v, i);
+		}
+		return (VPMU_MSR_OK);
+	case G_STATUS:
+		return (VPMU_MSR_GP);			/* read-only */
+	case G_CTRL:
+		if (val & ~g->global_ctrl_valid)
+			return (VPMU_MSR_GP);
+		(void)gpmu_set_global_ctrl(vm, v, val);
+		return (VPMU_MSR_OK);
+	default:
+		if (val & ~(g->global_ctrl_valid | GLOBAL_OVF_EXTRA))
+			return (VPMU_MSR_GP);
+		v->global_status &= ~val;
+		return (VPMU_MSR_OK);
+	}
+}
+
+static const struct gpmu_range intel_ranges[] = {
+	{ 0x0C1, VPMU_INTEL_MAX_GP, "IA32_PMC", pmc_rd, pmc_wr },
+	{ 0x186, VPMU_INTEL_MAX_GP, "IA32_PERFEVTSEL", evtsel_rd, evtsel_wr },
+	{ 0x309, VPMU_INTEL_MAX_FIXED + 1, "IA32_FIXED_CTR", fixed_rd, fixed_wr },
+	{ 0x345, 1, "IA32_PERF_CAPABILITIES", perfcap_rd, readonly_wr },
+	{ 0x38D, 4, "IA32_PERF_GLOBAL", global_rd, global_wr },
+	{ 0x4C1, VPMU_INTEL_MAX_GP, "IA32_A_PMC", apmc_rd, apmc_wr },
+};
+
+const struct gpmu_vendor gpmu_intel = {
+	.ranges = intel_ranges,
+	.nranges = VPMU_ARRAY_SIZE(intel_ranges),
+	.decode = intel_decode,
+	.gp_enabled = intel_gp_enabled,
+};

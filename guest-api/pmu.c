@@ -1,0 +1,502 @@
+/*
+ * pmu.c -- the guest-visible PMU, vendor-neutral part: the counters of each
+ * vCPU as views of core PMCs, when they count, global control and status,
+ * overflow and PMIs, reset, CPUID, reports, and the MSR entry points that
+ * hand an access to the vendor's table (intel.c, amd.c).
+ *
+ * A counter counts when its controls say so (event select EN and USR/OS,
+ * or the fixed-control nibble) and, where the model has one, its
+ * GLOBAL_CTRL bit is set.  Its value is the core PMC's value masked to the
+ * counter's width; an overflow is a crossing of that width, seen at the
+ * first check after it (the KVM glue checks after every exit, and the
+ * exact source exits after every instruction, so there it is exact).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "gpmu.h"
+
+#define INTEL_EVENTS_LEN	7	/* CPUID.0xA.EAX[31:24]: 7 architectural events */
+
+static uint64_t
+width_mask(unsigned width)
+{
+	return (width >= 64 ? ~0ull : (1ull << width) - 1);
+}
+
+struct gpmu *
+gpmu_of(const struct vpmu_vm *vm)
+{
+	return (vm->gpmu);
+}
+
+/* ---- configuration ------------------------------------------------------- */
+
+int
+vpmu_config_set_model(struct vpmu_config *cfg, const struct vpmu_model *m)
+{
+	int error;
+
+	if (cfg == NULL || m == NULL || m->gp > GPMU_MAX_GP || m->fixed > GPMU_MAX_FIXED ||
+	    (m->vendor == VPMU_VENDOR_AMD && m->fixed != 0) ||
+	    m->vendor > VPMU_VENDOR_AMD)
+		return (EINVAL);
+	/* The model's classes replace the guest-visible ones; PV stays. */
+	(void)vpmu_config_set_class(cfg, VPMU_CLASS_IAP, 0, 0);
+	(void)vpmu_config_set_class(cfg, VPMU_CLASS_IAF, 0, 0);
+	(void)vpmu_config_set_class(cfg, VPMU_CLASS_K8, 0, 0);
+	error = 0;
+	if (m->vendor == VPMU_VENDOR_INTEL) {
+		if (m->gp > 0)
+			error = vpmu_config_set_class(cfg, VPMU_CLASS_IAP, m->gp, m->width);
+		if (error == 0 && m->fixed > 0)
+			error = vpmu_config_set_class(cfg, VPMU_CLASS_IAF, m->fixed,
+			    m->fixed_width);
+	} else if (m->vendor == VPMU_VENDOR_AMD && m->gp > 0)
+		error = vpmu_config_set_class(cfg, VPMU_CLASS_K8, m->gp, m->width);
+	if (error == 0)
+		cfg->model = *m;
+	return (error);
+}
+
+int
+vpmu_vm_get_model(const struct vpmu_vm *vm, struct vpmu_model *m)
+{
+	if (vm == NULL || m == NULL || vm->gpmu == NULL)
+		return (EINVAL);
+	*m = vm->gpmu->model;
+	return (0);
+}
+
+/* ---- life cycle ----------------------------------------------------------- */
+
+static void
+ctr_setup(struct gpmu_ctr *c, struct vpmu_pmc *pm, unsigned width, unsigned gbit, bool fixed)
+{
+	memset(c, 0, sizeof(*c));
+	c->pm = pm;
+	c->mask = width_mask(width);
+	c->gbit = gbit;
+	c->fixed = fixed;
+}
+
+int
+vpmu__gpmu_init(struct vpmu_vm *vm, const struct vpmu_model *m)
+{
+	struct gpmu *g;
+	struct vpmu_pmc *pm;
+	unsigned cpu, i;
+	uint32_t gpcls = m->vendor == VPMU_VENDOR_AMD ? VPMU_CLASS_K8 : VPMU_CLASS_IAP;
+	int error;
+
+	if ((g = calloc(1, sizeof(*g))) == NULL)
+		return (ENOMEM);
+	if ((g->vcpu = calloc(vm->nvcpus, sizeof(*g->vcpu))) == NULL) {
+		free(g);
+		return (ENOMEM);
+	}
+	g->model = *m;
+	g->vendor = m->vendor == VPMU_VENDOR_INTEL ? &gpmu_intel :
+	    m->vendor == VPMU_VENDOR_AMD ? &gpmu_amd : NULL;
+	g->global_ctrl_valid = ((1ull << m->gp) - 1) |
+	    (((1ull << m->fixed) - 1) << 32);
+	vm->gpmu = g;
+	for (cpu = 0; cpu < vm->nvcpus; cpu++) {
+		for (i = 0; i < m->gp; i++) {
+			if ((error = vpmu__model_pmc_create(vm, cpu, gpcls, i, &pm)) != 0)
+				return (error);	/* vpmu_vm_destroy() cleans up */
+			ctr_setup(&g->vcpu[cpu].gp[i], pm, m->width, i, false);
+		}
+		for (i = 0; i < m->fixed; i++) {
+			if ((error = vpmu__model_pmc_create(vm, cpu, VPMU_CLASS_IAF, i,
+			    &pm)) != 0)
+				return (error);
+			ctr_setup(&g->vcpu[cpu].fx[i], pm, m->fixed_width, 32 + i, true);
+		}
+		gpmu_reset_vcpu(vm, &g->vcpu[cpu]);
+	}
+	return (0);
+}
+
+void
+vpmu__gpmu_fini(struct vpmu_vm *vm)
+{
+	if (vm->gpmu == NULL)
+		return;
+	free(vm->gpmu->vcpu);
+	free(vm->gpmu);
+	vm->gpmu = NULL;
+}
+
+/* ---- counters --------------------------------------------------------------- */
+
+uint64_t
+gpmu_ctr_read(struct vpmu_vm *vm, struct gpmu_ctr *c)
+{
+	return (vpmu__model_pmc_value(vm, c->pm, NULL) & c->mask);
+}
+
+int
+gpmu_ctr_write(struct vpmu_vm *vm, struct gpmu_ctr *c, uint64_t value)
+{
+	value &= c->mask;
+	c->used = true;
+	c->last = value;
+	return (vpmu__model_pmc_set(vm, c->pm, value));
+}
+
+int
+gpmu_ctr_update(struct vpmu_vm *vm, struct gpmu_vcpu *v, struct gpmu_ctr *c,
+    const struct vpmu_event_spec *spec, bool run)
+{
+	(void)v;
+	c->running = run;
+	return (vpmu__model_pmc_program(vm, c->pm, spec, run));
+}
+
+int
+gpmu_reprogram_gp(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned i)
+{
+	const struct gpmu *g = gpmu_of(vm);
+	struct gpmu_ctr *c = &v->gp[i];
+	struct vpmu_event_spec spec;
+	bool counts;
+
+	counts = g->vendor->decode(c->ctl, &spec);
+	c->intr = (c->ctl & (1ull << 20)) != 0;		/* INT, both vendors */
+	return (gpmu_ctr_update(vm, v, c, &spec,
+	    counts && g->vendor->gp_enabled(vm, v, i)));
+}
+
+/*
+ * Fixed counter i counts fixed event i (SDM Vol. 3B 20.2.2): instructions,
+ * core cycles, reference cycles.  Its nibble: bit 0 OS, bit 1 USR, bit 3 PMI.
+ */
+int
+gpmu_reprogram_fixed(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned i)
+{
+	static const uint32_t fixed_event[GPMU_MAX_FIXED] = {
+		VPMU_EV_INSTRUCTIONS, VPMU_EV_CYCLES, VPMU_EV_REF_CYCLES
+	};
+	struct gpmu_ctr *c = &v->fx[i];
+	unsigned nib = (v->fixed_ctrl >> (4 * i)) & 0xF;
+	struct vpmu_event_spec spec = { .event = fixed_event[i] };
+
+	c->ctl = nib;
+	c->intr = (nib & 0x8) != 0;
+	if (nib & 0x1)
+		spec.flags |= VPMU_EVF_OS;
+	if (nib & 0x2)
+		spec.flags |= VPMU_EVF_USR;
+	return (gpmu_ctr_update(vm, v, c, &spec, (nib & 0x3) != 0 &&
+	    (v->global_ctrl & (1ull << c->gbit)) != 0));
+}
+
+int
+gpmu_set_global_ctrl(struct vpmu_vm *vm, struct gpmu_vcpu *v, uint64_t val)
+{
+	const struct gpmu *g = gpmu_of(vm);
+	uint64_t changed = v->global_ctrl ^ val;
+	unsigned i;
+	int error = 0, e;
+
+	v->global_ctrl = val;
+	for (i = 0; i < g->model.gp; i++)
+		if ((changed & (1ull << i)) && (e = gpmu_reprogram_gp(vm, v, i)) != 0)
+			error = e;
+	for (i = 0; i < g->model.fixed; i++)
+		if ((changed & (1ull << (32 + i))) &&
+		    (e = gpmu_reprogram_fixed(vm, v, i)) != 0)
+			error = e;
+	return (error);
+}
+
+/*
+ * Architectural reset: counters, selects and fixed control 0, status 0;
+ * GLOBAL_CTRL "sets bits n-1:0" (SDM Vol. 3B table 10-1) where the model
+ * has one, so a v1-style guest finds its GP counters globally enabled.
+ */
+void
+gpmu_reset_vcpu(struct vpmu_vm *vm, struct gpmu_vcpu *v)
+{
+	const struct gpmu *g = gpmu_of(vm);
+	unsigned i;
+
+	v->fixed_ctrl = 0;
+	v->global_status = 0;
+	v->pmi_pending = false;
+	v->global_ctrl = g->model.version >= 2 ? (1ull << g->model.gp) - 1 : 0;
+	for (i = 0; i < g->model.gp; i++) {
+		v->gp[i].ctl = 0;
+		(void)gpmu_ctr_update(vm, v, &v->gp[i], NULL, false);
+		(void)gpmu_ctr_write(vm, &v->gp[i], 0);
+		v->gp[i].used = false;
+		v->gp[i].intr = false;
+	}
+	for (i = 0; i < g->model.fixed; i++) {
+		v->fx[i].ctl = 0;
+		(void)gpmu_ctr_update(vm, v, &v->fx[i], NULL, false);
+		(void)gpmu_ctr_write(vm, &v->fx[i], 0);
+		v->fx[i].used = false;
+		v->fx[i].intr = false;
+	}
+}
+
+/* ---- entry points ------------------------------------------------------------ */
+
+static const struct gpmu_range *
+range_find(const struct gpmu_vendor *vd, uint32_t msr, unsigned *idx)
+{
+	size_t i;
+
+	for (i = 0; i < vd->nranges; i++)
+		if (msr - vd->ranges[i].base < vd->ranges[i].count) {
+			*idx = msr - vd->ranges[i].base;
+			return (&vd->ranges[i]);
+		}
+	return (NULL);
+}
+
+/*
+ * Find msr in the model's vendor table.  An MSR of the other vendor's PMU
+ * (or any PMU MSR under "none") exists on no CPU the guest was told about:
+ * #GP.  Anything else is not a PMU MSR.
+ */
+static int
+msr_lookup(struct vpmu_vm *vm, uint32_t msr, const struct gpmu_range **rp, unsigned *idx)
+{
+	const struct gpmu *g = gpmu_of(vm);
+	const struct gpmu_vendor *vendors[] = { &gpmu_intel, &gpmu_amd };
+	size_t i;
+
+	for (i = 0; i < 2; i++)
+		if ((*rp = range_find(vendors[i], msr, idx)) != NULL)
+			return (vendors[i] == g->vendor ? VPMU_MSR_OK : VPMU_MSR_GP);
+	return (VPMU_MSR_NOT_PMU);
+}
+
+int
+vpmu_msr_read(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t *val)
+{
+	const struct gpmu_range *r;
+	unsigned idx;
+	int res;
+
+	if (vm == NULL || val == NULL || vm->gpmu == NULL || cpu >= vm->nvcpus)
+		return (EINVAL);
+	vpmu__vm_lock(vm);
+	if ((res = msr_lookup(vm, msr, &r, &idx)) == VPMU_MSR_OK)
+		res = r->rd(vm, &vm->gpmu->vcpu[cpu], idx, val);
+	vpmu__vm_unlock(vm);
+	return (res);
+}
+
+int
+vpmu_msr_write(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t val)
+{
+	const struct gpmu_range *r;
+	unsigned idx;
+	int res;
+
+	if (vm == NULL || vm->gpmu == NULL || cpu >= vm->nvcpus)
+		return (EINVAL);
+	vpmu__vm_lock(vm);
+	if ((res = msr_lookup(vm, msr, &r, &idx)) == VPMU_MSR_OK)
+		res = r->wr(vm, &vm->gpmu->vcpu[cpu], idx, val);
+	vpmu__vm_unlock(vm);
+	return (res);
+}
+
+size_t
+vpmu__gpmu_msr_ranges(const struct gpmu_range **intel, size_t *nintel,
+    const struct gpmu_range **amd, size_t *namd)
+{
+	*intel = gpmu_intel.ranges;
+	*nintel = gpmu_intel.nranges;
+	*amd = gpmu_amd.ranges;
+	*namd = gpmu_amd.nranges;
+	return (*nintel + *namd);
+}
+
+int
+vpmu_vcpu_reset(struct vpmu_vm *vm, unsigned cpu)
+{
+	if (vm == NULL || vm->gpmu == NULL || cpu >= vm->nvcpus)
+		return (EINVAL);
+	vpmu__vm_lock(vm);
+	gpmu_reset_vcpu(vm, &vm->gpmu->vcpu[cpu]);
+	vpmu__vm_unlock(vm);
+	return (0);
+}
+
+int
+vpmu_vcpu_take_pmi(struct vpmu_vm *vm, unsigned cpu)
+{
+	struct gpmu_vcpu *v;
+	int pending;
+
+	if (vm == NULL || vm->gpmu == NULL || cpu >= vm->nvcpus)
+		return (0);
+	vpmu__vm_lock(vm);
+	v = &vm->gpmu->vcpu[cpu];
+	pending = v->pmi_pending;
+	v->pmi_pending = false;
+	vpmu__vm_unlock(vm);
+	return (pending);
+}
+
+/* Did the counter cross its width since the last look? */
+static void
+ctr_check(struct vpmu_vm *vm, struct gpmu_vcpu *v, struct gpmu_ctr *c, bool has_status)
+{
+	uint64_t raw = vpmu__model_pmc_value(vm, c->pm, NULL);
+	unsigned __int128 reach = (unsigned __int128)(c->last & c->mask) + (raw - c->last);
+
+	if (reach > c->mask) {
+		if (has_status)
+			v->global_status |= 1ull << c->gbit;
+		if (c->intr)
+			v->pmi_pending = true;
+	}
+	c->last = raw;
+}
+
+int
+vpmu_vcpu_check_overflow(struct vpmu_vm *vm, unsigned cpu)
+{
+	struct gpmu *g;
+	struct gpmu_vcpu *v;
+	bool has_status;
+	unsigned i;
+
+	if (vm == NULL || vm->gpmu == NULL || cpu >= vm->nvcpus)
+		return (EINVAL);
+	vpmu__vm_lock(vm);
+	g = vm->gpmu;
+	v = &g->vcpu[cpu];
+	has_status = g->model.version >= 2;
+	for (i = 0; i < g->model.gp; i++)
+		if (v->gp[i].running)
+			ctr_check(vm, v, &v->gp[i], has_status);
+	for (i = 0; i < g->model.fixed; i++)
+		if (v->fx[i].running)
+			ctr_check(vm, v, &v->fx[i], has_status);
+	vpmu__vm_unlock(vm);
+	return (0);
+}
+
+/* ---- CPUID ---------------------------------------------------------------------- */
+
+/*
+ * Leaf 0xA (SDM Vol. 2A CPUID): EAX version, GP count, GP width, EBX
+ * length; EBX unavailable events; ECX fixed-counter bitmap (v5); EDX fixed
+ * count and width (v2+).  AMD has no leaf 0xA PMU: zeros.  Leaf 0x80000022
+ * (APM Vol. 3): EAX[0] PerfMonV2, EBX[3:0] core counters.
+ */
+int
+vpmu_cpuid_leaf(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
+{
+	const struct vpmu_model *m;
+
+	(void)subleaf;
+	if (vm == NULL || vm->gpmu == NULL || regs == NULL ||
+	    (leaf != 0xA && leaf != 0x80000022))
+		return (0);
+	m = &vm->gpmu->model;
+	memset(regs, 0, 4 * sizeof(regs[0]));
+	if (leaf == 0xA && m->vendor == VPMU_VENDOR_INTEL) {
+		regs[0] = m->version | m->gp << 8 | m->width << 16 |
+		    (uint32_t)INTEL_EVENTS_LEN << 24;
+		regs[1] = m->ebx & ((1u << INTEL_EVENTS_LEN) - 1);
+		if (m->version >= 5)
+			regs[2] = (1u << m->fixed) - 1;
+		if (m->version >= 2)
+			regs[3] = m->fixed | m->fixed_width << 5;
+	}
+	if (leaf == 0x80000022 && m->vendor == VPMU_VENDOR_AMD && m->version >= 2) {
+		regs[0] = 1;
+		regs[1] = m->gp & 0xF;
+	}
+	return (1);
+}
+
+void
+vpmu_cpuid_adjust(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
+{
+	const struct vpmu_model *m;
+
+	(void)subleaf;
+	if (vm == NULL || vm->gpmu == NULL || regs == NULL)
+		return;
+	m = &vm->gpmu->model;
+	if (leaf == 0x1) {			/* ECX[15] PDCM */
+		regs[2] &= ~(1u << 15);
+		if (m->vendor == VPMU_VENDOR_INTEL && m->fw_writes)
+			regs[2] |= 1u << 15;
+	} else if (leaf == 0x80000001) {	/* ECX[23] PerfCtrExtCore */
+		regs[2] &= ~(1u << 23);
+		if (m->vendor == VPMU_VENDOR_AMD && m->core_ext)
+			regs[2] |= 1u << 23;
+	} else if (vpmu_cpuid_leaf(vm, leaf, subleaf, regs))
+		return;
+}
+
+/* ---- reports --------------------------------------------------------------------- */
+
+static void
+ctr_info(struct vpmu_vm *vm, struct gpmu_ctr *c, const char *name,
+    struct vpmu_counter_info *ci)
+{
+	struct vpmu_count t;
+	const char *ev;
+
+	memset(ci, 0, sizeof(*ci));
+	snprintf(ci->name, sizeof(ci->name), "%s", name);
+	ci->control = c->ctl;
+	ci->value = vpmu__model_pmc_value(vm, c->pm, &t) & c->mask;
+	ci->time_enabled = t.time_enabled;
+	ci->time_running = t.time_running;
+	ci->used = c->used;
+	ci->enabled = c->running;
+	if (c->pm->spec.event == VPMU_EV_RAW)
+		snprintf(ci->event, sizeof(ci->event), "raw 0x%llx",
+		    (unsigned long long)c->pm->spec.raw);
+	else if ((ev = vpmu_event_name(c->pm->spec.event)) != NULL)
+		snprintf(ci->event, sizeof(ci->event), "%s", ev);
+	if (c->pm->unsupported) {
+		ci->unsupported = 1;
+		snprintf(ci->why, sizeof(ci->why), "%s", c->pm->why);
+	}
+}
+
+int
+vpmu_vcpu_get_counters(struct vpmu_vm *vm, unsigned cpu, struct vpmu_counter_info *out,
+    unsigned *n)
+{
+	const struct gpmu *g;
+	struct gpmu_vcpu *v;
+	char name[32];
+	unsigned i, k = 0, need;
+
+	if (vm == NULL || n == NULL || vm->gpmu == NULL || cpu >= vm->nvcpus)
+		return (EINVAL);
+	g = vm->gpmu;
+	need = g->model.gp + g->model.fixed;
+	if (*n < need || (need > 0 && out == NULL)) {
+		*n = need;
+		return (EINVAL);
+	}
+	vpmu__vm_lock(vm);
+	v = &g->vcpu[cpu];
+	for (i = 0; i < g->model.gp; i++) {
+		snprintf(name, sizeof(name), "%s%u", g->vendor->ranges[0].name, i);
+		ctr_info(vm, &v->gp[i], name, &out[k++]);
+	}
+	for (i = 0; i < g->model.fixed; i++) {
+		snprintf(name, sizeof(name), "IA32_FIXED_CTR%u", i);
+		ctr_info(vm, &v->fx[i], name, &out[k++]);
+	}
+	vpmu__vm_unlock(vm);
+	*n = k;
+	return (0);
+}

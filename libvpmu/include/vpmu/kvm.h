@@ -1,0 +1,81 @@
+/*
+ * <vpmu/kvm.h> -- libvpmu inside a KVM VMM's run loop.
+ *
+ * Order of calls for a VMM (vpmu-run is one):
+ *
+ *   vpmu_vm_create(cfg with a model)        the virtual PMU
+ *   KVM_CREATE_VM
+ *   vpmu_kvm_create(vm, vm_fd, &k)          before any KVM_CREATE_VCPU: turns
+ *                                           KVM's own vPMU off where it can,
+ *                                           routes the model's MSRs to user
+ *                                           space (KVM_X86_SET_MSR_FILTER)
+ *   vpmu_kvm_add_memory(k, gpa, size, hva)  for every RAM slot (the exact
+ *                                           source decodes guest code)
+ *   KVM_CREATE_VCPU; mmap kvm_run
+ *   vpmu_kvm_cpuid_patch(k, cpuid)          on the CPUID the VMM will set
+ *   KVM_SET_CPUID2
+ *   vpmu_kvm_vcpu_init(k, cpu, fd, run)     on each vCPU
+ *   in each vCPU thread:
+ *     vpmu_vcpu_set_thread(vm, cpu, gettid())
+ *     loop: vpmu_kvm_pre_run(k, cpu)        pending PMI (NMI), single-step
+ *           KVM_RUN
+ *           vpmu_kvm_post_run(k, cpu)
+ *           vpmu_kvm_handle_exit(k, cpu, &handled)   MSR and debug exits
+ *           if (!handled) the VMM's own exits (I/O, MMIO, ...)
+ *
+ * Every function returns 0 or a positive errno.  Threads: the vCPU calls
+ * for one cpu must come from one thread at a time (its vCPU thread).
+ */
+#ifndef VPMU_KVM_H
+#define VPMU_KVM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vpmu/export.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vpmu_vm;
+struct kvm_run;
+struct kvm_cpuid2;
+typedef struct vpmu_kvm vpmu_kvm;
+
+VPMU_EXTERN int  vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp);
+VPMU_EXTERN void vpmu_kvm_destroy(vpmu_kvm *k);
+VPMU_EXTERN int  vpmu_kvm_add_memory(vpmu_kvm *k, uint64_t gpa, uint64_t size, void *hva);
+/*
+ * Set the model's PMU leaves in a CPUID table the VMM is about to give
+ * KVM_SET_CPUID2: leaf 0xA, CPUID.1:ECX.PDCM, 0x80000001.ECX[23],
+ * 0x80000022.  Entries missing from the table are added if there is room
+ * (cpuid->nent < max_entries), else ENOSPC.
+ */
+VPMU_EXTERN int  vpmu_kvm_cpuid_patch(vpmu_kvm *k, struct kvm_cpuid2 *cpuid, unsigned max_entries);
+VPMU_EXTERN int  vpmu_kvm_vcpu_init(vpmu_kvm *k, unsigned cpu, int vcpu_fd, struct kvm_run *run);
+VPMU_EXTERN int  vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu);
+VPMU_EXTERN int  vpmu_kvm_post_run(vpmu_kvm *k, unsigned cpu);
+/*
+ * Handle run->exit_reason if it is libvpmu's (an MSR exit for the model, a
+ * debug exit of the exact source): *handled says so.  An error is a host
+ * failure (an ioctl failed); a guest fault is not an error (#GP is
+ * injected through run->msr.error).
+ */
+VPMU_EXTERN int  vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled);
+
+/* What libvpmu saw of the guest: exits handled, steps taken. */
+struct vpmu_kvm_stats {
+	uint64_t msr_reads;
+	uint64_t msr_writes;
+	uint64_t msr_gp;		/* #GP injected */
+	uint64_t steps;			/* single-step exits (exact source) */
+	uint64_t pmis;			/* NMIs injected for PMIs */
+};
+VPMU_EXTERN int  vpmu_kvm_get_stats(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VPMU_KVM_H */
