@@ -330,6 +330,18 @@ intel_overflow_from_preset_ends_at_one_with_status_and_pmi_iff_int(void **state)
 	assert_int_equal(vpmu_vcpu_take_pmi(vm, 0), 0);
 	WR(vm, GOVF, 0x1);
 	assert_int_equal(rd(vm, 0, GSTATUS), 0x2);
+	/* Reaching all-ones is not an overflow; the next event is. */
+	WR(vm, GOVF, 0x3);
+	WR(vm, EVTSEL(1), 0);
+	WR(vm, APMC(0), mask - 1000);
+	assert_int_equal(vpmu_synthetic_advance(vm, 0, 1 * MS), 0);
+	assert_int_equal(vpmu_vcpu_check_overflow(vm, 0), 0);
+	assert_int_equal(rd(vm, 0, PMC(0)), mask);
+	assert_int_equal(rd(vm, 0, GSTATUS), 0);
+	assert_int_equal(vpmu_synthetic_advance(vm, 0, 1000), 0);	/* 1 event */
+	assert_int_equal(vpmu_vcpu_check_overflow(vm, 0), 0);
+	assert_int_equal(rd(vm, 0, PMC(0)), 0);
+	assert_int_equal(rd(vm, 0, GSTATUS), 0x1);
 	/* Without INT anywhere: status, no PMI. */
 	WR(vm, EVTSEL(1), INSTR);
 	WR(vm, GOVF, 0x3);
