@@ -1,0 +1,193 @@
+/*
+ * boot.c -- the CPU state boot protocol v1 promises at e_entry: 64-bit long
+ * mode at CPL 0, the first 1 GiB identity-mapped by 2 MiB pages, a GDT
+ * with 0x08 = 64-bit code and 0x10 = data, RSP = top of RAM - index x
+ * 64 KiB, RFLAGS = 0x2, RDI = index.  Beyond the protocol (vpmu-run(1)
+ * says so): SSE is enabled (CR4.OSFXSR|OSXMMEXCPT, CR0.MP, EM clear), the
+ * pages are also user-accessible, and CPUID tells the vCPU count.
+ *
+ * Guest-physical layout below 1 MiB (the image starts at 1 MiB):
+ *   0x1000  GDT: null, 0x08 code64, 0x10 data, 0x18 TSS (16 bytes)
+ *   0x1080  TSS (104 bytes; no I/O bitmap; not used at CPL 0)
+ *   0x2000  PML4   entry 0 -> PDPT
+ *   0x3000  PDPT   entry 0 -> PD
+ *   0x4000  PD     512 x 2 MiB pages: 0 .. 1 GiB
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <linux/kvm.h>
+
+#include "vpmu-run.h"
+
+#define GDT_ADDR	0x1000ull
+#define TSS_ADDR	0x1080ull
+#define TSS_LIMIT	0x67u
+#define PML4_ADDR	0x2000ull
+#define PDPT_ADDR	0x3000ull
+#define PD_ADDR		0x4000ull
+
+#define SEL_CODE	0x08
+#define SEL_DATA	0x10
+#define SEL_TSS		0x18
+
+/* Page-table entry bits (SDM Vol. 3A, 4.5). */
+#define PTE_P		(1ull << 0)
+#define PTE_RW		(1ull << 1)
+#define PTE_US		(1ull << 2)
+#define PTE_PS		(1ull << 7)	/* in a PD entry: a 2 MiB page */
+
+#define CR0_PE		(1ull << 0)
+#define CR0_MP		(1ull << 1)
+#define CR0_ET		(1ull << 4)
+#define CR0_NE		(1ull << 5)
+#define CR0_PG		(1ull << 31)
+#define CR4_PAE		(1ull << 5)
+#define CR4_OSFXSR	(1ull << 9)
+#define CR4_OSXMMEXCPT	(1ull << 10)
+#define EFER_LME	(1ull << 8)
+#define EFER_LMA	(1ull << 10)
+
+/* Descriptors as the GDT holds them; the kvm_segment values below match. */
+#define GDT_CODE64	0x00af9b000000ffffull	/* P, DPL 0, code exec/read accessed, L, G */
+#define GDT_DATA	0x00cf93000000ffffull	/* P, DPL 0, data read/write accessed, D/B, G */
+
+#define CPUID_1_EDX_HTT	(1u << 28)
+
+static void
+put64(uint8_t *ram, uint64_t gpa, uint64_t v)
+{
+	memcpy(ram + gpa, &v, sizeof(v));
+}
+
+/* The tables every vCPU shares, written once into guest RAM. */
+void
+vr_boot_tables(uint8_t *ram)
+{
+	uint64_t i, tss_lo;
+
+	put64(ram, GDT_ADDR + 0x00, 0);
+	put64(ram, GDT_ADDR + SEL_CODE, GDT_CODE64);
+	put64(ram, GDT_ADDR + SEL_DATA, GDT_DATA);
+	/* 64-bit TSS descriptor, type 0xb (busy: TR is loaded with it). */
+	tss_lo = TSS_LIMIT | (TSS_ADDR & 0xffffff) << 16 | 0xbull << 40 |
+	    1ull << 47 | ((TSS_ADDR >> 24) & 0xff) << 56;
+	put64(ram, GDT_ADDR + SEL_TSS, tss_lo);
+	put64(ram, GDT_ADDR + SEL_TSS + 8, TSS_ADDR >> 32);
+	memset(ram + TSS_ADDR, 0, TSS_LIMIT + 1);
+	ram[TSS_ADDR + 0x66] = TSS_LIMIT + 1;	/* I/O map base past the limit: none */
+
+	put64(ram, PML4_ADDR, PDPT_ADDR | PTE_P | PTE_RW | PTE_US);
+	put64(ram, PDPT_ADDR, PD_ADDR | PTE_P | PTE_RW | PTE_US);
+	for (i = 0; i < 512; i++)
+		put64(ram, PD_ADDR + i * 8,
+		    (i << 21) | PTE_P | PTE_RW | PTE_US | PTE_PS);
+}
+
+/*
+ * Topology for this vCPU in the CPUID table it will get: the vCPU index as
+ * the initial APIC ID (CPUID.1:EBX[31:24], x2APIC ID in 0xB/0x1F EDX, AMD's
+ * extended APIC ID in 0x8000001E EAX) and the vCPU count in
+ * CPUID.1:EBX[23:16] with HTT set, so a guest can find how many vCPUs to
+ * wait for.  libvpmu patches its PMU leaves after this.
+ */
+void
+vr_boot_cpuid(struct vr_vm *vm, struct vr_vcpu *c, struct kvm_cpuid2 *cpuid)
+{
+	struct kvm_cpuid_entry2 *e;
+	unsigned i;
+
+	for (i = 0; i < cpuid->nent; i++) {
+		e = &cpuid->entries[i];
+		switch (e->function) {
+		case 1:
+			e->ebx = (e->ebx & 0xffff) | (vm->nvcpus & 0xff) << 16 |
+			    (c->index & 0xff) << 24;
+			e->edx |= CPUID_1_EDX_HTT;
+			break;
+		case 0xb:
+		case 0x1f:
+			e->edx = c->index;
+			break;
+		case 0x8000001e:
+			e->eax = c->index;
+			break;
+		}
+	}
+}
+
+static void
+segment(struct kvm_segment *s, uint16_t sel, uint8_t type, bool code)
+{
+	memset(s, 0, sizeof(*s));
+	s->base = 0;
+	s->limit = 0xffffffff;
+	s->selector = sel;
+	s->type = type;
+	s->present = 1;
+	s->dpl = 0;
+	s->s = 1;
+	s->g = 1;
+	s->l = code;		/* 64-bit code */
+	s->db = !code;		/* L and D/B are never both set */
+}
+
+/* Registers at e_entry for vCPU c.  0, or -1 after a message. */
+int
+vr_boot_vcpu(struct vr_vm *vm, struct vr_vcpu *c, const struct vr_image *img)
+{
+	struct kvm_sregs sr;
+	struct kvm_regs r;
+	struct kvm_fpu fpu;
+
+	if (ioctl(c->fd, KVM_GET_SREGS, &sr) < 0) {
+		fprintf(stderr, "vpmu-run: vCPU %u: KVM_GET_SREGS: %s\n",
+		    c->index, strerror(errno));
+		return (-1);
+	}
+	segment(&sr.cs, SEL_CODE, 0xb, true);
+	segment(&sr.ds, SEL_DATA, 0x3, false);
+	sr.es = sr.fs = sr.gs = sr.ss = sr.ds;
+	memset(&sr.tr, 0, sizeof(sr.tr));
+	sr.tr.base = TSS_ADDR;
+	sr.tr.limit = TSS_LIMIT;
+	sr.tr.selector = SEL_TSS;
+	sr.tr.type = 0xb;		/* busy 64-bit TSS */
+	sr.tr.present = 1;
+	sr.gdt.base = GDT_ADDR;
+	sr.gdt.limit = SEL_TSS + 16 - 1;
+	sr.idt.base = 0;		/* none: the guest loads its own */
+	sr.idt.limit = 0;
+	sr.cr3 = PML4_ADDR;
+	sr.cr4 = CR4_PAE | CR4_OSFXSR | CR4_OSXMMEXCPT;
+	sr.cr0 = CR0_PE | CR0_MP | CR0_ET | CR0_NE | CR0_PG;
+	sr.efer = EFER_LME | EFER_LMA;
+	if (ioctl(c->fd, KVM_SET_SREGS, &sr) < 0) {
+		fprintf(stderr, "vpmu-run: vCPU %u: KVM_SET_SREGS (long mode): %s\n",
+		    c->index, strerror(errno));
+		return (-1);
+	}
+
+	memset(&r, 0, sizeof(r));
+	r.rip = img->entry;
+	r.rsp = vm->ram_size - (uint64_t)c->index * VR_STACK_SIZE;
+	r.rdi = c->index;
+	r.rflags = 0x2;			/* bit 1 is always set; IF clear */
+	if (ioctl(c->fd, KVM_SET_REGS, &r) < 0) {
+		fprintf(stderr, "vpmu-run: vCPU %u: KVM_SET_REGS: %s\n",
+		    c->index, strerror(errno));
+		return (-1);
+	}
+
+	/* The x87 and SSE state FNINIT and reset leave. */
+	memset(&fpu, 0, sizeof(fpu));
+	fpu.fcw = 0x37f;
+	fpu.mxcsr = 0x1f80;
+	if (ioctl(c->fd, KVM_SET_FPU, &fpu) < 0) {
+		fprintf(stderr, "vpmu-run: vCPU %u: KVM_SET_FPU: %s\n",
+		    c->index, strerror(errno));
+		return (-1);
+	}
+	return (0);
+}

@@ -1,0 +1,207 @@
+/*
+ * elf.c -- the guest image: a static ELF64 x86-64 executable (boot protocol
+ * v1).  Every field that decides a memory access is checked before the
+ * access, with overflow-safe arithmetic, so a truncated, garbage or hostile
+ * file gives a message and never a crash.  No KVM here: the fuzz test
+ * (test/guests/elf_fuzz.c) links this file alone.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vpmu-run.h"
+
+/* The largest guest file read: RAM is at most the 1 GiB identity map. */
+#define ELF_MAX_FILE	(VR_MAP_SIZE + (64ull << 20))
+
+static int
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return (-1);
+}
+
+/* Read the whole file; 0, or -1 with a message in err. */
+int
+vr_elf_read(const char *path, uint8_t **bufp, size_t *lenp, char *err, size_t errlen)
+{
+	struct stat st;
+	uint8_t *buf = NULL;
+	size_t len, got = 0;
+	ssize_t n;
+	int fd;
+
+	*bufp = NULL;
+	*lenp = 0;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return (fail(err, errlen, "%s: %s", path, strerror(errno)));
+	if (fstat(fd, &st) < 0) {
+		fail(err, errlen, "%s: %s", path, strerror(errno));
+		goto err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fail(err, errlen, "%s: not a regular file", path);
+		goto err;
+	}
+	if ((uint64_t)st.st_size > ELF_MAX_FILE) {
+		fail(err, errlen, "%s: %lld bytes is larger than any guest RAM",
+		    path, (long long)st.st_size);
+		goto err;
+	}
+	len = (size_t)st.st_size;
+	if ((buf = malloc(len > 0 ? len : 1)) == NULL) {
+		fail(err, errlen, "%s: %s", path, strerror(ENOMEM));
+		goto err;
+	}
+	while (got < len) {
+		if ((n = read(fd, buf + got, len - got)) < 0) {
+			if (errno == EINTR)
+				continue;
+			fail(err, errlen, "%s: %s", path, strerror(errno));
+			goto err;
+		}
+		if (n == 0)
+			break;			/* shrank while reading: use what is there */
+		got += (size_t)n;
+	}
+	close(fd);
+	*bufp = buf;
+	*lenp = got;
+	return (0);
+err:
+	free(buf);
+	close(fd);
+	return (-1);
+}
+
+/* a + b <= limit, without overflow. */
+static int
+fits(uint64_t a, uint64_t b, uint64_t limit)
+{
+	return (a <= limit && b <= limit - a);
+}
+
+static const char *
+type_name(unsigned t)
+{
+	switch (t) {
+	case ET_NONE: return ("ET_NONE");
+	case ET_REL: return ("ET_REL, an object file");
+	case ET_DYN: return ("ET_DYN, a shared object or PIE");
+	case ET_CORE: return ("ET_CORE, a core file");
+	default: return ("unknown");
+	}
+}
+
+/*
+ * Validate every header against the file and RAM, then copy each PT_LOAD
+ * to p_paddr and zero its p_memsz - p_filesz tail.  Nothing is written to
+ * ram unless the whole image is valid.  0, or -1 with a message in err.
+ */
+int
+vr_elf_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
+    struct vr_image *img, char *err, size_t errlen)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	uint64_t phsize;
+	unsigned i;
+	int entry_ok = 0;
+
+	memset(img, 0, sizeof(*img));
+	if (len < SELFMAG || memcmp(file, ELFMAG, SELFMAG) != 0)
+		return (fail(err, errlen, "not an ELF file (no \\177ELF magic)"));
+	if (len < sizeof(eh))
+		return (fail(err, errlen, "truncated: %zu bytes, shorter than the "
+		    "%zu-byte ELF header", len, sizeof(eh)));
+	if (file[EI_CLASS] != ELFCLASS64)
+		return (fail(err, errlen, "ELF class %u: the guest must be ELFCLASS64",
+		    file[EI_CLASS]));
+	if (file[EI_DATA] != ELFDATA2LSB)
+		return (fail(err, errlen, "ELF data encoding %u: the guest must be "
+		    "little endian (ELFDATA2LSB)", file[EI_DATA]));
+	if (file[EI_VERSION] != EV_CURRENT)
+		return (fail(err, errlen, "ELF version %u: want EV_CURRENT",
+		    file[EI_VERSION]));
+	memcpy(&eh, file, sizeof(eh));
+	if (eh.e_type != ET_EXEC)
+		return (fail(err, errlen, "e_type %u (%s): the guest must be a static "
+		    "executable (ET_EXEC)", eh.e_type, type_name(eh.e_type)));
+	if (eh.e_machine != EM_X86_64)
+		return (fail(err, errlen, "e_machine %u: the guest must be x86-64 "
+		    "(EM_X86_64)", eh.e_machine));
+	if (eh.e_phnum == 0)
+		return (fail(err, errlen, "no program headers"));
+	if (eh.e_phnum == PN_XNUM)
+		return (fail(err, errlen, "e_phnum is PN_XNUM: extended program "
+		    "header counts are not supported"));
+	if (eh.e_phentsize != sizeof(Elf64_Phdr))
+		return (fail(err, errlen, "e_phentsize %u: want %zu",
+		    eh.e_phentsize, sizeof(Elf64_Phdr)));
+	phsize = (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr);
+	if (!fits(eh.e_phoff, phsize, len))
+		return (fail(err, errlen, "truncated: program headers at offset %#llx "
+		    "(%u of them) end past the file's %zu bytes",
+		    (unsigned long long)eh.e_phoff, eh.e_phnum, len));
+
+	/* Pass 1: check every PT_LOAD. */
+	for (i = 0; i < eh.e_phnum; i++) {
+		memcpy(&ph, file + eh.e_phoff + (uint64_t)i * sizeof(ph), sizeof(ph));
+		if (ph.p_type != PT_LOAD)
+			continue;
+		if (ph.p_filesz > ph.p_memsz)
+			return (fail(err, errlen, "PT_LOAD %u: p_filesz %#llx is larger "
+			    "than p_memsz %#llx", i, (unsigned long long)ph.p_filesz,
+			    (unsigned long long)ph.p_memsz));
+		if (!fits(ph.p_offset, ph.p_filesz, len))
+			return (fail(err, errlen, "truncated: PT_LOAD %u: file bytes "
+			    "%#llx + %#llx end past the file's %zu bytes", i,
+			    (unsigned long long)ph.p_offset,
+			    (unsigned long long)ph.p_filesz, len));
+		if (ph.p_memsz == 0)
+			continue;
+		if (ph.p_paddr < VR_LOAD_MIN)
+			return (fail(err, errlen, "PT_LOAD %u: p_paddr %#llx is below "
+			    "1 MiB (0x100000), which vpmu-run keeps for page tables "
+			    "and the GDT", i, (unsigned long long)ph.p_paddr));
+		if (!fits(ph.p_paddr, ph.p_memsz, ram_size))
+			return (fail(err, errlen, "PT_LOAD %u: p_paddr %#llx + p_memsz "
+			    "%#llx ends past guest RAM (%llu MiB; see --mem)", i,
+			    (unsigned long long)ph.p_paddr,
+			    (unsigned long long)ph.p_memsz,
+			    (unsigned long long)(ram_size >> 20)));
+		if (img->nload == 0 || ph.p_paddr < img->lo)
+			img->lo = ph.p_paddr;
+		if (ph.p_paddr + ph.p_memsz > img->hi)
+			img->hi = ph.p_paddr + ph.p_memsz;
+		if (eh.e_entry >= ph.p_paddr && eh.e_entry - ph.p_paddr < ph.p_memsz)
+			entry_ok = 1;
+		img->nload++;
+	}
+	if (img->nload == 0)
+		return (fail(err, errlen, "no PT_LOAD segment with contents"));
+	if (!entry_ok)
+		return (fail(err, errlen, "e_entry %#llx is not inside any PT_LOAD "
+		    "segment", (unsigned long long)eh.e_entry));
+
+	/* Pass 2: load. */
+	for (i = 0; i < eh.e_phnum; i++) {
+		memcpy(&ph, file + eh.e_phoff + (uint64_t)i * sizeof(ph), sizeof(ph));
+		if (ph.p_type != PT_LOAD || ph.p_memsz == 0)
+			continue;
+		memcpy(ram + ph.p_paddr, file + ph.p_offset, ph.p_filesz);
+		memset(ram + ph.p_paddr + ph.p_filesz, 0, ph.p_memsz - ph.p_filesz);
+	}
+	img->entry = eh.e_entry;
+	return (0);
+}

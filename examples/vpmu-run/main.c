@@ -1,0 +1,539 @@
+/*
+ * vpmu-run -- boot a guest ELF under KVM with a virtual PMU from libvpmu,
+ * run it to its exit, and report what the guest's counters saw.
+ * See vpmu-run(1) for the options, the guest boot protocol v1 and the
+ * exit statuses.
+ *
+ * Set-up follows <vpmu/kvm.h>'s order of calls: the libvpmu VM (model in
+ * the config), KVM_CREATE_VM, vpmu_kvm_create, RAM, then per vCPU
+ * KVM_CREATE_VCPU, CPUID (vpmu_kvm_cpuid_patch, KVM_SET_CPUID2), registers,
+ * vpmu_kvm_vcpu_init.  The guest image is checked before KVM is touched,
+ * so a bad image gives status 2 on any machine.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <linux/kvm.h>
+
+#include <vpmu/model.h>
+
+#include "vpmu-run.h"
+
+#define MiB		(1ull << 20)
+#define MEM_DEFAULT	64		/* MiB */
+#define MEM_MAX		1024		/* MiB: RSP (the top of RAM) must be identity mapped */
+#define KVM_API		12
+#define TSS_ADDR_KVM	0xfffbd000ul	/* KVM_SET_TSS_ADDR: 3 pages, far above RAM */
+#define MAX_COUNTERS	64		/* per vCPU, for the report */
+
+struct vr_opts {
+	const char *pmu;
+	const char *source;
+	unsigned    vcpus;
+	unsigned    mem;		/* MiB */
+	unsigned    host_counters;	/* 0: the source's own capacity */
+	const char *report;
+	bool	    quiet;
+	const char *guest;
+};
+
+/* ---- options, as a table ------------------------------------------------------ */
+
+enum { O_PMU, O_SOURCE, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_REPORT, O_QUIET, O_HELP };
+
+static const struct opt {
+	const char *name;
+	int	    has_arg;
+	int	    shortopt;		/* 0: long only */
+	const char *arg;
+	const char *help;
+} opts[] = {
+	[O_PMU] = { "pmu", required_argument, 0, "MODEL",
+	    "guest-visible PMU: intel-v1..intel-v5, amd-k7, amd-core, amd-v2\n"
+	    "or none, with optional :key=value,... (default intel-v2)" },
+	[O_SOURCE] = { "source", required_argument, 0, "NAME",
+	    "host counter source: exact, perf or synthetic (default exact)" },
+	[O_VCPUS] = { "vcpus", required_argument, 0, "N",
+	    "vCPUs, one thread each, 1..64 (default 1)" },
+	[O_MEM] = { "mem", required_argument, 0, "MiB",
+	    "guest RAM from guest-physical 0, at most 1024 (default 64)" },
+	[O_HOST_COUNTERS] = { "host-counters", required_argument, 0, "N",
+	    "counters the source may run at once per vCPU, 1..4096" },
+	[O_REPORT] = { "report", required_argument, 0, "FILE",
+	    "write the report to FILE instead of standard error" },
+	[O_QUIET] = { "quiet", no_argument, 'q', NULL, "print no report" },
+	[O_HELP] = { "help", no_argument, 'h', NULL, "print this help and exit" },
+};
+#define NOPTS	(sizeof(opts) / sizeof(opts[0]))
+
+static void
+usage(FILE *f)
+{
+	char left[40];
+	const char *h, *nl;
+	size_t i;
+
+	fprintf(f, "usage: vpmu-run [options] GUEST.elf\n");
+	for (i = 0; i < NOPTS; i++) {
+		snprintf(left, sizeof(left), "%s%c%s--%s%s%s",
+		    opts[i].shortopt ? "-" : "   ",
+		    opts[i].shortopt ? opts[i].shortopt : ' ',
+		    opts[i].shortopt ? ", " : "", opts[i].name,
+		    opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
+		for (h = opts[i].help; ; h = nl + 1) {
+			nl = strchr(h, '\n');
+			fprintf(f, "  %-24s %.*s\n", h == opts[i].help ? left : "",
+			    nl ? (int)(nl - h) : (int)strlen(h), h);
+			if (nl == NULL)
+				break;
+		}
+	}
+}
+
+/* A whole decimal number in [min, max]. */
+static int
+parse_uint(const char *opt, const char *s, unsigned long min, unsigned long max,
+    unsigned *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*s == '\0' || *s == '-' || *s == '+' || *end != '\0' || errno != 0 ||
+	    v < min || v > max) {
+		fprintf(stderr, "vpmu-run: --%s %s: want a number from %lu to %lu\n",
+		    opt, s, min, max);
+		return (-1);
+	}
+	*out = (unsigned)v;
+	return (0);
+}
+
+static int
+parse_options(int argc, char **argv, struct vr_opts *o)
+{
+	struct option longopts[NOPTS + 1];
+	char shortopts[2 * NOPTS + 1], *sp = shortopts;
+	size_t i;
+	int ch;
+
+	memset(longopts, 0, sizeof(longopts));
+	for (i = 0; i < NOPTS; i++) {
+		longopts[i].name = opts[i].name;
+		longopts[i].has_arg = opts[i].has_arg;
+		longopts[i].val = 256 + (int)i;
+		if (opts[i].shortopt) {
+			*sp++ = (char)opts[i].shortopt;
+			if (opts[i].has_arg)
+				*sp++ = ':';
+		}
+	}
+	*sp = '\0';
+
+	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		for (i = 0; i < NOPTS; i++)
+			if (ch == 256 + (int)i || (opts[i].shortopt && ch == opts[i].shortopt))
+				break;
+		switch (i) {
+		case O_PMU:
+			o->pmu = optarg;
+			break;
+		case O_SOURCE:
+			o->source = optarg;
+			break;
+		case O_VCPUS:
+			if (parse_uint("vcpus", optarg, 1, VR_MAX_VCPUS, &o->vcpus) < 0)
+				return (-1);
+			break;
+		case O_MEM:
+			if (parse_uint("mem", optarg, 1, MEM_MAX, &o->mem) < 0)
+				return (-1);
+			break;
+		case O_HOST_COUNTERS:
+			if (parse_uint("host-counters", optarg, 1, 4096,
+			    &o->host_counters) < 0)
+				return (-1);
+			break;
+		case O_REPORT:
+			o->report = optarg;
+			break;
+		case O_QUIET:
+			o->quiet = true;
+			break;
+		case O_HELP:
+			usage(stdout);
+			exit(EXIT_SUCCESS);
+		default:
+			return (-1);	/* getopt_long said why */
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, optind == argc ? "vpmu-run: no guest ELF given\n" :
+		    "vpmu-run: one guest ELF only (\"%s\" too)\n", argv[argc - 1]);
+		return (-1);
+	}
+	o->guest = argv[optind];
+	return (0);
+}
+
+/* ---- the report ---------------------------------------------------------------- */
+
+static void
+report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
+    const char *source)
+{
+	struct vpmu_counter_info *ci;
+	struct vpmu_kvm_stats st;
+	unsigned cpu, i, n, used, bad;
+	int err;
+
+	if (vm->guest_exit)
+		fprintf(f, "vpmu-run: %s: vCPU %u wrote %#" PRIx32 " to port 0xf4: "
+		    "exit status %d\n", o->guest, vm->exit_cpu, vm->exit_value,
+		    vm->status);
+	else
+		fprintf(f, "vpmu-run: %s: the run ended without a guest exit: "
+		    "status %d\n", o->guest, vm->status);
+	fprintf(f, "model %s, source %s, %u vCPU%s, %u MiB\n", model, source,
+	    vm->nvcpus, vm->nvcpus == 1 ? "" : "s", o->mem);
+	if ((ci = calloc(MAX_COUNTERS, sizeof(*ci))) == NULL) {
+		fprintf(f, "(no memory for the counter table)\n");
+		return;
+	}
+	for (cpu = 0; cpu < vm->nvcpus; cpu++) {
+		if ((err = vpmu_kvm_get_stats(vm->k, cpu, &st)) != 0)
+			memset(&st, 0, sizeof(st));
+		fprintf(f, "vCPU %u: MSR reads %" PRIu64 ", writes %" PRIu64
+		    ", #GP %" PRIu64 " (+%" PRIu64 " outside the model), steps %"
+		    PRIu64 ", PMIs %" PRIu64 "\n", cpu, st.msr_reads, st.msr_writes,
+		    st.msr_gp, vm->gp_injected[cpu], st.steps, st.pmis);
+		n = MAX_COUNTERS;
+		if ((err = vpmu_vcpu_get_counters(vm->pmu, cpu, ci, &n)) != 0) {
+			fprintf(f, "  counters: vpmu_vcpu_get_counters: %s\n",
+			    vpmu_strerror(err));
+			continue;
+		}
+		for (i = used = bad = 0; i < n; i++) {
+			if (!ci[i].used)
+				continue;
+			if (used++ == 0)
+				fprintf(f, "  %-16s %-20s %20s %16s %16s  %s\n", "counter",
+				    "event", "value", "enabled ns", "running ns",
+				    "source");
+			fprintf(f, "  %-16s %-20s %20" PRIu64 " %16" PRIu64 " %16"
+			    PRIu64 "  %s\n", ci[i].name,
+			    ci[i].event[0] ? ci[i].event : "-", ci[i].value,
+			    ci[i].time_enabled, ci[i].time_running,
+			    ci[i].unsupported ? "none" : source);
+			bad += ci[i].unsupported != 0;
+		}
+		if (used == 0)
+			fprintf(f, "  no counters used\n");
+		/* Never invented counts: say which events were not counted, and why. */
+		for (i = 0; bad != 0 && i < n; i++)
+			if (ci[i].used && ci[i].unsupported)
+				fprintf(f, "  %s: event %s not counted: %s\n",
+				    ci[i].name, ci[i].event[0] ? ci[i].event : "-",
+				    ci[i].why[0] ? ci[i].why : "the source cannot count it");
+	}
+	free(ci);
+}
+
+/* ---- set-up ---------------------------------------------------------------------- */
+
+/* KVM_GET_SUPPORTED_CPUID into a table with room to spare for libvpmu. */
+static struct kvm_cpuid2 *
+supported_cpuid(int kvm_fd, unsigned *maxp)
+{
+	struct kvm_cpuid2 *cpuid;
+	unsigned max = 64;
+
+	for (;;) {
+		/* libvpmu may add leaves: keep 8 entries free. */
+		if ((cpuid = calloc(1, sizeof(*cpuid) +
+		    (max + 8) * sizeof(cpuid->entries[0]))) == NULL)
+			return (NULL);
+		cpuid->nent = max;
+		if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, cpuid) == 0) {
+			*maxp = max + 8;
+			return (cpuid);
+		}
+		free(cpuid);
+		if (errno != E2BIG || max >= 4096)
+			return (NULL);
+		max *= 2;
+	}
+}
+
+/* /dev/kvm is missing or unusable: a skip where the caller asked for one. */
+static int
+no_kvm(const char *what)
+{
+	const char *skip = getenv("VPMU_SKIP_NO_KVM");
+
+	if (skip != NULL && strcmp(skip, "1") == 0) {
+		printf("SKIP: %s\n", what);
+		return (VR_EXIT_SKIP);
+	}
+	fprintf(stderr, "vpmu-run: %s\n", what);
+	return (VR_EXIT_HOST);
+}
+
+/* One vCPU, up to its first KVM_RUN.  0, or -1 after a message. */
+static int
+vcpu_setup(struct vr_vm *vm, struct vr_vcpu *c, const struct kvm_cpuid2 *supported,
+    unsigned max, const struct vr_image *img)
+{
+	struct kvm_cpuid2 *cpuid;
+	size_t size = sizeof(*cpuid) + max * sizeof(cpuid->entries[0]);
+	void *run;
+	int err;
+
+	if ((c->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, (unsigned long)c->index)) < 0) {
+		fprintf(stderr, "vpmu-run: KVM_CREATE_VCPU %u: %s\n", c->index,
+		    strerror(errno));
+		return (-1);
+	}
+	run = mmap(NULL, vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
+	if (run == MAP_FAILED) {
+		fprintf(stderr, "vpmu-run: vCPU %u: mmap kvm_run: %s\n", c->index,
+		    strerror(errno));
+		return (-1);
+	}
+	c->run = run;
+
+	if ((cpuid = malloc(size)) == NULL) {
+		fprintf(stderr, "vpmu-run: %s\n", strerror(ENOMEM));
+		return (-1);
+	}
+	memcpy(cpuid, supported, sizeof(*cpuid) +
+	    supported->nent * sizeof(cpuid->entries[0]));
+	vr_boot_cpuid(vm, c, cpuid);
+	if ((err = vpmu_kvm_cpuid_patch(vm->k, cpuid, max)) != 0) {
+		fprintf(stderr, "vpmu-run: vCPU %u: vpmu_kvm_cpuid_patch: %s\n",
+		    c->index, vpmu_strerror(err));
+		free(cpuid);
+		return (-1);
+	}
+	if (ioctl(c->fd, KVM_SET_CPUID2, cpuid) < 0) {
+		fprintf(stderr, "vpmu-run: vCPU %u: KVM_SET_CPUID2: %s\n", c->index,
+		    strerror(errno));
+		free(cpuid);
+		return (-1);
+	}
+	free(cpuid);
+	if (vr_boot_vcpu(vm, c, img) < 0)
+		return (-1);
+	if ((err = vpmu_kvm_vcpu_init(vm->k, c->index, c->fd, c->run)) != 0) {
+		fprintf(stderr, "vpmu-run: vCPU %u: vpmu_kvm_vcpu_init: %s\n",
+		    c->index, vpmu_strerror(err));
+		return (-1);
+	}
+	return (0);
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct vr_vm vm;		/* large; zeroed */
+	static const char *const known[] = { "exact", "perf", "synthetic" };
+	struct vr_opts o = { .pmu = "intel-v2", .source = "exact", .vcpus = 1,
+	    .mem = MEM_DEFAULT };
+	const struct vpmu_source_ops *src;
+	struct kvm_userspace_memory_region region;
+	struct kvm_cpuid2 *cpuid = NULL;
+	struct vpmu_model model;
+	struct vr_image img;
+	vpmu_config *cfg = NULL;
+	FILE *rep = NULL;
+	uint8_t *file = NULL;
+	size_t flen, i;
+	char err[256], modelstr[256];
+	unsigned max = 0;
+	int e, ret = VR_EXIT_HOST;
+	long api;
+
+	vm.kvm_fd = vm.vm_fd = -1;
+	for (i = 0; i < VR_MAX_VCPUS; i++)
+		vm.vcpu[i].fd = -1;
+	pthread_mutex_init(&vm.lock, NULL);
+
+	if (parse_options(argc, argv, &o) < 0) {
+		usage(stderr);
+		return (VR_EXIT_USAGE);
+	}
+
+	/* Everything the user gave is checked before KVM is touched. */
+	if (vpmu_model_parse(o.pmu, &model, err, sizeof(err)) != 0) {
+		fprintf(stderr, "vpmu-run: --pmu %s: %s\n", o.pmu, err);
+		return (VR_EXIT_USAGE);
+	}
+	if (vpmu_model_format(&model, modelstr, sizeof(modelstr)) != 0)
+		snprintf(modelstr, sizeof(modelstr), "%s", o.pmu);
+	if ((src = vpmu_source_lookup(o.source)) == NULL) {
+		fprintf(stderr, "vpmu-run: --source %s: this libvpmu has no such "
+		    "source; it has:", o.source);
+		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (vpmu_source_lookup(known[i]) != NULL)
+				fprintf(stderr, " %s", known[i]);
+		fprintf(stderr, "\n");
+		return (VR_EXIT_USAGE);
+	}
+	vm.nvcpus = o.vcpus;
+	vm.ram_size = (uint64_t)o.mem * MiB;
+	vm.ram = mmap(NULL, vm.ram_size, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (vm.ram == MAP_FAILED) {
+		fprintf(stderr, "vpmu-run: guest RAM (%u MiB): %s\n", o.mem,
+		    strerror(errno));
+		return (VR_EXIT_HOST);
+	}
+	if (vr_elf_read(o.guest, &file, &flen, err, sizeof(err)) < 0 ||
+	    vr_elf_load(file, flen, vm.ram, vm.ram_size, &img, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vpmu-run: %s%s%s\n", file ? o.guest : "",
+		    file ? ": " : "", err);
+		ret = VR_EXIT_USAGE;
+		goto out;
+	}
+	free(file);
+	file = NULL;
+	/* Each vCPU owns the 64 KiB below its RSP: above the image. */
+	if ((uint64_t)vm.nvcpus * VR_STACK_SIZE > vm.ram_size ||
+	    vm.ram_size - (uint64_t)vm.nvcpus * VR_STACK_SIZE < img.hi) {
+		fprintf(stderr, "vpmu-run: %s: %u MiB of RAM holds the image "
+		    "(to %#" PRIx64 ") but not %u vCPU stack%s of 64 KiB above it; "
+		    "raise --mem\n", o.guest, o.mem, img.hi, vm.nvcpus,
+		    vm.nvcpus == 1 ? "" : "s");
+		ret = VR_EXIT_USAGE;
+		goto out;
+	}
+	vr_boot_tables(vm.ram);
+	if (o.report != NULL && (rep = fopen(o.report, "w")) == NULL) {
+		fprintf(stderr, "vpmu-run: --report %s: %s\n", o.report, strerror(errno));
+		ret = VR_EXIT_USAGE;
+		goto out;
+	}
+
+	/* KVM, or a skip. */
+	if ((vm.kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC)) < 0) {
+		snprintf(err, sizeof(err), "/dev/kvm: %s", strerror(errno));
+		ret = no_kvm(err);
+		goto out;
+	}
+	if ((api = ioctl(vm.kvm_fd, KVM_GET_API_VERSION, 0)) != KVM_API) {
+		if (api < 0)
+			snprintf(err, sizeof(err), "/dev/kvm: KVM_GET_API_VERSION: %s",
+			    strerror(errno));
+		else
+			snprintf(err, sizeof(err), "/dev/kvm: KVM API version %ld, "
+			    "want %d", api, KVM_API);
+		ret = no_kvm(err);
+		goto out;
+	}
+
+	/* The virtual PMU: the model goes into the config before the VM exists. */
+	if ((e = vpmu_config_create(&cfg)) != 0 ||
+	    (e = vpmu_config_set_vcpus(cfg, vm.nvcpus)) != 0 ||
+	    (e = vpmu_config_set_model(cfg, &model)) != 0 ||
+	    (e = vpmu_config_set_source(cfg, src, NULL)) != 0) {
+		fprintf(stderr, "vpmu-run: libvpmu configuration: %s\n", vpmu_strerror(e));
+		goto out;
+	}
+	/*
+	 * TODO(--host-counters): pass o.host_counters to the config with
+	 * vpmu_config_set_capacity(cfg, o.host_counters) once libvpmu has it;
+	 * until then the option is accepted, checked and ignored.
+	 */
+	if ((e = vpmu_vm_create(cfg, &vm.pmu)) != 0) {
+		fprintf(stderr, "vpmu-run: vpmu_vm_create (model %s, source %s): %s\n",
+		    modelstr, src->name, vpmu_strerror(e));
+		goto out;
+	}
+	if ((vm.vm_fd = ioctl(vm.kvm_fd, KVM_CREATE_VM, 0)) < 0) {
+		snprintf(err, sizeof(err), "KVM_CREATE_VM: %s", strerror(errno));
+		ret = no_kvm(err);
+		goto out;
+	}
+	if ((e = vpmu_kvm_create(vm.pmu, vm.vm_fd, &vm.k)) != 0) {
+		fprintf(stderr, "vpmu-run: vpmu_kvm_create: %s\n", vpmu_strerror(e));
+		goto out;
+	}
+	if (ioctl(vm.vm_fd, KVM_SET_TSS_ADDR, TSS_ADDR_KVM) < 0) {
+		fprintf(stderr, "vpmu-run: KVM_SET_TSS_ADDR: %s\n", strerror(errno));
+		goto out;
+	}
+	memset(&region, 0, sizeof(region));
+	region.slot = 0;
+	region.guest_phys_addr = 0;
+	region.memory_size = vm.ram_size;
+	region.userspace_addr = (uintptr_t)vm.ram;
+	if (ioctl(vm.vm_fd, KVM_SET_USER_MEMORY_REGION, &region) < 0) {
+		fprintf(stderr, "vpmu-run: KVM_SET_USER_MEMORY_REGION: %s\n",
+		    strerror(errno));
+		goto out;
+	}
+	if ((e = vpmu_kvm_add_memory(vm.k, 0, vm.ram_size, vm.ram)) != 0) {
+		fprintf(stderr, "vpmu-run: vpmu_kvm_add_memory: %s\n", vpmu_strerror(e));
+		goto out;
+	}
+	if ((api = ioctl(vm.kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0)) <= 0) {
+		fprintf(stderr, "vpmu-run: KVM_GET_VCPU_MMAP_SIZE: %s\n", strerror(errno));
+		goto out;
+	}
+	vm.run_size = (size_t)api;
+	if ((cpuid = supported_cpuid(vm.kvm_fd, &max)) == NULL) {
+		fprintf(stderr, "vpmu-run: KVM_GET_SUPPORTED_CPUID: %s\n", strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < vm.nvcpus; i++) {
+		vm.vcpu[i].vm = &vm;
+		vm.vcpu[i].index = (unsigned)i;
+		if (vcpu_setup(&vm, &vm.vcpu[i], cpuid, max, &img) < 0)
+			goto out;
+	}
+
+	/* Run: the status is the guest's exit, or why the run ended. */
+	if (vr_run_prepare() < 0)
+		goto out;
+	(void)vr_run_start(&vm);
+	vr_run_wait(&vm);
+	ret = vm.status;
+	if (!o.quiet)
+		report(rep != NULL ? rep : stderr, &vm, &o, modelstr, src->name);
+
+out:
+	if (rep != NULL && fclose(rep) != 0) {
+		fprintf(stderr, "vpmu-run: --report %s: %s\n", o.report, strerror(errno));
+		if (ret == 0)
+			ret = VR_EXIT_HOST;
+	}
+	free(file);
+	free(cpuid);
+	/* libvpmu's KVM glue goes first: it may still talk to the VM. */
+	if (vm.k != NULL)
+		vpmu_kvm_destroy(vm.k);
+	for (i = 0; i < VR_MAX_VCPUS; i++) {
+		if (vm.vcpu[i].run != NULL)
+			munmap(vm.vcpu[i].run, vm.run_size);
+		if (vm.vcpu[i].fd >= 0)
+			close(vm.vcpu[i].fd);
+	}
+	if (vm.vm_fd >= 0)
+		close(vm.vm_fd);
+	if (vm.kvm_fd >= 0)
+		close(vm.kvm_fd);
+	vpmu_vm_destroy(vm.pmu);
+	if (cfg != NULL)
+		vpmu_config_destroy(cfg);
+	munmap(vm.ram, vm.ram_size);
+	pthread_mutex_destroy(&vm.lock);
+	return (ret);
+}

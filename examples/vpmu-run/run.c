@@ -1,0 +1,391 @@
+/*
+ * run.c -- the vCPU threads.  The exit path reads top to bottom in one
+ * function, vcpu_run(): pending work (libvpmu's pre_run: a PMI to inject as
+ * an NMI, single-stepping on or off), KVM_RUN, post_run, libvpmu's exits
+ * (its MSRs, its debug exits), then one switch on the exit reason for the
+ * rest: port I/O through the port table, everything else ends the run with
+ * a message naming the vCPU, the exit and the RIP.
+ *
+ * Ending the run: the first vr_stop() sets the status, marks the VM stopping
+ * and kicks every other vCPU out of KVM_RUN (immediate_exit, then a signal
+ * whose handler does nothing: KVM_RUN returns EINTR).  Each thread sees
+ * the flag at the top of its loop and returns.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <linux/kvm.h>
+
+#include "vpmu-run.h"
+
+#define SIG_KICK	SIGRTMIN
+#define RFLAGS_IF	(1ull << 9)
+#define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
+
+static void console_flush(struct vr_vcpu *c);
+
+/* KVM exit reasons by name, for messages. */
+static const char *const exit_names[] = {
+#define X(n) [KVM_EXIT_##n] = "KVM_EXIT_" #n
+	X(UNKNOWN), X(EXCEPTION), X(IO), X(HYPERCALL), X(DEBUG), X(HLT),
+	X(MMIO), X(IRQ_WINDOW_OPEN), X(SHUTDOWN), X(FAIL_ENTRY), X(INTR),
+	X(SET_TPR), X(TPR_ACCESS), X(NMI), X(INTERNAL_ERROR), X(OSI),
+	X(PAPR_HCALL), X(WATCHDOG), X(EPR), X(SYSTEM_EVENT), X(IOAPIC_EOI),
+	X(HYPERV), X(X86_RDMSR), X(X86_WRMSR), X(DIRTY_RING_FULL),
+	X(AP_RESET_HOLD), X(X86_BUS_LOCK), X(XEN),
+#undef X
+};
+
+static const char *
+exit_name(uint32_t reason)
+{
+	if (reason < NELEM(exit_names) && exit_names[reason] != NULL)
+		return (exit_names[reason]);
+	return ("an unknown exit");
+}
+
+static int
+stopping(struct vr_vm *vm)
+{
+	return (__atomic_load_n(&vm->stopping, __ATOMIC_ACQUIRE));
+}
+
+/*
+ * End the run with status, unless it already ends (the first reason wins).
+ * With vm->lock held.  Kicks under the lock, so vr_run_start() can start
+ * the threads under it too and no thread sees a half-started vCPU table.
+ */
+static void
+stop_locked(struct vr_vm *vm, int status)
+{
+	unsigned i;
+
+	if (vm->stopping)
+		return;
+	vm->status = status;
+	__atomic_store_n(&vm->stopping, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < vm->nvcpus; i++) {
+		struct vr_vcpu *o = &vm->vcpu[i];
+
+		if (!o->started || pthread_equal(o->thread, pthread_self()))
+			continue;
+		/* Entering KVM_RUN from now on returns EINTR at once ... */
+		__atomic_store_n(&o->run->immediate_exit, 1, __ATOMIC_RELEASE);
+		/* ... and one inside it now leaves with EINTR. */
+		pthread_kill(o->thread, SIG_KICK);
+	}
+}
+
+static void
+vr_stop(struct vr_vm *vm, int status)
+{
+	pthread_mutex_lock(&vm->lock);
+	stop_locked(vm, status);
+	pthread_mutex_unlock(&vm->lock);
+}
+
+/* The guest ended badly: say who, how and where. */
+static void
+guest_fail(struct vr_vcpu *c, const char *fmt, ...)
+{
+	struct kvm_regs r;
+	char what[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	console_flush(c);
+	fflush(stdout);
+	if (ioctl(c->fd, KVM_GET_REGS, &r) == 0)
+		fprintf(stderr, "vpmu-run: vCPU %u: %s (exit %s) at RIP %#llx\n",
+		    c->index, what, exit_name(c->run->exit_reason),
+		    (unsigned long long)r.rip);
+	else
+		fprintf(stderr, "vpmu-run: vCPU %u: %s (exit %s), RIP unknown: "
+		    "KVM_GET_REGS: %s\n", c->index, what,
+		    exit_name(c->run->exit_reason), strerror(errno));
+}
+
+/* ---- the port table ----------------------------------------------------------
+ * An OUT to a port here calls its handler with the bytes written: count items
+ * of size bytes (count > 1 for a REP OUTS).  Anything else -- an IN, or a
+ * port not listed -- ends the run.
+ */
+
+/* Write out what the vCPU's console line holds. */
+static void
+console_flush(struct vr_vcpu *c)
+{
+	if (c->conslen == 0)
+		return;
+	flockfile(stdout);
+	fwrite_unlocked(c->cons, 1, c->conslen, stdout);
+	if (c->cons[c->conslen - 1] == '\n')
+		fflush_unlocked(stdout);
+	funlockfile(stdout);
+	c->conslen = 0;
+}
+
+/*
+ * 0x3f8, COM1's data register: the guest's console, to stdout.  Bytes are
+ * kept per vCPU until a newline (or 256 of them, or the end of the run),
+ * so lines of different vCPUs do not mix however KVM splits a REP OUTSB.
+ * Of a wider OUT, only the low byte is the data register's.
+ */
+static bool
+console_out(struct vr_vcpu *c, const uint8_t *data, unsigned size, unsigned count)
+{
+	unsigned i;
+
+	for (i = 0; i < count; i++) {
+		c->cons[c->conslen++] = (char)data[(size_t)i * size];
+		if (c->cons[c->conslen - 1] == '\n' || c->conslen == sizeof(c->cons))
+			console_flush(c);
+	}
+	return (true);
+}
+
+/* 0xf4, as QEMU's isa-debug-exit: a write of V ends the run, status V & 0xff. */
+static bool
+exit_out(struct vr_vcpu *c, const uint8_t *data, unsigned size, unsigned count)
+{
+	struct vr_vm *vm = c->vm;
+	uint32_t v = 0;
+
+	(void)count;
+	memcpy(&v, data, size < sizeof(v) ? size : sizeof(v));	/* little endian */
+	pthread_mutex_lock(&vm->lock);
+	if (!vm->stopping) {
+		vm->guest_exit = true;
+		vm->exit_cpu = c->index;
+		vm->exit_value = v;
+		stop_locked(vm, (int)(v & 0xff));
+	}
+	pthread_mutex_unlock(&vm->lock);
+	return (true);
+}
+
+static const struct port {
+	uint16_t    port;
+	const char *what;
+	bool	  (*out)(struct vr_vcpu *c, const uint8_t *data, unsigned size,
+		    unsigned count);
+} ports[] = {
+	{ VR_PORT_CONSOLE,	"console",	console_out },
+	{ VR_PORT_EXIT,		"exit",		exit_out },
+};
+
+/* KVM_EXIT_IO: true if a port handler took it. */
+static bool
+io(struct vr_vcpu *c)
+{
+	const struct kvm_run *run = c->run;
+	uint64_t bytes = (uint64_t)run->io.size * run->io.count;
+	size_t i;
+
+	if (run->io.direction != KVM_EXIT_IO_OUT || run->io.size == 0 ||
+	    run->io.data_offset > c->vm->run_size ||
+	    bytes > c->vm->run_size - run->io.data_offset)
+		return (false);
+	for (i = 0; i < NELEM(ports); i++)
+		if (ports[i].port == run->io.port)
+			return (ports[i].out(c, (const uint8_t *)run +
+			    run->io.data_offset, run->io.size, run->io.count));
+	return (false);
+}
+
+/* ---- the run loop ------------------------------------------------------------ */
+
+static void
+lib_fail(struct vr_vcpu *c, const char *fn, int err)
+{
+	fflush(stdout);
+	fprintf(stderr, "vpmu-run: vCPU %u: %s: %s\n", c->index, fn,
+	    vpmu_strerror(err));
+}
+
+static void *
+vcpu_run(void *arg)
+{
+	struct vr_vcpu *c = arg;
+	struct vr_vm *vm = c->vm;
+	struct kvm_run *run = c->run;
+	struct kvm_regs regs;
+	bool handled;
+	int err;
+
+	if ((err = vpmu_vcpu_set_thread(vm->pmu, c->index, gettid())) != 0) {
+		lib_fail(c, "vpmu_vcpu_set_thread", err);
+		goto fail;
+	}
+	for (;;) {
+		if (stopping(vm))
+			goto exit;
+		/* Pending work: a PMI to deliver as an NMI, single-step on/off. */
+		if ((err = vpmu_kvm_pre_run(vm->k, c->index)) != 0) {
+			lib_fail(c, "vpmu_kvm_pre_run", err);
+			goto fail;
+		}
+		if (ioctl(c->fd, KVM_RUN, 0) < 0) {
+			if (errno != EINTR && errno != EAGAIN) {
+				fflush(stdout);
+				fprintf(stderr, "vpmu-run: vCPU %u: KVM_RUN: %s\n",
+				    c->index, strerror(errno));
+				goto fail;
+			}
+			run->exit_reason = KVM_EXIT_INTR;	/* a signal, or a kick */
+		}
+		if ((err = vpmu_kvm_post_run(vm->k, c->index)) != 0) {
+			lib_fail(c, "vpmu_kvm_post_run", err);
+			goto fail;
+		}
+		if ((err = vpmu_kvm_handle_exit(vm->k, c->index, &handled)) != 0) {
+			lib_fail(c, "vpmu_kvm_handle_exit", err);
+			goto fail;
+		}
+		if (handled)
+			continue;
+
+		switch (run->exit_reason) {
+		case KVM_EXIT_IO:
+			if (!io(c)) {
+				guest_fail(c, "%s of %u byte%s at port %#x: vpmu-run "
+				    "emulates writes to 0x3f8 (console) and 0xf4 (exit) "
+				    "only", run->io.direction == KVM_EXIT_IO_OUT ?
+				    "OUT" : "IN", run->io.size,
+				    run->io.size == 1 ? "" : "s", run->io.port);
+				goto panic;
+			}
+			break;
+		case KVM_EXIT_INTR:
+			break;		/* the loop's top sees why */
+		case KVM_EXIT_X86_RDMSR:
+		case KVM_EXIT_X86_WRMSR:
+			/*
+			 * An MSR exit libvpmu did not take: no PMU MSR of the
+			 * model.  Fault it as hardware does an MSR that does
+			 * not exist.
+			 */
+			run->msr.error = 1;
+			vm->gp_injected[c->index]++;
+			break;
+		case KVM_EXIT_HLT:
+			if (ioctl(c->fd, KVM_GET_REGS, &regs) < 0) {
+				fprintf(stderr, "vpmu-run: vCPU %u: KVM_GET_REGS: %s\n",
+				    c->index, strerror(errno));
+				goto fail;
+			}
+			if (!(regs.rflags & RFLAGS_IF)) {
+				guest_fail(c, "HLT with interrupts off: nothing can "
+				    "wake the vCPU");
+				goto panic;
+			}
+			/*
+			 * Interrupts on: vpmu-run delivers no interrupts, so the
+			 * HLT returns at once, like a PAUSE; a pending PMI is
+			 * delivered as an NMI on re-entry (pre_run).
+			 */
+			break;
+		case KVM_EXIT_SHUTDOWN:
+			guest_fail(c, "triple fault (or another shutdown condition)");
+			goto panic;
+		case KVM_EXIT_FAIL_ENTRY:
+			guest_fail(c, "VM entry failed, hardware entry failure "
+			    "reason %#llx", (unsigned long long)
+			    run->fail_entry.hardware_entry_failure_reason);
+			goto panic;
+		case KVM_EXIT_INTERNAL_ERROR:
+			guest_fail(c, "KVM internal error, suberror %u%s",
+			    run->internal.suberror,
+			    run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION ?
+			    " (instruction emulation failed)" : "");
+			goto panic;
+		case KVM_EXIT_MMIO:
+			guest_fail(c, "%s of %u bytes at guest-physical %#llx, which "
+			    "is not RAM (%" PRIu64 " MiB from 0; see --mem)",
+			    run->mmio.is_write ? "write" : "read", run->mmio.len,
+			    (unsigned long long)run->mmio.phys_addr,
+			    vm->ram_size >> 20);
+			goto panic;
+		default:
+			guest_fail(c, "unhandled exit %u", run->exit_reason);
+			goto panic;
+		}
+	}
+exit:
+	return (NULL);
+panic:
+	vr_stop(vm, VR_EXIT_GUEST);
+	return (NULL);
+fail:
+	vr_stop(vm, VR_EXIT_HOST);
+	return (NULL);
+}
+
+/* ---- start and wait ----------------------------------------------------------- */
+
+static void
+kick_handler(int sig)
+{
+	(void)sig;		/* only to make KVM_RUN return EINTR */
+}
+
+/* Once, before any vCPU thread: the kick signal's handler. */
+int
+vr_run_prepare(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = kick_handler;	/* no SA_RESTART: KVM_RUN must return */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIG_KICK, &sa, NULL) < 0) {
+		fprintf(stderr, "vpmu-run: sigaction: %s\n", strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+/* One thread per vCPU.  0, or -1 after a message (the run is stopped). */
+int
+vr_run_start(struct vr_vm *vm)
+{
+	unsigned i;
+	int err;
+
+	pthread_mutex_lock(&vm->lock);
+	for (i = 0; i < vm->nvcpus; i++) {
+		struct vr_vcpu *c = &vm->vcpu[i];
+
+		if ((err = pthread_create(&c->thread, NULL, vcpu_run, c)) != 0) {
+			pthread_mutex_unlock(&vm->lock);
+			fprintf(stderr, "vpmu-run: vCPU %u: pthread_create: %s\n",
+			    i, strerror(err));
+			vr_stop(vm, VR_EXIT_HOST);
+			return (-1);
+		}
+		c->started = true;
+	}
+	pthread_mutex_unlock(&vm->lock);
+	return (0);
+}
+
+/* Until every vCPU thread has returned. */
+void
+vr_run_wait(struct vr_vm *vm)
+{
+	unsigned i;
+
+	for (i = 0; i < vm->nvcpus; i++)
+		if (vm->vcpu[i].started)
+			pthread_join(vm->vcpu[i].thread, NULL);
+	for (i = 0; i < vm->nvcpus; i++)	/* lines the guest did not end */
+		console_flush(&vm->vcpu[i]);
+	fflush(stdout);
+}

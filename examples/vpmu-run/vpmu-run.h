@@ -1,0 +1,97 @@
+/*
+ * vpmu-run.h -- a small KVM VMM that embeds libvpmu: one VM, N vCPU threads,
+ * a guest ELF booted by the vpmu-run guest boot protocol v1 (vpmu-run(1)).
+ *
+ *   main.c   options, set-up in <vpmu/kvm.h>'s order, the report
+ *   elf.c    guest image validation and loading (no KVM: testable alone)
+ *   boot.c   long mode: page tables, GDT, CPUID, each vCPU's registers
+ *   run.c    vCPU threads, the run loop, the port table, stopping the run
+ */
+#ifndef VPMU_RUN_H
+#define VPMU_RUN_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vpmu/vpmu.h>
+#include <vpmu/kvm.h>
+
+/* Exit statuses of vpmu-run itself (a guest's exit gives V & 0xff). */
+#define VR_EXIT_HOST	1	/* a host failure: an ioctl, the library, memory */
+#define VR_EXIT_USAGE	2	/* bad option or value, bad guest image */
+#define VR_EXIT_GUEST	3	/* the guest ended badly: triple fault, HLT, unhandled exit */
+#define VR_EXIT_SKIP	77	/* no usable /dev/kvm and VPMU_SKIP_NO_KVM=1 */
+
+/* Boot protocol v1. */
+#define VR_MAX_VCPUS	64
+#define VR_LOAD_MIN	0x100000ull		/* every PT_LOAD at or above 1 MiB */
+#define VR_STACK_SIZE	0x10000ull		/* each vCPU owns 64 KiB below its RSP */
+#define VR_MAP_SIZE	0x40000000ull		/* identity map: the first 1 GiB */
+#define VR_PORT_CONSOLE	0x3f8
+#define VR_PORT_EXIT	0xf4
+
+/* What the loader found: where the guest starts and what it occupies. */
+struct vr_image {
+	uint64_t entry;
+	uint64_t lo, hi;		/* guest-physical extent of the PT_LOADs */
+	unsigned nload;			/* PT_LOAD segments with p_memsz != 0 */
+};
+
+struct vr_vm;
+
+/* One vCPU: its thread is the only one to run it (libvpmu's rule too). */
+struct vr_vcpu {
+	struct vr_vm	*vm;
+	unsigned	 index;
+	int		 fd;
+	struct kvm_run	*run;
+	pthread_t	 thread;
+	bool		 started;	/* thread created */
+	/* console bytes since the last newline: lines of vCPUs never mix */
+	size_t		 conslen;
+	char		 cons[256];
+};
+
+struct vr_vm {
+	/* set up by main.c before the threads start, read-only after */
+	int		 kvm_fd, vm_fd;
+	uint8_t		*ram;		/* guest-physical 0 .. ram_size */
+	uint64_t	 ram_size;
+	size_t		 run_size;	/* KVM_GET_VCPU_MMAP_SIZE */
+	unsigned	 nvcpus;
+	vpmu_vm		*pmu;
+	vpmu_kvm	*k;
+	struct vr_vcpu	 vcpu[VR_MAX_VCPUS];
+
+	/*
+	 * The end of the run, under lock: the first vr_stop() decides the
+	 * status and kicks the other vCPUs.
+	 */
+	pthread_mutex_t	 lock;
+	int		 stopping;	/* also read without the lock (atomic) */
+	int		 status;
+	bool		 guest_exit;	/* ended by port 0xf4 */
+	unsigned	 exit_cpu;
+	uint32_t	 exit_value;
+	/* #GP injected for MSR exits libvpmu did not take; by the vCPU's thread */
+	uint64_t	 gp_injected[VR_MAX_VCPUS];
+};
+
+/* elf.c */
+int  vr_elf_read(const char *path, uint8_t **bufp, size_t *lenp, char *err, size_t errlen);
+int  vr_elf_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
+    struct vr_image *img, char *err, size_t errlen);
+
+/* boot.c */
+void vr_boot_tables(uint8_t *ram);
+void vr_boot_cpuid(struct vr_vm *vm, struct vr_vcpu *c, struct kvm_cpuid2 *cpuid);
+int  vr_boot_vcpu(struct vr_vm *vm, struct vr_vcpu *c, const struct vr_image *img);
+
+/* run.c */
+int  vr_run_prepare(void);
+int  vr_run_start(struct vr_vm *vm);
+void vr_run_wait(struct vr_vm *vm);
+
+#endif /* VPMU_RUN_H */
