@@ -42,6 +42,7 @@ vpmu_event_lookup(const char *name)
 static const struct vpmu_source_ops *const sources[] = {
 	&vpmu_source_synthetic,
 	&vpmu_source_perf,
+	&vpmu_source_exact,
 };
 
 const struct vpmu_source_ops *

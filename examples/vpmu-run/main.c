@@ -348,6 +348,7 @@ main(int argc, char **argv)
 	struct vr_opts o = { .pmu = "intel-v2", .source = "exact", .vcpus = 1,
 	    .mem = MEM_DEFAULT };
 	const struct vpmu_source_ops *src;
+	struct vpmu_exact_params exact_params = { 0 };	/* CPI 1; vendor below */
 	struct kvm_userspace_memory_region region;
 	struct kvm_cpuid2 *cpuid = NULL;
 	struct vpmu_model model;
@@ -439,11 +440,14 @@ main(int argc, char **argv)
 		goto out;
 	}
 
+	/* The exact source decodes raw event codes as the model's vendor's. */
+	exact_params.vendor = model.vendor;
 	/* The virtual PMU: the model goes into the config before the VM exists. */
 	if ((e = vpmu_config_create(&cfg)) != 0 ||
 	    (e = vpmu_config_set_vcpus(cfg, vm.nvcpus)) != 0 ||
 	    (e = vpmu_config_set_model(cfg, &model)) != 0 ||
-	    (e = vpmu_config_set_source(cfg, src, NULL)) != 0) {
+	    (e = vpmu_config_set_source(cfg, src, src == &vpmu_source_exact ?
+	    (void *)&exact_params : NULL)) != 0) {
 		fprintf(stderr, "vpmu-run: libvpmu configuration: %s\n", vpmu_strerror(e));
 		goto out;
 	}

@@ -106,6 +106,22 @@ struct vpmu_source_ops {
 /* The built-in sources. */
 VPMU_EXTERN extern const struct vpmu_source_ops vpmu_source_synthetic;
 VPMU_EXTERN extern const struct vpmu_source_ops vpmu_source_perf;
+/* KVM single-step: exact instruction and branch counts (vpmu_exact(7)). */
+VPMU_EXTERN extern const struct vpmu_source_ops vpmu_source_exact;
+
+/*
+ * init()'s optional argument.  A zero field means its default.
+ *   cpi      core cycles per retired instruction (default 1)
+ *   ref_cpi  reference cycles per retired instruction (default 1)
+ *   vendor   enum vpmu_vendor (<vpmu/model.h>) of the guest's PMU model:
+ *            whose raw event selects are understood; 0 (not known): only
+ *            the codes both vendors define alike (0xC0, instructions).
+ */
+struct vpmu_exact_params {
+	unsigned cpi;
+	unsigned ref_cpi;
+	unsigned vendor;
+};
 
 /* Find a built-in source by name; NULL if there is none. */
 VPMU_EXTERN const struct vpmu_source_ops *vpmu_source_lookup(const char *name);

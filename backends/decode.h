@@ -1,0 +1,68 @@
+/*
+ * decode.h -- what the exact source needs to know about one x86
+ * instruction, decoded with Zydis 4: its length, whether it is a branch,
+ * and where execution goes after it.
+ */
+#ifndef VPMU_DECODE_H
+#define VPMU_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gmem.h"
+
+/* The longest x86 instruction (SDM Vol. 2A, 2.3.11). */
+#define VPMU_INSN_MAX	15
+
+/* Code size the bytes are decoded for. */
+enum vpmu_decode_mode {
+	VPMU_DECODE_64,			/* 64-bit mode (EFER.LMA, CS.L) */
+	VPMU_DECODE_32,			/* protected mode, CS.D = 1 */
+	VPMU_DECODE_16,			/* real mode */
+};
+
+/* Where execution continues after the instruction (vpmu_insn.flow). */
+enum vpmu_insn_flow {
+	VPMU_FLOW_NEXT,			/* not a branch: at addr + len */
+	VPMU_FLOW_DIRECT,		/* direct branch: at target (or addr + len
+					   if conditional and not taken) */
+	VPMU_FLOW_STACK,		/* return: at the slot-byte value at RSP */
+	VPMU_FLOW_INDIRECT,		/* anywhere: register, memory, MSR, IDT */
+};
+
+struct vpmu_insn {
+	uint8_t	 len;			/* bytes */
+	uint8_t	 flow;			/* enum vpmu_insn_flow */
+	uint8_t	 slot;			/* VPMU_FLOW_STACK: bytes of the return-address slot */
+	bool	 branch;		/* counted by the branches event */
+	bool	 conditional;		/* VPMU_FLOW_DIRECT: may fall through */
+	bool	 far_return;		/* IRET, IRETD, IRETQ, far RET */
+	bool	 iret;			/* IRET, IRETD, IRETQ: in 64-bit mode RSP is
+					   reloaded from the fourth slot of the frame */
+	bool	 rep_string;		/* string instruction with REP/REPE/REPNE */
+	bool	 writes_sp;		/* changes RSP (PUSH, POP, CALL, MOV RSP, ...) */
+	uint64_t target;		/* VPMU_FLOW_DIRECT: the branch target */
+	unsigned mnemonic;		/* ZydisMnemonic, for tests and messages */
+};
+
+/*
+ * Decode the instruction in buf[0..len) that starts at linear address addr
+ * (len may be short of VPMU_INSN_MAX at the end of mapped memory).
+ * 0; EINVAL for a NULL argument; EILSEQ when the bytes are no valid
+ * instruction; ENODATA when len bytes end inside the instruction.
+ */
+int	vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf,
+	    size_t len, struct vpmu_insn *out);
+/*
+ * Read up to VPMU_INSN_MAX bytes at gva through the guest's paging and
+ * decode them.  0, or the error of vpmu__decode(), or EFAULT when not one
+ * byte can be read; on failure *bad is the first address not read or the
+ * start of the bytes that do not decode.
+ */
+int	vpmu__decode_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+	    enum vpmu_decode_mode mode, uint64_t gva, struct vpmu_insn *out, uint64_t *bad);
+/* "iretq", "nop", ... for a vpmu_insn.mnemonic; "?" if unknown. */
+const char *vpmu__decode_name(unsigned mnemonic);
+
+#endif /* VPMU_DECODE_H */

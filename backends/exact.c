@@ -1,0 +1,676 @@
+/*
+ * exact.c -- the "exact" host source: the guest's retired instructions,
+ * branches and modelled cycles, reconstructed from single-step exits.
+ *
+ * Exactness by reconstruction, not by counting exits.  Per vCPU the
+ * source keeps the last retirement point P: the registers at the previous
+ * exit.  At each exit the glue reports the new RIP N (vpmu__exact_sync)
+ * and the source works out what retired between them:
+ *
+ *   N == P      nothing (an MSR exit before completion, a chunk of a REP
+ *               string), except after a single-step trap on a branch to
+ *               itself (JMP $, LOOP $): that branch retired
+ *   N != P      decode at P; a non-branch whose successor P + len is N
+ *               retired alone.  A successor other than N means the
+ *               instruction lost its trap (on kvm_pvm: OUT, LFENCE,
+ *               MFENCE, REP strings, IRETQ): count it and go on decoding
+ *               at the successor until N is reached, a branch ends the
+ *               path (its successor is N), or WALK_MAX instructions pass.
+ *               IRET and far RET continue at the return address read
+ *               from the stack at P's RSP.
+ *   FAULTED,    the instruction at P did not retire; the exception or NMI
+ *   NMI         was delivered and N is past the handler's first
+ *               instruction: walk from the handler's entry in the IDT.
+ *
+ * What cannot be read or explained counts as one non-branch instruction
+ * (the least that retired when RIP moved) and is recorded in the stats;
+ * nothing here crashes on a guest's memory.  vpmu_exact(7) has the model,
+ * the cycle model and the limits.
+ *
+ * Threads: see exact.h; no lock is taken here.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include <vpmu/model.h>
+
+#include "decode.h"
+#include "exact.h"
+
+#define WALK_MAX	16	/* instructions one exit can account for */
+#define VEC_NMI		2
+#define VEC_GP		13
+
+#define EVF_MODES	(VPMU_EVF_USR | VPMU_EVF_OS)
+#define EVF_ALL		(VPMU_EVF_USR | VPMU_EVF_OS | VPMU_EVF_EDGE | VPMU_EVF_INV)
+
+/* A counter: one modelled event on one vCPU. */
+struct xctr {
+	struct xctr *next;
+	unsigned vcpu;
+	uint32_t event;			/* INSTRUCTIONS, BRANCHES, CYCLES, REF_CYCLES */
+	uint32_t flags;			/* VPMU_EVF_* */
+	uint32_t cmask;
+	bool	 enabled;
+	bool	 cond;			/* EDGE: the condition in its last cycle */
+	uint64_t value;
+	uint64_t ns;			/* CLOCK_MONOTONIC ns enabled before `since` */
+	uint64_t since;			/* when last enabled */
+};
+
+/* One retired instruction, as the counting model needs it. */
+struct retired {
+	bool	branch;
+	uint8_t	cpl;
+};
+
+struct path {
+	unsigned n;
+	struct retired insn[WALK_MAX];
+};
+
+/* Per vCPU; touched by its thread and by the hooks, under the VM lock. */
+struct xvcpu {
+	struct xctr *ctrs;
+	unsigned nenabled;
+	bool	 known;			/* p is the last retirement point */
+	struct vpmu_exact_regs p;
+	struct vpmu_exact_stats st;
+};
+
+struct exact {
+	unsigned nvcpus;
+	unsigned cpi;			/* core cycles per instruction */
+	unsigned ref_cpi;		/* reference cycles per instruction */
+	unsigned vendors;		/* VENDOR_* bits: the guest's vendor, or both
+					   when not known */
+	struct vpmu_gmem *mem;
+	struct xvcpu *vcpu;
+};
+
+/*
+ * Raw event selects that name a modelled event: event[7:0] | umask << 8 |
+ * AMD EventSelect[11:8] << 16, as the guest-visible models fill
+ * vpmu_event_spec.raw.  Intel: SDM Vol. 3B, 20.2.1.2 (architectural
+ * events); AMD: PPR "Core Performance Monitor Counters".  A code counts
+ * only for the vendors of its row: 0xC4 is taken branches on AMD, 0xC2
+ * retired micro-ops on Intel.  With no vendor given, only rows valid for
+ * both match -- and the models already turn their own vendor's codes into
+ * named events, so what reaches here raw from a guest is exactly the
+ * other vendor's codes, which must not match.
+ */
+#define VENDOR_INTEL	(1u << VPMU_VENDOR_INTEL)
+#define VENDOR_AMD	(1u << VPMU_VENDOR_AMD)
+static const struct {
+	uint64_t raw;
+	unsigned vendors;
+	uint32_t event;
+} raw_events[] = {
+	/* Intel INST_RETIRED.ANY_P; AMD Retired Instructions */
+	{ 0x00C0, VENDOR_INTEL | VENDOR_AMD, VPMU_EV_INSTRUCTIONS },
+	{ 0x00C4, VENDOR_INTEL, VPMU_EV_BRANCHES },	/* BR_INST_RETIRED.ALL_BRANCHES */
+	{ 0x003C, VENDOR_INTEL, VPMU_EV_CYCLES },	/* CPU_CLK_UNHALTED.THREAD_P */
+	{ 0x013C, VENDOR_INTEL, VPMU_EV_REF_CYCLES },	/* CPU_CLK_UNHALTED.REF_XCLK */
+	{ 0x00C2, VENDOR_AMD,	VPMU_EV_BRANCHES },	/* Retired Branch Instructions */
+	{ 0x0076, VENDOR_AMD,	VPMU_EV_CYCLES },	/* Cycles not in Halt */
+};
+
+/* The modelled event ev counts, or VPMU_EV_NONE. */
+static uint32_t
+modelled(const struct exact *x, const struct vpmu_event_spec *ev)
+{
+	size_t i;
+
+	switch (ev->event) {
+	case VPMU_EV_INSTRUCTIONS:
+	case VPMU_EV_BRANCHES:
+	case VPMU_EV_CYCLES:
+	case VPMU_EV_REF_CYCLES:
+		return (ev->event);
+	case VPMU_EV_RAW:
+		for (i = 0; i < VPMU_ARRAY_SIZE(raw_events); i++)
+			if (raw_events[i].raw == ev->raw &&
+			    (raw_events[i].vendors & x->vendors) == x->vendors)
+				return (raw_events[i].event);
+		return (VPMU_EV_NONE);
+	default:
+		return (VPMU_EV_NONE);
+	}
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+}
+
+/* ---- the counting model --------------------------------------------------- */
+
+/*
+ * What one instruction adds to counter c: it spans n cycles of the
+ * counter's clock; each of the first n - 1 cycles carries `other` events,
+ * the last carries `last`.  Without CMASK and EDGE the counter adds the
+ * events; with them it counts cycles whose events reach CMASK (INV: stay
+ * below it), and with EDGE only the cycles where that condition turns
+ * true.  EDGE without CMASK uses CMASK 1; INV without CMASK or EDGE does
+ * nothing (there is no comparison to invert).
+ */
+static uint64_t
+cycles(struct xctr *c, uint64_t n, uint64_t other, uint64_t last)
+{
+	bool edge = (c->flags & VPMU_EVF_EDGE) != 0, inv = (c->flags & VPMU_EVF_INV) != 0;
+	uint64_t cm = c->cmask, v = 0;
+	bool co, cl;
+
+	if (cm == 0 && !edge)
+		return ((n - 1) * other + last);
+	if (cm == 0)
+		cm = 1;
+	co = inv ? other < cm : other >= cm;
+	cl = inv ? last < cm : last >= cm;
+	if (!edge)
+		return ((n - 1) * co + cl);
+	if (n > 1) {
+		v += co && !c->cond;
+		c->cond = co;
+	}
+	v += cl && !c->cond;
+	c->cond = cl;
+	return (v);
+}
+
+static bool
+cpl_counts(uint32_t flags, unsigned cpl)
+{
+	switch (flags & EVF_MODES) {
+	case VPMU_EVF_USR:
+		return (cpl > 0);
+	case VPMU_EVF_OS:
+		return (cpl == 0);
+	default:			/* both, or 0: both */
+		return (true);
+	}
+}
+
+static void
+count_path(const struct exact *x, struct xvcpu *v, const struct path *p)
+{
+	struct xctr *c;
+	unsigned i;
+
+	for (c = v->ctrs; c != NULL; c = c->next) {
+		if (!c->enabled)
+			continue;
+		for (i = 0; i < p->n; i++) {
+			if (!cpl_counts(c->flags, p->insn[i].cpl))
+				continue;
+			switch (c->event) {
+			case VPMU_EV_INSTRUCTIONS:
+				c->value += cycles(c, x->cpi, 0, 1);
+				break;
+			case VPMU_EV_BRANCHES:
+				c->value += cycles(c, x->cpi, 0, p->insn[i].branch);
+				break;
+			case VPMU_EV_CYCLES:
+				c->value += cycles(c, x->cpi, 1, 1);
+				break;
+			case VPMU_EV_REF_CYCLES:
+				c->value += cycles(c, x->ref_cpi, 1, 1);
+				break;
+			}
+		}
+	}
+}
+
+/* ---- reading the guest ------------------------------------------------------ */
+
+#define PAGING(r)	(&(struct vpmu_gmem_paging){ (r)->cr0, (r)->cr3, (r)->cr4, (r)->efer })
+
+static enum vpmu_decode_mode
+mode_of(const struct vpmu_exact_regs *r)
+{
+	if (r->long_mode)
+		return (VPMU_DECODE_64);
+	return ((r->cr0 & VPMU_CR0_PE) ? VPMU_DECODE_32 : VPMU_DECODE_16);
+}
+
+static int
+failed(struct xvcpu *v, uint64_t gva)
+{
+	v->st.fetch_failures++;
+	v->st.fail_gva = gva;
+	return (EFAULT);
+}
+
+/* Read and decode the instruction at gva with r's paging and mode. */
+static int
+fetch(const struct exact *x, struct xvcpu *v, const struct vpmu_exact_regs *r, uint64_t gva,
+    struct vpmu_insn *in)
+{
+	uint64_t bad;
+
+	if (vpmu__decode_gva(x->mem, PAGING(r), mode_of(r), gva, in, &bad) != 0)
+		return (failed(v, bad));
+	return (0);
+}
+
+/* A return address: the slot-byte value at the stack pointer rsp. */
+static int
+read_slot(const struct exact *x, struct xvcpu *v, const struct vpmu_exact_regs *r, uint64_t rsp,
+    unsigned slot, uint64_t *val)
+{
+	uint64_t w = 0;			/* little-endian: a short slot fills the low bytes */
+	int got;
+
+	if (slot == 0 || slot > sizeof(w))
+		return (EFAULT);
+	if ((got = vpmu__gmem_read_gva(x->mem, PAGING(r), rsp, &w, slot)) != (int)slot)
+		return (failed(v, rsp + (uint64_t)(got > 0 ? got : 0)));
+	*val = w;
+	return (0);
+}
+
+/* The entry of the handler for vector vec, from r's IDT. */
+static int
+handler_entry(const struct exact *x, struct xvcpu *v, const struct vpmu_exact_regs *r,
+    unsigned vec, uint64_t *entry)
+{
+	int error;
+
+	error = vpmu__gmem_idt_entry(x->mem, PAGING(r), r->idt_base, r->idt_limit, vec, entry);
+	if (error == EFAULT)
+		(void)failed(v, r->idt_base);
+	return (error);
+}
+
+/* ---- reconstruction ------------------------------------------------------- */
+
+enum walk_end {
+	W_REACHED,			/* the path ends at N */
+	W_BRANCH,			/* it ends with a branch whose successor is not
+					   known: taken to be N */
+	W_FETCH,			/* code could not be read: the unreadable
+					   instruction counts as one non-branch */
+	W_LOST,				/* no path to N */
+};
+
+static void
+add(struct path *p, bool branch, unsigned cpl)
+{
+	if (p->n < WALK_MAX) {
+		p->insn[p->n].branch = branch;
+		p->insn[p->n].cpl = (uint8_t)cpl;
+		p->n++;
+	}
+}
+
+/*
+ * Follow execution from addr to N (n->rip), adding each instruction to p.
+ * With advance, at least one instruction retired even if addr is N (the
+ * path went round a loop back to where it started).
+ * ctx holds the registers in force at addr (P's, or N's for a handler);
+ * rsp_known says ctx->rsp is the stack pointer there.  Instructions after
+ * the first are read with N's paging and mode, and after a far return run
+ * at N's privilege level.
+ */
+static enum walk_end
+walk(const struct exact *x, struct xvcpu *v, uint64_t addr, const struct vpmu_exact_regs *ctx,
+    bool rsp_known, const struct vpmu_exact_regs *n, struct path *p, bool advance)
+{
+	struct vpmu_insn in;
+	unsigned cpl = ctx->cpl, i;
+	uint64_t rsp = ctx->rsp, succ;
+
+	for (i = 0; i < WALK_MAX; i++, ctx = n) {
+		if (addr == n->rip && !(advance && i == 0))
+			return (W_REACHED);
+		if (fetch(x, v, ctx, addr, &in) != 0) {
+			add(p, false, cpl);
+			return (W_FETCH);
+		}
+		add(p, in.branch, cpl);
+		switch (in.flow) {
+		case VPMU_FLOW_NEXT:
+			succ = addr + in.len;
+			rsp_known = rsp_known && !in.writes_sp;
+			break;
+		case VPMU_FLOW_DIRECT:
+			if (n->rip == in.target || (in.conditional && n->rip == addr + in.len))
+				return (W_REACHED);
+			/* At P the branch retired; later, the path was wrong. */
+			return (i == 0 ? W_BRANCH : W_LOST);
+		case VPMU_FLOW_STACK:
+			if (!rsp_known || read_slot(x, v, ctx, rsp, in.slot, &succ) != 0)
+				return (W_BRANCH);
+			if (succ == n->rip)
+				return (W_REACHED);
+			if (!in.far_return)
+				return (i == 0 ? W_BRANCH : W_LOST);
+			/*
+			 * IRET, far RET: lost its trap; on at the return address.
+			 * A 64-bit IRET pops RSP too (SDM Vol. 2A, IRET), so a
+			 * second IRET on the way (an NMI handler's, delivered
+			 * before an IRET that then ran) still finds its frame.
+			 */
+			cpl = n->cpl;
+			rsp_known = in.iret && mode_of(ctx) == VPMU_DECODE_64 &&
+			    read_slot(x, v, ctx, rsp + 3u * in.slot, in.slot, &rsp) == 0;
+			break;
+		default:
+			return (W_BRANCH);
+		}
+		addr = succ;
+	}
+	return (addr == n->rip ? W_REACHED : W_LOST);
+}
+
+/* Count p (or, for W_LOST, one non-branch at cpl) on v's counters. */
+static void
+account(const struct exact *x, struct xvcpu *v, enum walk_end end, struct path *p,
+    unsigned cpl)
+{
+	if (end == W_LOST) {
+		p->n = 0;
+		add(p, false, cpl);
+		v->st.unresolved++;
+	}
+	if (p->n > 1)
+		v->st.lost_traps += p->n - 1;
+	v->st.retired += p->n;
+	count_path(x, v, p);
+}
+
+/*
+ * N == P.  An exit that is not a single step (an MSR exit before the
+ * instruction completes), or a REP string instruction's chunk, retired
+ * nothing.  A single step at the same place retired a whole path back to
+ * P: a branch to itself, or a loop whose other instructions lost their
+ * traps ("1: mfence; lfence; loop 1b" on kvm_pvm).
+ */
+static void
+sync_same(const struct exact *x, struct xvcpu *v, const struct vpmu_exact_regs *r,
+    unsigned flags)
+{
+	struct path p = { 0 };
+	struct vpmu_insn in;
+
+	if (!(flags & VPMU_EXACT_STEP) || fetch(x, v, &v->p, v->p.rip, &in) != 0 ||
+	    in.rep_string)
+		return;
+	account(x, v, walk(x, v, v->p.rip, &v->p, true, r, &p, true), &p, r->cpl);
+}
+
+/*
+ * An exception or NMI was delivered instead of the instruction at P: walk
+ * from the handler's entry in the IDT.  Preference goes to a path that
+ * ends exactly at N: from the handler, else (an injected NMI that was not
+ * delivered because NMIs were blocked) from P; then to a handler path
+ * that ends in a branch or unreadable code.  With no IDT to read, the one
+ * instruction that surely retired (the handler's first) is a non-branch.
+ */
+static void
+sync_event(const struct exact *x, struct xvcpu *v, const struct vpmu_exact_regs *r,
+    unsigned vec)
+{
+	struct path h = { 0 }, p = { 0 };
+	enum walk_end end = W_LOST;
+	uint64_t entry;
+	bool known;
+
+	if (r->rip == v->p.rip)
+		return;			/* the guest did not run: still pending */
+	known = handler_entry(x, v, r, vec, &entry) == 0;
+	if (known && (end = walk(x, v, entry, r, false, r, &h, false)) == W_REACHED) {
+		account(x, v, end, &h, r->cpl);
+		return;
+	}
+	if (vec == VEC_NMI && walk(x, v, v->p.rip, &v->p, true, r, &p, false) == W_REACHED) {
+		account(x, v, W_REACHED, &p, r->cpl);
+		return;
+	}
+	if (known && end != W_LOST) {
+		account(x, v, end, &h, r->cpl);
+		return;
+	}
+	p.n = 0;
+	add(&p, false, r->cpl);
+	if (known)
+		v->st.unresolved++;
+	account(x, v, W_REACHED, &p, r->cpl);
+}
+
+void
+vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_exact_regs *r, unsigned flags)
+{
+	struct exact *x = state;
+	struct xvcpu *v;
+	struct path p = { 0 };
+
+	if (x == NULL || r == NULL || cpu >= x->nvcpus)
+		return;
+	v = &x->vcpu[cpu];
+	v->st.syncs++;
+	if ((flags & VPMU_EXACT_RESYNC) || !v->known || v->nenabled == 0)
+		;			/* nothing to count, or nothing known */
+	else if (flags & (VPMU_EXACT_FAULTED | VPMU_EXACT_NMI_INJECTED))
+		sync_event(x, v, r, (flags & VPMU_EXACT_FAULTED) ? VEC_GP : VEC_NMI);
+	else if (r->rip == v->p.rip)
+		sync_same(x, v, r, flags);
+	else
+		account(x, v, walk(x, v, v->p.rip, &v->p, true, r, &p, false), &p, r->cpl);
+	v->p = *r;
+	v->known = true;
+}
+
+bool
+vpmu__exact_wants_step(void *state, unsigned cpu)
+{
+	const struct exact *x = state;
+
+	return (x != NULL && cpu < x->nvcpus && x->vcpu[cpu].nenabled > 0);
+}
+
+void
+vpmu__exact_set_memory(void *state, struct vpmu_gmem *mem)
+{
+	if (state != NULL)
+		((struct exact *)state)->mem = mem;
+}
+
+int
+vpmu__exact_get_stats(void *state, unsigned cpu, struct vpmu_exact_stats *st)
+{
+	const struct exact *x = state;
+
+	if (x == NULL || st == NULL || cpu >= x->nvcpus)
+		return (EINVAL);
+	*st = x->vcpu[cpu].st;
+	return (0);
+}
+
+/* ---- the source hooks ----------------------------------------------------- */
+
+static int
+x_init(void **statep, unsigned nvcpus, void *arg)
+{
+	const struct vpmu_exact_params *prm = arg;
+	struct exact *x;
+
+	if (statep == NULL || nvcpus == 0 ||
+	    (prm != NULL && prm->vendor > VPMU_VENDOR_AMD))
+		return (EINVAL);
+	if ((x = calloc(1, sizeof(*x))) == NULL)
+		return (ENOMEM);
+	if ((x->vcpu = calloc(nvcpus, sizeof(*x->vcpu))) == NULL) {
+		free(x);
+		return (ENOMEM);
+	}
+	x->nvcpus = nvcpus;
+	x->cpi = (prm != NULL && prm->cpi != 0) ? prm->cpi : 1;
+	x->ref_cpi = (prm != NULL && prm->ref_cpi != 0) ? prm->ref_cpi : 1;
+	x->vendors = (prm != NULL && prm->vendor != VPMU_VENDOR_NONE) ?
+	    1u << prm->vendor : VENDOR_INTEL | VENDOR_AMD;
+	*statep = x;
+	return (0);
+}
+
+static void
+x_fini(void *state)
+{
+	struct exact *x = state;
+	struct xctr *c;
+	unsigned i;
+
+	if (x == NULL)
+		return;
+	for (i = 0; i < x->nvcpus; i++)
+		while ((c = x->vcpu[i].ctrs) != NULL) {
+			x->vcpu[i].ctrs = c->next;
+			free(c);
+		}
+	free(x->vcpu);
+	free(x);
+}
+
+static unsigned
+x_capacity(void *state)
+{
+	(void)state;
+	return (0);			/* a counter is a few words: no limit */
+}
+
+static int
+x_supports(void *state, const struct vpmu_event_spec *ev, char *why, size_t whylen)
+{
+	const char *name;
+
+	if (state == NULL || ev == NULL) {
+		if (why != NULL && whylen > 0)
+			snprintf(why, whylen, "exact: no event");
+		return (EOPNOTSUPP);
+	}
+	if (ev->flags & ~EVF_ALL) {
+		if (why != NULL && whylen > 0)
+			snprintf(why, whylen, "exact: event flags 0x%x are not modelled",
+			    ev->flags & ~EVF_ALL);
+		return (EOPNOTSUPP);
+	}
+	if (modelled(state, ev) != VPMU_EV_NONE)
+		return (0);
+	if (why != NULL && whylen > 0) {
+		if (ev->event == VPMU_EV_RAW)
+			snprintf(why, whylen, "exact: event 0x%llx is not modelled",
+			    (unsigned long long)ev->raw);
+		else if ((name = vpmu_event_name(ev->event)) != NULL)
+			snprintf(why, whylen, "exact: event %s is not modelled", name);
+		else
+			snprintf(why, whylen, "exact: event 0x%x is not modelled", ev->event);
+	}
+	return (EOPNOTSUPP);
+}
+
+static int
+x_open(void *state, unsigned vcpu, pid_t tid, const struct vpmu_event_spec *ev, void **ctrp)
+{
+	struct exact *x = state;
+	struct xctr *c;
+
+	(void)tid;
+	if (x == NULL || ev == NULL || ctrp == NULL || vcpu >= x->nvcpus)
+		return (EINVAL);
+	if (x_supports(x, ev, NULL, 0) != 0)
+		return (EOPNOTSUPP);
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return (ENOMEM);
+	c->vcpu = vcpu;
+	c->event = modelled(x, ev);
+	c->flags = ev->flags;
+	c->cmask = ev->cmask;
+	c->next = x->vcpu[vcpu].ctrs;
+	x->vcpu[vcpu].ctrs = c;
+	*ctrp = c;
+	return (0);
+}
+
+static int
+x_enable(void *state, void *ctr)
+{
+	struct exact *x = state;
+	struct xctr *c = ctr;
+
+	if (x == NULL || c == NULL)
+		return (EINVAL);
+	if (!c->enabled) {
+		c->enabled = true;
+		c->cond = false;
+		c->since = now_ns();
+		x->vcpu[c->vcpu].nenabled++;
+	}
+	return (0);
+}
+
+static int
+x_disable(void *state, void *ctr)
+{
+	struct exact *x = state;
+	struct xctr *c = ctr;
+
+	if (x == NULL || c == NULL)
+		return (EINVAL);
+	if (c->enabled) {
+		c->enabled = false;
+		c->ns += now_ns() - c->since;
+		x->vcpu[c->vcpu].nenabled--;
+	}
+	return (0);
+}
+
+static void
+x_close(void *state, void *ctr)
+{
+	struct exact *x = state;
+	struct xctr *c = ctr, **pp;
+
+	if (x == NULL || c == NULL)
+		return;
+	(void)x_disable(x, c);
+	for (pp = &x->vcpu[c->vcpu].ctrs; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			free(c);
+			return;
+		}
+}
+
+static int
+x_read(void *state, void *ctr, struct vpmu_count *out)
+{
+	const struct xctr *c = ctr;
+
+	(void)state;
+	if (c == NULL || out == NULL)
+		return (EINVAL);
+	out->value = c->value;
+	out->time_enabled = c->ns + (c->enabled ? now_ns() - c->since : 0);
+	out->time_running = out->time_enabled;
+	return (0);
+}
+
+const struct vpmu_source_ops vpmu_source_exact = {
+	.name = "exact",
+	.init = x_init,
+	.fini = x_fini,
+	.capacity = x_capacity,
+	.supports = x_supports,
+	.open = x_open,
+	.close = x_close,
+	.enable = x_enable,
+	.disable = x_disable,
+	.read = x_read,
+	.set_period = NULL,		/* overflow: the model checks after each exit */
+};

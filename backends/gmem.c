@@ -1,0 +1,214 @@
+/*
+ * gmem.c -- guest memory for the exact source: RAM slots and the guest's
+ * page walk (SDM Vol. 3A, chapter 4 "Paging").
+ *
+ * The walk is one loop over a table-driven paging format: entry size, the
+ * linear-address bits each level indexes, and the levels where PS maps a
+ * page.  Cost: one slot search (at most 32 slots, linear) per level, so a
+ * 4-level walk is four 8-byte copies; the exact source walks once per
+ * instruction it decodes, plus once more if the instruction crosses a page.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "gmem.h"
+
+#define PTE_P		(1ull << 0)	/* present */
+#define PTE_PS		(1ull << 7)	/* page size: this entry maps a page */
+#define PAGE_4K		4096ull
+
+/* One paging format, top level first. */
+struct pgfmt {
+	unsigned esize;			/* bytes per entry: 4 or 8 */
+	unsigned nlevels;
+	uint8_t	 shift[5];		/* lowest linear-address bit the level maps */
+	uint8_t	 bits[5];		/* linear-address bits that index the level */
+	uint8_t	 large[5];		/* PS at this level maps a page */
+	uint64_t root_mask;		/* CR3 bits that locate the top table */
+	uint64_t addr_mask;		/* entry bits that locate a table or page */
+};
+
+#define ADDR_52	0x000FFFFFFFFFF000ull		/* MAXPHYADDR up to 52 */
+
+/* 4-level paging (4.5): PML4, PDPT (1 GiB pages), PD (2 MiB pages), PT. */
+static const struct pgfmt fmt_4level = {
+	8, 4, { 39, 30, 21, 12 }, { 9, 9, 9, 9 }, { 0, 1, 1, 0 }, ADDR_52, ADDR_52
+};
+/* 5-level paging (4.5, CR4.LA57): PML5 on top. */
+static const struct pgfmt fmt_5level = {
+	8, 5, { 48, 39, 30, 21, 12 }, { 9, 9, 9, 9, 9 }, { 0, 0, 1, 1, 0 }, ADDR_52, ADDR_52
+};
+/* PAE paging (4.4): four PDPTEs at CR3[31:5], PD (2 MiB pages), PT. */
+static const struct pgfmt fmt_pae = {
+	8, 3, { 30, 21, 12 }, { 2, 9, 9 }, { 0, 1, 0 }, 0xFFFFFFE0ull, ADDR_52
+};
+/* 32-bit paging (4.3): PD (4 MiB pages with CR4.PSE), PT. */
+static const struct pgfmt fmt_32bit = {
+	4, 2, { 22, 12 }, { 10, 10 }, { 1, 0 }, 0xFFFFF000ull, 0xFFFFF000ull
+};
+
+void
+vpmu__gmem_init(struct vpmu_gmem *mem)
+{
+	if (mem != NULL)
+		memset(mem, 0, sizeof(*mem));
+}
+
+int
+vpmu__gmem_add(struct vpmu_gmem *mem, uint64_t gpa, uint64_t size, void *hva)
+{
+	const struct vpmu_gmem_slot *s;
+	unsigned i;
+
+	if (mem == NULL || hva == NULL || size == 0 || gpa + size < gpa)
+		return (EINVAL);
+	for (i = 0; i < mem->nslots; i++) {
+		s = &mem->slot[i];
+		if (gpa < s->gpa + s->size && s->gpa < gpa + size)
+			return (EINVAL);
+	}
+	if (mem->nslots == VPMU_GMEM_MAX_SLOTS)
+		return (ENOSPC);
+	mem->slot[mem->nslots].gpa = gpa;
+	mem->slot[mem->nslots].size = size;
+	mem->slot[mem->nslots].hva = hva;
+	mem->nslots++;
+	return (0);
+}
+
+static const struct vpmu_gmem_slot *
+slot_of(const struct vpmu_gmem *mem, uint64_t gpa)
+{
+	unsigned i;
+
+	for (i = 0; i < mem->nslots; i++)
+		if (gpa >= mem->slot[i].gpa && gpa - mem->slot[i].gpa < mem->slot[i].size)
+			return (&mem->slot[i]);
+	return (NULL);
+}
+
+int
+vpmu__gmem_read_gpa(const struct vpmu_gmem *mem, uint64_t gpa, void *buf, size_t len)
+{
+	const struct vpmu_gmem_slot *s;
+	uint8_t *out = buf;
+	size_t done = 0, n;
+	uint64_t off;
+
+	if (mem == NULL || buf == NULL)
+		return (0);
+	while (done < len && (s = slot_of(mem, gpa + done)) != NULL) {
+		off = gpa + done - s->gpa;
+		n = len - done;
+		if (n > s->size - off)
+			n = s->size - off;
+		memcpy(out + done, s->hva + off, n);
+		done += n;
+	}
+	return ((int)done);
+}
+
+static int
+read_entry(const struct vpmu_gmem *mem, uint64_t gpa, unsigned esize, uint64_t *e)
+{
+	*e = 0;				/* x86 is little-endian: a 4-byte entry fills the low half */
+	return (vpmu__gmem_read_gpa(mem, gpa, e, esize) == (int)esize ? 0 : EFAULT);
+}
+
+int
+vpmu__gmem_translate(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+    uint64_t gva, uint64_t *gpa)
+{
+	const struct pgfmt *f;
+	uint64_t table, e, idx, pgmask;
+	unsigned l;
+
+	if (mem == NULL || pg == NULL || gpa == NULL)
+		return (EFAULT);
+	if (!(pg->cr0 & VPMU_CR0_PG)) {
+		*gpa = gva & 0xFFFFFFFFull;
+		return (0);
+	}
+	if (pg->efer & VPMU_EFER_LMA)
+		f = (pg->cr4 & VPMU_CR4_LA57) ? &fmt_5level : &fmt_4level;
+	else {
+		f = (pg->cr4 & VPMU_CR4_PAE) ? &fmt_pae : &fmt_32bit;
+		gva &= 0xFFFFFFFFull;
+	}
+	table = pg->cr3 & f->root_mask;
+	for (l = 0; l < f->nlevels; l++) {
+		idx = (gva >> f->shift[l]) & ((1ull << f->bits[l]) - 1);
+		if (read_entry(mem, table + idx * f->esize, f->esize, &e) != 0 || !(e & PTE_P))
+			return (EFAULT);
+		pgmask = (1ull << f->shift[l]) - 1;
+		if (l == f->nlevels - 1) {
+			*gpa = (e & f->addr_mask) | (gva & pgmask);
+			return (0);
+		}
+		if ((e & PTE_PS) && f->large[l] &&
+		    (f->esize == 8 || (pg->cr4 & VPMU_CR4_PSE))) {
+			if (f->esize == 8)
+				*gpa = (e & f->addr_mask & ~pgmask) | (gva & pgmask);
+			else		/* 4 MiB page; PSE-36 puts PA[39:32] in bits 20:13 */
+				*gpa = (e & 0xFFC00000ull) | ((e >> 13) & 0xFFull) << 32 |
+				    (gva & pgmask);
+			return (0);
+		}
+		table = e & f->addr_mask;
+	}
+	return (EFAULT);		/* not reached: the last level returns */
+}
+
+int
+vpmu__gmem_read_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+    uint64_t gva, void *buf, size_t len)
+{
+	uint8_t *out = buf;
+	size_t done = 0, n;
+	uint64_t gpa, va;
+	int got;
+
+	if (buf == NULL)
+		return (0);
+	while (done < len) {
+		va = gva + done;
+		if (vpmu__gmem_translate(mem, pg, va, &gpa) != 0)
+			break;
+		n = PAGE_4K - (va & (PAGE_4K - 1));
+		if (n > len - done)
+			n = len - done;
+		got = vpmu__gmem_read_gpa(mem, gpa, out + done, n);
+		done += (size_t)got;
+		if ((size_t)got < n)
+			break;
+	}
+	return ((int)done);
+}
+
+int
+vpmu__gmem_idt_entry(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+    uint64_t idt_base, uint32_t idt_limit, unsigned vec, uint64_t *entry)
+{
+	uint8_t g[16];
+	unsigned gsz;
+
+	if (pg == NULL || entry == NULL)
+		return (EFAULT);
+	gsz = (pg->efer & VPMU_EFER_LMA) ? 16 : (pg->cr0 & VPMU_CR0_PE) ? 8 : 4;
+	if (idt_limit == 0 || (uint64_t)vec * gsz + gsz - 1 > idt_limit)
+		return (ENOENT);
+	if (vpmu__gmem_read_gva(mem, pg, idt_base + (uint64_t)vec * gsz, g, gsz) != (int)gsz)
+		return (EFAULT);
+	if (gsz == 4) {			/* real mode: offset, then segment */
+		*entry = ((uint64_t)(g[2] | g[3] << 8) << 4) + (uint64_t)(g[0] | g[1] << 8);
+		return (0);
+	}
+	if (!(g[5] & 0x80))		/* P */
+		return (ENOENT);
+	*entry = (uint64_t)g[0] | (uint64_t)g[1] << 8 | (uint64_t)g[6] << 16 |
+	    (uint64_t)g[7] << 24;
+	if (gsz == 16)
+		*entry |= ((uint64_t)g[8] | (uint64_t)g[9] << 8 | (uint64_t)g[10] << 16 |
+		    (uint64_t)g[11] << 24) << 32;
+	return (0);
+}

@@ -1,0 +1,90 @@
+/*
+ * gmem.h -- guest memory as the exact source reads it: the VMM's RAM slots
+ * (guest-physical ranges backed by host memory) and the guest's page walk.
+ *
+ * Address spaces named once:
+ *   gva   a guest linear address (what RIP and RSP hold in 64-bit mode;
+ *         segment bases are taken as 0 elsewhere, see vpmu_exact(7));
+ *   gpa   a guest-physical address, found by walking the guest's page
+ *         tables from CR3, or equal to the gva when CR0.PG is clear;
+ *   hva   the host address a slot maps a gpa to.
+ *
+ * Reads never fault and never write: no Accessed/Dirty bit is set, no
+ * permission is checked (the CPU already fetched the bytes); a gva or gpa
+ * with no backing simply ends the read.  Slots are added before the vCPUs
+ * run and never change afterwards, so vCPU threads read them without a
+ * lock.
+ */
+#ifndef VPMU_GMEM_H
+#define VPMU_GMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VPMU_GMEM_MAX_SLOTS	32
+
+struct vpmu_gmem_slot {
+	uint64_t gpa;			/* first guest-physical byte */
+	uint64_t size;			/* bytes */
+	uint8_t *hva;			/* host address of gpa */
+};
+
+struct vpmu_gmem {
+	unsigned nslots;
+	struct vpmu_gmem_slot slot[VPMU_GMEM_MAX_SLOTS];
+};
+
+/* The registers a page walk needs, as KVM_GET_SREGS gives them. */
+struct vpmu_gmem_paging {
+	uint64_t cr0;
+	uint64_t cr3;
+	uint64_t cr4;
+	uint64_t efer;
+};
+
+/* Control-register bits the walk reads (SDM Vol. 3A, 2.5 and 4.1). */
+#define VPMU_CR0_PE	(1ull << 0)
+#define VPMU_CR0_PG	(1ull << 31)
+#define VPMU_CR4_PSE	(1ull << 4)
+#define VPMU_CR4_PAE	(1ull << 5)
+#define VPMU_CR4_LA57	(1ull << 12)
+#define VPMU_EFER_LMA	(1ull << 10)
+
+/* An empty set of slots (a zeroed struct is one too). */
+void	vpmu__gmem_init(struct vpmu_gmem *mem);
+/*
+ * Add RAM: size bytes at guest-physical gpa, at hva in this process.
+ * 0; EINVAL for a NULL argument, size 0, a range that wraps or overlaps
+ * another slot; ENOSPC when all VPMU_GMEM_MAX_SLOTS are used.
+ */
+int	vpmu__gmem_add(struct vpmu_gmem *mem, uint64_t gpa, uint64_t size, void *hva);
+/* Copy up to len bytes from gpa; returns the bytes copied (stops at a hole). */
+int	vpmu__gmem_read_gpa(const struct vpmu_gmem *mem, uint64_t gpa, void *buf, size_t len);
+/*
+ * Translate gva with the guest's paging: CR0.PG clear (gpa = gva, 32 bits),
+ * 32-bit paging (4 KiB and, with CR4.PSE, 4 MiB pages), PAE paging, 4- and
+ * 5-level (CR4.LA57) paging in long mode (4 KiB, 2 MiB and 1 GiB pages).
+ * 0, or EFAULT when an entry is not present or a table is not in a slot.
+ */
+int	vpmu__gmem_translate(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+	    uint64_t gva, uint64_t *gpa);
+/*
+ * Copy up to len bytes from gva, walking again at every 4 KiB boundary;
+ * returns the bytes copied: fewer than len when a page is not mapped.
+ */
+int	vpmu__gmem_read_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+	    uint64_t gva, void *buf, size_t len);
+
+/*
+ * The entry of the guest's handler for vector vec, from the IDT at linear
+ * idt_base (limit idt_limit): 16-byte gates in IA-32e mode (EFER.LMA),
+ * 8-byte gates in protected mode, 4-byte segment:offset vectors in real
+ * mode (SDM Vol. 3A, 6.10, 6.14.1, 20.1.4).  Segment bases other than the
+ * real-mode vector's are taken as 0.  0; ENOENT when the limit excludes
+ * the vector (a limit of 0: no IDT known) or the gate is not present;
+ * EFAULT when the gate cannot be read.
+ */
+int	vpmu__gmem_idt_entry(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+	    uint64_t idt_base, uint32_t idt_limit, unsigned vec, uint64_t *entry);
+
+#endif /* VPMU_GMEM_H */

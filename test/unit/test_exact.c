@@ -1,0 +1,831 @@
+/*
+ * test_exact.c -- the "exact" source: Zydis decoding and classification,
+ * the guest page walk, and reconstruction of retired instructions from
+ * sequences of exits as this host (kvm_pvm) and real VMX/SVM give them.
+ *
+ * Guest memory is an 8 MiB buffer at guest-physical 0 with long-mode page
+ * tables built in it: PML4 at 0x1000, PDPT at 0x2000, PD at 0x3000, and
+ * either 2 MiB identity pages or, for the first 2 MiB, a 4 KiB page table
+ * at 0x4000.  Code lives at 0x10000, the stack at 0x80000, the IDT at
+ * 0x9000.  Every count is asserted exactly.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <vpmu/model.h>
+#include <vpmu/source.h>
+
+#include "decode.h"
+#include "exact.h"
+#include "gmem.h"
+
+#define X		(&vpmu_source_exact)
+#define RAM_SIZE	(8u << 20)
+#define PML4		0x1000u
+#define PDPT		0x2000u
+#define PD		0x3000u
+#define PT		0x4000u
+#define IDT		0x9000u
+#define CODE		0x10000u
+#define STACK		0x80000u
+#define PTE_P		0x1ull
+#define PTE_RW		0x2ull
+#define PTE_PS		0x80ull
+
+#define STEP		VPMU_EXACT_STEP
+#define RESYNC		VPMU_EXACT_RESYNC
+
+struct tx {
+	uint8_t *ram;
+	struct vpmu_gmem mem;
+	void *st;
+	struct vpmu_exact_regs r;	/* the registers of the next sync */
+};
+
+static void
+pte(struct tx *t, uint64_t table, unsigned idx, uint64_t val)
+{
+	memcpy(t->ram + table + idx * 8, &val, 8);
+}
+
+/* 2 MiB identity pages for the first 8 MiB; 1 GiB page 0xC0000000 -> 0. */
+static void
+tables_2m(struct tx *t)
+{
+	unsigned i;
+
+	pte(t, PML4, 0, PDPT | PTE_P | PTE_RW);
+	pte(t, PDPT, 0, PD | PTE_P | PTE_RW);
+	pte(t, PDPT, 3, 0 | PTE_P | PTE_RW | PTE_PS);
+	for (i = 0; i < 4; i++)
+		pte(t, PD, i, ((uint64_t)i << 21) | PTE_P | PTE_RW | PTE_PS);
+}
+
+/* 4 KiB pages below 2 MiB: identity, but 0x11000 unmapped, 0x20000 -> 0x30000, 0x21000 -> 0x50000. */
+static void
+tables_4k(struct tx *t)
+{
+	unsigned i;
+
+	tables_2m(t);
+	pte(t, PD, 0, PT | PTE_P | PTE_RW);
+	for (i = 0; i < 512; i++)
+		pte(t, PT, i, ((uint64_t)i << 12) | PTE_P | PTE_RW);
+	pte(t, PT, 0x11, 0);
+	pte(t, PT, 0x20, 0x30000 | PTE_P);
+	pte(t, PT, 0x21, 0x50000 | PTE_P);
+}
+
+/* A 64-bit interrupt gate for vector vec at entry. */
+static void
+gate(struct tx *t, unsigned vec, uint64_t entry)
+{
+	uint8_t *g = t->ram + IDT + vec * 16;
+
+	memset(g, 0, 16);
+	g[0] = entry & 0xff;
+	g[1] = (entry >> 8) & 0xff;
+	g[2] = 0x08;			/* selector */
+	g[5] = 0x8e;			/* P, DPL 0, interrupt gate */
+	g[6] = (entry >> 16) & 0xff;
+	g[7] = (entry >> 24) & 0xff;
+	memcpy(g + 8, (uint32_t[]){ (uint32_t)(entry >> 32) }, 4);
+}
+
+static void
+put(struct tx *t, uint64_t gpa, const uint8_t *b, size_t n)
+{
+	memcpy(t->ram + gpa, b, n);
+}
+#define BYTES(...)	(const uint8_t[]){ __VA_ARGS__ }, sizeof((const uint8_t[]){ __VA_ARGS__ })
+#define PUT(t, gpa, ...)	put(t, gpa, BYTES(__VA_ARGS__))
+
+static void
+reinit(struct tx *t, unsigned cpi, unsigned ref_cpi, unsigned vendor)
+{
+	struct vpmu_exact_params prm = { cpi, ref_cpi, vendor };
+
+	if (t->st != NULL)
+		X->fini(t->st);
+	t->st = NULL;
+	assert_int_equal(X->init(&t->st, 2, &prm), 0);
+	vpmu__exact_set_memory(t->st, &t->mem);
+}
+
+static int
+setup(void **state)
+{
+	struct tx *t = calloc(1, sizeof(*t));
+
+	assert_non_null(t);
+	t->ram = calloc(1, RAM_SIZE);
+	assert_non_null(t->ram);
+	vpmu__gmem_init(&t->mem);
+	assert_int_equal(vpmu__gmem_add(&t->mem, 0, RAM_SIZE, t->ram), 0);
+	tables_2m(t);
+	reinit(t, 1, 1, 0);
+	t->r.cr0 = VPMU_CR0_PE | VPMU_CR0_PG;
+	t->r.cr3 = PML4;
+	t->r.cr4 = VPMU_CR4_PAE;
+	t->r.efer = VPMU_EFER_LMA | (1ull << 8);
+	t->r.long_mode = true;
+	t->r.rsp = STACK;
+	t->r.idt_base = IDT;
+	t->r.idt_limit = 256 * 16 - 1;
+	*state = t;
+	return (0);
+}
+
+static int
+teardown(void **state)
+{
+	struct tx *t = *state;
+
+	X->fini(t->st);
+	free(t->ram);
+	free(t);
+	return (0);
+}
+
+/* Open and enable a counter on vCPU 0. */
+static void *
+ctr(struct tx *t, uint32_t event, uint32_t flags, uint32_t cmask, uint64_t raw)
+{
+	struct vpmu_event_spec ev = { .event = event, .flags = flags, .cmask = cmask, .raw = raw };
+	void *c = NULL;
+
+	assert_int_equal(X->open(t->st, 0, 0, &ev, &c), 0);
+	assert_int_equal(X->enable(t->st, c), 0);
+	return (c);
+}
+
+static uint64_t
+val(struct tx *t, void *c)
+{
+	struct vpmu_count n;
+
+	assert_int_equal(X->read(t->st, c, &n), 0);
+	return (n.value);
+}
+
+static void
+at(struct tx *t, uint64_t rip, unsigned flags)
+{
+	t->r.rip = rip;
+	vpmu__exact_sync(t->st, 0, &t->r, flags);
+}
+
+/* Single-step exits at each address in turn. */
+static void
+steps(struct tx *t, const uint64_t *rip, size_t n)
+{
+	while (n-- > 0)
+		at(t, *rip++, STEP);
+}
+#define STEPS(t, ...)	steps(t, (const uint64_t[]){ __VA_ARGS__ }, \
+			    sizeof((const uint64_t[]){ __VA_ARGS__ }) / sizeof(uint64_t))
+
+static struct vpmu_exact_stats
+stats(struct tx *t)
+{
+	struct vpmu_exact_stats s;
+
+	assert_int_equal(vpmu__exact_get_stats(t->st, 0, &s), 0);
+	return (s);
+}
+
+/* ---- decode ---------------------------------------------------------------- */
+
+#define F_BR	0x01		/* branch */
+#define F_COND	0x02		/* conditional */
+#define F_FAR	0x04		/* far return */
+#define F_REP	0x08		/* REP string */
+#define F_SP	0x10		/* writes RSP */
+
+/* Hand-assembled instructions at 0x1000; target for direct branches, slot for returns. */
+static const struct {
+	const char *name;
+	enum vpmu_decode_mode mode;
+	uint8_t b[8], n;
+	uint8_t len, flow, flags, slot;
+	uint64_t target;
+} dcases[] = {
+	{ "nop", VPMU_DECODE_64, { 0x90 }, 1, 1, VPMU_FLOW_NEXT, 0, 0, 0 },
+	{ "mov", VPMU_DECODE_64, { 0x48, 0x89, 0xc3 }, 3, 3, VPMU_FLOW_NEXT, 0, 0, 0 },
+	{ "jmp", VPMU_DECODE_64, { 0xeb, 0x05 }, 2, 2, VPMU_FLOW_DIRECT, F_BR, 0, 0x1007 },
+	{ "jnz", VPMU_DECODE_64, { 0x75, 0xfe }, 2, 2, VPMU_FLOW_DIRECT, F_BR | F_COND, 0, 0x1000 },
+	{ "loop", VPMU_DECODE_64, { 0xe2, 0xfc }, 2, 2, VPMU_FLOW_DIRECT, F_BR | F_COND, 0, 0xffe },
+	{ "jrcxz", VPMU_DECODE_64, { 0xe3, 0x00 }, 2, 2, VPMU_FLOW_DIRECT, F_BR | F_COND, 0, 0x1002 },
+	{ "call", VPMU_DECODE_64, { 0xe8, 0x10, 0, 0, 0 }, 5, 5, VPMU_FLOW_DIRECT, F_BR | F_SP, 0, 0x1015 },
+	{ "ret", VPMU_DECODE_64, { 0xc3 }, 1, 1, VPMU_FLOW_STACK, F_BR | F_SP, 8, 0 },
+	{ "iretq", VPMU_DECODE_64, { 0x48, 0xcf }, 2, 2, VPMU_FLOW_STACK, F_BR | F_FAR | F_SP, 8, 0 },
+	{ "iretd", VPMU_DECODE_32, { 0xcf }, 1, 1, VPMU_FLOW_STACK, F_BR | F_FAR | F_SP, 4, 0 },
+	{ "out", VPMU_DECODE_64, { 0xe6, 0xf4 }, 2, 2, VPMU_FLOW_NEXT, 0, 0, 0 },
+	{ "stosb", VPMU_DECODE_64, { 0xf3, 0xaa }, 2, 2, VPMU_FLOW_NEXT, F_REP, 0, 0 },
+	{ "scasb", VPMU_DECODE_64, { 0xf2, 0xae }, 2, 2, VPMU_FLOW_NEXT, F_REP, 0, 0 },
+	{ "stosb", VPMU_DECODE_64, { 0xaa }, 1, 1, VPMU_FLOW_NEXT, 0, 0, 0 },
+	{ "wrmsr", VPMU_DECODE_64, { 0x0f, 0x30 }, 2, 2, VPMU_FLOW_NEXT, 0, 0, 0 },
+	{ "lfence", VPMU_DECODE_64, { 0x0f, 0xae, 0xe8 }, 3, 3, VPMU_FLOW_NEXT, 0, 0, 0 },
+	{ "syscall", VPMU_DECODE_64, { 0x0f, 0x05 }, 2, 2, VPMU_FLOW_INDIRECT, F_BR, 0, 0 },
+	{ "int3", VPMU_DECODE_64, { 0xcc }, 1, 1, VPMU_FLOW_INDIRECT, F_BR, 0, 0 },
+	{ "jmp", VPMU_DECODE_64, { 0xff, 0xe0 }, 2, 2, VPMU_FLOW_INDIRECT, F_BR, 0, 0 },	/* jmp rax */
+	{ "xbegin", VPMU_DECODE_64, { 0xc7, 0xf8, 0, 0, 0, 0 }, 6, 6, VPMU_FLOW_NEXT, 0, 0, 0 },
+	{ "push", VPMU_DECODE_64, { 0x50 }, 1, 1, VPMU_FLOW_NEXT, F_SP, 0, 0 },
+};
+
+static void
+decode_classifies_instructions(void **state)
+{
+	struct vpmu_insn in;
+	unsigned f;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(dcases) / sizeof(dcases[0]); i++) {
+		assert_int_equal(vpmu__decode(dcases[i].mode, 0x1000, dcases[i].b, dcases[i].n, &in), 0);
+		f = (in.branch ? F_BR : 0) | (in.conditional ? F_COND : 0) |
+		    (in.far_return ? F_FAR : 0) | (in.rep_string ? F_REP : 0) |
+		    (in.writes_sp ? F_SP : 0);
+		if (in.len != dcases[i].len || in.flow != dcases[i].flow || f != dcases[i].flags ||
+		    in.slot != dcases[i].slot || in.target != dcases[i].target ||
+		    strcmp(vpmu__decode_name(in.mnemonic), dcases[i].name) != 0)
+			fail_msg("%s: got %s len %u flow %u flags %#x slot %u target %#llx",
+			    dcases[i].name, vpmu__decode_name(in.mnemonic), in.len, in.flow, f,
+			    in.slot, (unsigned long long)in.target);
+	}
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, BYTES(0xe8, 0x00), &in), ENODATA);
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, BYTES(0x06), &in), EILSEQ);
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, NULL, 1, &in), EINVAL);
+}
+
+/* ---- guest memory ------------------------------------------------------------ */
+
+static void
+gmem_slots_and_walks(void **state)
+{
+	struct tx *t = *state;
+	struct vpmu_gmem m;
+	struct vpmu_gmem_paging pg = { t->r.cr0, PML4, t->r.cr4, t->r.efer };
+	uint8_t a[64], b[64], buf[8];
+	uint64_t gpa;
+	unsigned i;
+
+	vpmu__gmem_init(&m);
+	assert_int_equal(vpmu__gmem_add(&m, 0x1000, 64, a), 0);
+	assert_int_equal(vpmu__gmem_add(&m, 0x1040, 64, b), 0);
+	assert_int_equal(vpmu__gmem_add(&m, 0x1020, 8, a), EINVAL);	/* overlap */
+	assert_int_equal(vpmu__gmem_add(&m, 0x0, 0, a), EINVAL);
+	assert_int_equal(vpmu__gmem_add(&m, ~0ull - 4, 64, a), EINVAL);	/* wraps */
+	memset(a, 0xaa, sizeof(a));
+	memset(b, 0xbb, sizeof(b));
+	assert_int_equal(vpmu__gmem_read_gpa(&m, 0x103c, buf, 8), 8);	/* across slots */
+	assert_int_equal(buf[3], 0xaa);
+	assert_int_equal(buf[4], 0xbb);
+	assert_int_equal(vpmu__gmem_read_gpa(&m, 0x107c, buf, 8), 4);	/* into a hole */
+	for (i = 2; i < VPMU_GMEM_MAX_SLOTS; i++)
+		assert_int_equal(vpmu__gmem_add(&m, 0x100000 * i, 16, a), 0);
+	assert_int_equal(vpmu__gmem_add(&m, 0x10000000, 16, a), ENOSPC);
+
+	/* 2 MiB and 1 GiB pages */
+	assert_int_equal(vpmu__gmem_translate(&t->mem, &pg, 0x234567, &gpa), 0);
+	assert_int_equal(gpa, 0x234567);
+	assert_int_equal(vpmu__gmem_translate(&t->mem, &pg, 0xC0012345, &gpa), 0);
+	assert_int_equal(gpa, 0x12345);
+	assert_int_equal(vpmu__gmem_translate(&t->mem, &pg, 0x40000000, &gpa), EFAULT);
+	assert_int_equal(vpmu__gmem_translate(&t->mem, &pg, 0x800000000000ull, &gpa), EFAULT);
+	/* 4 KiB pages: a hole, and a read across two pages mapped apart */
+	tables_4k(t);
+	assert_int_equal(vpmu__gmem_translate(&t->mem, &pg, 0x11008, &gpa), EFAULT);
+	assert_int_equal(vpmu__gmem_translate(&t->mem, &pg, 0x20010, &gpa), 0);
+	assert_int_equal(gpa, 0x30010);
+	t->ram[0x30ffe] = 1;
+	t->ram[0x30fff] = 2;
+	t->ram[0x50000] = 3;
+	assert_int_equal(vpmu__gmem_read_gva(&t->mem, &pg, 0x20ffe, buf, 3), 3);
+	assert_memory_equal(buf, ((const uint8_t[]){ 1, 2, 3 }), 3);
+	assert_int_equal(vpmu__gmem_read_gva(&t->mem, &pg, 0x10ffe, buf, 8), 2);
+	/* paging off: identity, 32 bits */
+	pg.cr0 = VPMU_CR0_PE;
+	assert_int_equal(vpmu__gmem_translate(&t->mem, &pg, 0x100001234ull, &gpa), 0);
+	assert_int_equal(gpa, 0x1234);
+	/* 32-bit paging with a 4 MiB page (PSE), PD at 0x5000 */
+	pg = (struct vpmu_gmem_paging){ VPMU_CR0_PE | VPMU_CR0_PG, 0x5000, VPMU_CR4_PSE, 0 };
+	memcpy(t->ram + 0x5000 + 1 * 4, (uint32_t[]){ 0x00000083 }, 4);	/* 4M-8M -> 0 */
+	assert_int_equal(vpmu__gmem_translate(&t->mem, &pg, 0x00412345, &gpa), 0);
+	assert_int_equal(gpa, 0x12345);
+}
+
+/* ---- reconstruction -------------------------------------------------------- */
+
+static void
+steps_count_instructions_and_branches(void **state)
+{
+	struct tx *t = *state;
+	void *ins, *br, *cyc, *ref;
+
+	PUT(t, CODE, 0x90, 0x48, 0x89, 0xc3, 0xeb, 0x00, 0x74, 0x02, 0x90, 0x90, 0x90);
+	ins = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	br = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+	cyc = ctr(t, VPMU_EV_CYCLES, 0, 0, 0);
+	ref = ctr(t, VPMU_EV_REF_CYCLES, 0, 0, 0);
+	assert_true(vpmu__exact_wants_step(t->st, 0));
+	assert_false(vpmu__exact_wants_step(t->st, 1));
+	at(t, CODE, RESYNC);
+	STEPS(t, CODE + 1, CODE + 4, CODE + 6, CODE + 10, CODE + 11);	/* nop mov jmp jz nop */
+	assert_int_equal(val(t, ins), 5);
+	assert_int_equal(val(t, br), 2);
+	assert_int_equal(val(t, cyc), 5);
+	assert_int_equal(val(t, ref), 5);
+	assert_int_equal(stats(t).retired, 5);
+	assert_int_equal(stats(t).lost_traps, 0);
+	assert_int_equal(stats(t).syncs, 6);
+	/* a disabled counter stops; RESYNC counts nothing */
+	assert_int_equal(X->disable(t->st, br), 0);
+	at(t, CODE + 4, RESYNC);
+	at(t, CODE + 6, STEP);
+	assert_int_equal(val(t, ins), 6);
+	assert_int_equal(val(t, br), 2);
+}
+
+static void
+cpi_scales_cycles(void **state)
+{
+	struct tx *t = *state;
+	void *ins, *cyc, *ref;
+
+	reinit(t, 3, 2, 0);
+	PUT(t, CODE, 0x90, 0x90, 0x90, 0x90, 0x90);
+	ins = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	cyc = ctr(t, VPMU_EV_CYCLES, 0, 0, 0);
+	ref = ctr(t, VPMU_EV_REF_CYCLES, 0, 0, 0);
+	at(t, CODE, RESYNC);
+	STEPS(t, CODE + 2, CODE + 5);		/* nops sharing exits */
+	assert_int_equal(val(t, ins), 5);
+	assert_int_equal(val(t, cyc), 15);
+	assert_int_equal(val(t, ref), 10);
+}
+
+/* kvm_pvm: OUT has no trap of its own; the IO exit has RIP past it. */
+static void
+out_shares_its_exit(void **state)
+{
+	struct tx *t = *state;
+	void *ins;
+
+	PUT(t, CODE, 0xe6, 0xf4, 0x90, 0x90, 0xe6, 0xf4, 0x90, 0x90);
+	ins = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	at(t, CODE, RESYNC);
+	at(t, CODE + 3, STEP);			/* out + nop, one exit */
+	assert_int_equal(val(t, ins), 2);
+	assert_int_equal(stats(t).lost_traps, 1);
+	at(t, CODE + 4, STEP);			/* nop */
+	at(t, CODE + 6, 0);			/* KVM_EXIT_IO after the out */
+	at(t, CODE + 7, STEP);			/* nop */
+	assert_int_equal(val(t, ins), 5);
+	assert_int_equal(stats(t).lost_traps, 1);
+}
+
+/* LFENCE, LFENCE, NOP retire under one exit on kvm_pvm. */
+static void
+fences_share_an_exit(void **state)
+{
+	struct tx *t = *state;
+	void *ins;
+
+	PUT(t, CODE, 0x0f, 0xae, 0xe8, 0x0f, 0xae, 0xe8, 0x90, 0x0f, 0xae, 0xf0, 0x90);
+	ins = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	at(t, CODE, RESYNC);
+	at(t, CODE + 7, STEP);
+	at(t, CODE + 11, STEP);			/* mfence + nop */
+	assert_int_equal(val(t, ins), 5);
+	assert_int_equal(stats(t).lost_traps, 3);
+}
+
+/* IRETQ shares its exit with the instruction at the return address. */
+static void
+iretq_follows_the_stack(void **state)
+{
+	struct tx *t = *state;
+	void *ins, *br, *usr, *os;
+	uint64_t frame[5] = { CODE + 0x100, 0x2b, 0x202, STACK + 0x1000, 0x33 };
+
+	PUT(t, CODE, 0x48, 0xcf);
+	PUT(t, CODE + 0x100, 0x90, 0x90, 0xeb, 0xfe);
+	memcpy(t->ram + STACK, frame, sizeof(frame));
+	ins = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	br = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+	usr = ctr(t, VPMU_EV_INSTRUCTIONS, VPMU_EVF_USR, 0, 0);
+	os = ctr(t, VPMU_EV_INSTRUCTIONS, VPMU_EVF_OS, 0, 0);
+	at(t, CODE, RESYNC);
+	t->r.rsp = STACK + 0x1000;
+	t->r.cpl = 3;				/* IRETQ to CPL 3 */
+	at(t, CODE + 0x101, STEP);
+	assert_int_equal(val(t, ins), 2);
+	assert_int_equal(val(t, br), 1);
+	assert_int_equal(val(t, os), 1);	/* the iretq */
+	assert_int_equal(val(t, usr), 1);	/* the nop after it */
+	STEPS(t, CODE + 0x102, CODE + 0x102, CODE + 0x102);	/* nop, then jmp $ twice */
+	assert_int_equal(val(t, ins), 5);
+	assert_int_equal(val(t, br), 3);
+	assert_int_equal(val(t, usr), 4);
+	/* where IRETQ traps on its own (VMX, SVM) */
+	t->r.cpl = 0;
+	t->r.rsp = STACK;
+	at(t, CODE, RESYNC);
+	at(t, CODE + 0x100, STEP);
+	assert_int_equal(val(t, ins), 6);
+	assert_int_equal(val(t, os), 2);
+}
+
+/* REP strings: chunk exits at the same RIP count nothing; the string once. */
+static void
+rep_string_retires_once(void **state)
+{
+	struct tx *t = *state;
+	void *ins;
+
+	PUT(t, CODE, 0xb9, 0x00, 0x10, 0x00, 0x00, 0xf3, 0xaa, 0x90, 0xf3, 0xaa, 0x90);
+	ins = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	at(t, CODE, RESYNC);
+	t->r.rcx = 0x1000;
+	at(t, CODE + 5, STEP);			/* mov ecx */
+	t->r.rcx = 0xc00;
+	at(t, CODE + 5, STEP);			/* chunks */
+	t->r.rcx = 0x800;
+	at(t, CODE + 5, STEP);
+	t->r.rcx = 0;
+	at(t, CODE + 5, STEP);
+	at(t, CODE + 7, STEP);			/* rep stosb */
+	assert_int_equal(val(t, ins), 2);
+	at(t, CODE + 11, STEP);			/* nop, rep stosb (rcx 0) and nop share */
+	assert_int_equal(val(t, ins), 5);
+}
+
+/* A trapped WRMSR answered with #GP: the handler's first instruction retires. */
+static void
+faulted_wrmsr_counts_the_handler(void **state)
+{
+	struct tx *t = *state;
+	void *ins, *br;
+	struct vpmu_exact_stats s;
+
+	PUT(t, CODE, 0x90, 0x0f, 0x30, 0x90);
+	PUT(t, CODE + 0x200, 0x48, 0x83, 0xc4, 0x08, 0x48, 0x83, 0x04, 0x24, 0x02);
+	gate(t, 13, CODE + 0x200);
+	ins = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	br = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+	at(t, CODE, RESYNC);
+	at(t, CODE + 1, STEP);			/* nop */
+	at(t, CODE + 1, 0);			/* KVM_EXIT_X86_WRMSR */
+	at(t, CODE + 0x204, VPMU_EXACT_FAULTED);	/* add rsp, 8 */
+	assert_int_equal(val(t, ins), 2);
+	at(t, CODE + 0x209, STEP);		/* addq [rsp], 2 */
+	assert_int_equal(val(t, ins), 3);
+	/* the handler starts with a jump: one branch */
+	PUT(t, CODE + 0x300, 0xeb, 0x0e);
+	gate(t, 13, CODE + 0x300);
+	at(t, CODE + 1, RESYNC);
+	at(t, CODE + 0x310, VPMU_EXACT_FAULTED);
+	assert_int_equal(val(t, ins), 4);
+	assert_int_equal(val(t, br), 1);
+	/* no IDT to read: one non-branch */
+	t->r.idt_limit = 0;
+	at(t, CODE + 1, RESYNC);
+	at(t, CODE + 0x310, VPMU_EXACT_FAULTED);
+	assert_int_equal(val(t, ins), 5);
+	assert_int_equal(val(t, br), 1);
+	s = stats(t);
+	assert_int_equal(s.unresolved, 0);
+	assert_int_equal(s.fetch_failures, 0);
+}
+
+/* KVM_NMI before a run: the interrupted instruction did not execute. */
+static void
+nmi_injection_counts_the_handler(void **state)
+{
+	struct tx *t = *state;
+	void *ins;
+
+	PUT(t, CODE, 0xff, 0xc0, 0xff, 0xc0, 0xff, 0xc0);	/* inc eax x3 */
+	PUT(t, CODE + 0x400, 0x4c, 0x8b, 0x14, 0x24, 0x90, 0x48, 0xcf);
+	gate(t, 2, CODE + 0x400);
+	memcpy(t->ram + STACK - 40, (uint64_t[]){ CODE + 2, 0x08, 0x2, STACK, 0x10 }, 40);
+	ins = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	at(t, CODE, RESYNC);
+	at(t, CODE + 2, STEP);			/* inc */
+	t->r.rsp = STACK - 40;
+	at(t, CODE + 0x404, VPMU_EXACT_NMI_INJECTED);	/* mov r10, [rsp] */
+	assert_int_equal(val(t, ins), 2);
+	at(t, CODE + 0x405, STEP);		/* nop */
+	t->r.rsp = STACK;
+	at(t, CODE + 4, STEP);			/* iretq + inc at CODE + 2 */
+	assert_int_equal(val(t, ins), 5);
+	/* NMIs blocked: the injected NMI waits, the inc retires as usual */
+	at(t, CODE + 6, VPMU_EXACT_NMI_INJECTED);
+	assert_int_equal(val(t, ins), 6);
+	assert_int_equal(stats(t).unresolved, 0);
+}
+
+/*
+ * An NMI delivered before an IRETQ that lost its trap: the NMI handler's
+ * IRETQ returns to that IRETQ, which returns in the same step.  The first
+ * IRETQ's frame gives the RSP where the second finds its own (found on
+ * this host by injecting an NMI at every exit of a guest loop).
+ */
+static void
+nmi_before_iretq_follows_both_frames(void **state)
+{
+	struct tx *t = *state;
+	void *ins, *br;
+
+	PUT(t, CODE, 0xff, 0xc0, 0xff, 0xc0);			/* inc eax x2 */
+	PUT(t, CODE + 0x500, 0x48, 0xcf);			/* iretq */
+	PUT(t, CODE + 0x400, 0x4c, 0x8b, 0x14, 0x24, 0x90, 0x48, 0xcf);
+	gate(t, 2, CODE + 0x400);
+	memcpy(t->ram + STACK - 40, (uint64_t[]){ CODE + 2, 0x08, 0x2, STACK, 0x10 }, 40);
+	memcpy(t->ram + STACK - 88, (uint64_t[]){ CODE + 0x500, 0x08, 0x2, STACK - 40, 0x10 }, 40);
+	ins = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	br = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+	t->r.rsp = STACK - 40;
+	at(t, CODE + 0x500, RESYNC);
+	t->r.rsp = STACK - 88;
+	at(t, CODE + 0x404, VPMU_EXACT_NMI_INJECTED);	/* mov r10, [rsp] */
+	at(t, CODE + 0x405, STEP);			/* nop */
+	t->r.rsp = STACK;
+	at(t, CODE + 4, STEP);				/* iretq, iretq, inc */
+	assert_int_equal(val(t, ins), 5);
+	assert_int_equal(val(t, br), 2);
+	assert_int_equal(stats(t).lost_traps, 2);
+}
+
+static void
+usr_os_filter_on_cpl(void **state)
+{
+	struct tx *t = *state;
+	void *both, *usr, *os, *none;
+
+	PUT(t, CODE, 0x90, 0x90, 0x90, 0x90);
+	both = ctr(t, VPMU_EV_INSTRUCTIONS, VPMU_EVF_USR | VPMU_EVF_OS, 0, 0);
+	usr = ctr(t, VPMU_EV_INSTRUCTIONS, VPMU_EVF_USR, 0, 0);
+	os = ctr(t, VPMU_EV_INSTRUCTIONS, VPMU_EVF_OS, 0, 0);
+	none = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	at(t, CODE, RESYNC);
+	at(t, CODE + 1, STEP);			/* CPL 0 */
+	t->r.cpl = 3;
+	STEPS(t, CODE + 2, CODE + 3);		/* CPL 0 (the cpl at P), CPL 3 */
+	t->r.cpl = 1;
+	at(t, CODE + 4, STEP);			/* CPL 3 */
+	assert_int_equal(val(t, both), 4);
+	assert_int_equal(val(t, none), 4);
+	assert_int_equal(val(t, os), 2);
+	assert_int_equal(val(t, usr), 2);
+}
+
+/* nop, jmp, jmp, nop, jmp, nop: 6 instructions, 3 branches in 2 runs. */
+static void
+run_mixed(struct tx *t)
+{
+	PUT(t, CODE, 0x90, 0xeb, 0x00, 0xeb, 0x00, 0x90, 0xeb, 0x00, 0x90);
+	at(t, CODE, RESYNC);
+	STEPS(t, CODE + 1, CODE + 3, CODE + 5, CODE + 6, CODE + 8, CODE + 9);
+}
+
+static void
+cmask_inv_edge_cpi1(void **state)
+{
+	struct tx *t = *state;
+	void *i_c2, *i_c1, *i_inv1, *b_c1, *b_edge, *b_edge0, *c_c2, *c_edge;
+
+	i_c2 = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 2, 0);
+	i_c1 = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 1, 0);
+	i_inv1 = ctr(t, VPMU_EV_INSTRUCTIONS, VPMU_EVF_INV, 1, 0);
+	b_c1 = ctr(t, VPMU_EV_BRANCHES, 0, 1, 0);
+	b_edge = ctr(t, VPMU_EV_BRANCHES, VPMU_EVF_EDGE, 1, 0);
+	b_edge0 = ctr(t, VPMU_EV_BRANCHES, VPMU_EVF_EDGE, 0, 0);
+	c_c2 = ctr(t, VPMU_EV_CYCLES, 0, 2, 0);
+	c_edge = ctr(t, VPMU_EV_CYCLES, VPMU_EVF_EDGE, 1, 0);
+	run_mixed(t);
+	assert_int_equal(val(t, i_c2), 0);
+	assert_int_equal(val(t, i_c1), 6);
+	assert_int_equal(val(t, i_inv1), 0);
+	assert_int_equal(val(t, b_c1), 3);
+	assert_int_equal(val(t, b_edge), 2);	/* runs: jmp jmp, jmp */
+	assert_int_equal(val(t, b_edge0), 2);	/* EDGE alone: threshold 1 */
+	assert_int_equal(val(t, c_c2), 0);
+	assert_int_equal(val(t, c_edge), 1);	/* always asserted: one edge */
+}
+
+static void
+cmask_inv_edge_cpi3(void **state)
+{
+	struct tx *t = *state;
+	void *i_inv1, *i_edge, *b_edge, *c_inv2, *c_c1, *i_inv0;
+
+	reinit(t, 3, 1, 0);
+	i_inv1 = ctr(t, VPMU_EV_INSTRUCTIONS, VPMU_EVF_INV, 1, 0);
+	i_edge = ctr(t, VPMU_EV_INSTRUCTIONS, VPMU_EVF_EDGE, 1, 0);
+	b_edge = ctr(t, VPMU_EV_BRANCHES, VPMU_EVF_EDGE, 1, 0);
+	c_inv2 = ctr(t, VPMU_EV_CYCLES, VPMU_EVF_INV, 2, 0);
+	c_c1 = ctr(t, VPMU_EV_CYCLES, 0, 1, 0);
+	i_inv0 = ctr(t, VPMU_EV_INSTRUCTIONS, VPMU_EVF_INV, 0, 0);
+	run_mixed(t);
+	assert_int_equal(val(t, i_inv1), 12);	/* two empty cycles each */
+	assert_int_equal(val(t, i_edge), 6);	/* every last cycle rises */
+	assert_int_equal(val(t, b_edge), 3);	/* empty cycles split the runs */
+	assert_int_equal(val(t, c_inv2), 18);
+	assert_int_equal(val(t, c_c1), 18);
+	assert_int_equal(val(t, i_inv0), 6);	/* INV without CMASK: plain */
+}
+
+static void
+raw_selects_by_vendor(void **state)
+{
+	struct tx *t = *state;
+	void *ins, *br, *cyc, *ref;
+
+	reinit(t, 2, 4, VPMU_VENDOR_INTEL);
+	ins = ctr(t, VPMU_EV_RAW, 0, 0, 0x00C0);
+	br = ctr(t, VPMU_EV_RAW, 0, 0, 0x00C4);
+	cyc = ctr(t, VPMU_EV_RAW, 0, 0, 0x003C);
+	ref = ctr(t, VPMU_EV_RAW, 0, 0, 0x013C);
+	run_mixed(t);
+	assert_int_equal(val(t, ins), 6);
+	assert_int_equal(val(t, br), 3);
+	assert_int_equal(val(t, cyc), 12);
+	assert_int_equal(val(t, ref), 24);
+	reinit(t, 2, 4, VPMU_VENDOR_AMD);
+	br = ctr(t, VPMU_EV_RAW, 0, 0, 0x00C2);
+	cyc = ctr(t, VPMU_EV_RAW, 0, 0, 0x0076);
+	run_mixed(t);
+	assert_int_equal(val(t, br), 3);
+	assert_int_equal(val(t, cyc), 12);
+}
+
+static void
+supports_answers(void **state)
+{
+	struct tx *t = *state;
+	struct vpmu_event_spec ev = { 0 };
+	char why[128];
+	void *c;
+
+	ev.event = VPMU_EV_INSTRUCTIONS;
+	ev.flags = VPMU_EVF_USR | VPMU_EVF_EDGE | VPMU_EVF_INV;
+	ev.cmask = 3;
+	assert_int_equal(X->supports(t->st, &ev, why, sizeof(why)), 0);
+	ev = (struct vpmu_event_spec){ .event = VPMU_EV_RAW, .raw = 0x2E };
+	assert_int_equal(X->supports(t->st, &ev, why, sizeof(why)), EOPNOTSUPP);
+	assert_string_equal(why, "exact: event 0x2e is not modelled");
+	assert_int_equal(X->open(t->st, 0, 0, &ev, &c), EOPNOTSUPP);
+	ev = (struct vpmu_event_spec){ .event = VPMU_EV_TSC };
+	assert_int_equal(X->supports(t->st, &ev, why, sizeof(why)), EOPNOTSUPP);
+	assert_string_equal(why, "exact: event tsc is not modelled");
+	ev = (struct vpmu_event_spec){ .event = VPMU_EV_RAW, .raw = 0x00C0 };
+	assert_int_equal(X->supports(t->st, &ev, NULL, 0), 0);	/* no vendor: 0xC0 only */
+	ev.raw = 0x00C4;
+	assert_int_equal(X->supports(t->st, &ev, NULL, 0), EOPNOTSUPP);
+	ev.raw = 0x00C2;
+	assert_int_equal(X->supports(t->st, &ev, NULL, 0), EOPNOTSUPP);
+	reinit(t, 0, 0, VPMU_VENDOR_INTEL);
+	assert_int_equal(X->supports(t->st, &ev, why, sizeof(why)), EOPNOTSUPP);
+	assert_string_equal(why, "exact: event 0xc2 is not modelled");
+	ev.raw = 0x013C;
+	assert_int_equal(X->supports(t->st, &ev, NULL, 0), 0);
+	reinit(t, 0, 0, VPMU_VENDOR_AMD);
+	assert_int_equal(X->supports(t->st, &ev, NULL, 0), EOPNOTSUPP);
+	ev.raw = 0x00C4;
+	assert_int_equal(X->supports(t->st, &ev, NULL, 0), EOPNOTSUPP);
+	ev.raw = 0x0076;
+	assert_int_equal(X->supports(t->st, &ev, NULL, 0), 0);
+	assert_int_equal(X->capacity(t->st), 0);
+	assert_string_equal(X->name, "exact");
+	assert_int_equal(X->init(&c, 0, NULL), EINVAL);
+	assert_int_equal(X->open(t->st, 2, 0, &ev, &c), EINVAL);
+}
+
+/* Unreadable code counts one non-branch and never crashes. */
+static void
+unmapped_fetch_is_recorded(void **state)
+{
+	struct tx *t = *state;
+	void *ins, *br;
+	struct vpmu_exact_stats s;
+
+	tables_4k(t);
+	ins = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	br = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+	at(t, 0x7fff0000, RESYNC);		/* no page table entry */
+	at(t, 0x7fff0002, STEP);
+	s = stats(t);
+	assert_int_equal(val(t, ins), 1);
+	assert_int_equal(s.fetch_failures, 1);
+	assert_int_equal(s.fail_gva, 0x7fff0000);
+	/* a mov imm32 whose last bytes are on an unmapped page */
+	PUT(t, 0x10ffe, 0xb9, 0x01);
+	at(t, 0x10ffe, RESYNC);
+	at(t, 0x11003, STEP);
+	s = stats(t);
+	assert_int_equal(val(t, ins), 2);
+	assert_int_equal(s.fetch_failures, 2);
+	assert_int_equal(s.fail_gva, 0x11000);
+	/* a call across two pages mapped apart decodes */
+	PUT(t, 0x30ffe, 0xe8, 0x10);
+	PUT(t, 0x50000, 0x00, 0x00, 0x00);
+	at(t, 0x20ffe, RESYNC);
+	at(t, 0x21013, STEP);
+	assert_int_equal(val(t, br), 1);
+	/* a return address that cannot be read: the iretq alone */
+	PUT(t, CODE, 0x48, 0xcf);
+	t->r.rsp = 0x11000;
+	at(t, CODE, RESYNC);
+	at(t, CODE + 0x40, STEP);
+	assert_int_equal(val(t, ins), 4);
+	assert_int_equal(stats(t).fetch_failures, 3);
+	assert_int_equal(stats(t).unresolved, 0);
+}
+
+/* An exit nothing explains counts one instruction: a fault the glue did not flag. */
+static void
+unexplained_exit_counts_one(void **state)
+{
+	struct tx *t = *state;
+	void *ins;
+
+	memset(t->ram + CODE, 0x90, 64);
+	ins = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	at(t, CODE, RESYNC);
+	at(t, CODE + 0x1000, STEP);
+	assert_int_equal(val(t, ins), 1);
+	assert_int_equal(stats(t).unresolved, 1);
+	assert_int_equal(stats(t).lost_traps, 0);
+	/* nothing enabled: syncs only follow RIP */
+	assert_int_equal(X->disable(t->st, ins), 0);
+	assert_false(vpmu__exact_wants_step(t->st, 0));
+	STEPS(t, CODE, CODE + 3);
+	assert_int_equal(X->enable(t->st, ins), 0);
+	at(t, CODE + 4, STEP);
+	assert_int_equal(val(t, ins), 2);
+	X->close(t->st, ins);
+	assert_false(vpmu__exact_wants_step(t->st, 0));
+	vpmu__exact_sync(t->st, 7, &t->r, 0);	/* out of range: ignored */
+	vpmu__exact_sync(NULL, 0, &t->r, 0);
+}
+
+static void
+times_follow_enabled(void **state)
+{
+	struct tx *t = *state;
+	struct vpmu_count a, b;
+	void *c;
+
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	assert_int_equal(X->read(t->st, c, &a), 0);
+	assert_int_equal(X->disable(t->st, c), 0);
+	assert_int_equal(X->read(t->st, c, &b), 0);
+	assert_true(b.time_enabled >= a.time_enabled);
+	assert_int_equal(b.time_enabled, b.time_running);
+	assert_int_equal(X->read(t->st, c, &a), 0);
+	assert_int_equal(a.time_enabled, b.time_enabled);	/* stopped */
+	assert_int_equal(X->read(t->st, NULL, &a), EINVAL);
+	assert_int_equal(vpmu__exact_get_stats(t->st, 2, &(struct vpmu_exact_stats){ 0 }),
+	    EINVAL);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(decode_classifies_instructions),
+		cmocka_unit_test_setup_teardown(gmem_slots_and_walks, setup, teardown),
+#define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
+		T(steps_count_instructions_and_branches),
+		T(cpi_scales_cycles),
+		T(out_shares_its_exit),
+		T(fences_share_an_exit),
+		T(iretq_follows_the_stack),
+		T(rep_string_retires_once),
+		T(faulted_wrmsr_counts_the_handler),
+		T(nmi_injection_counts_the_handler),
+		T(nmi_before_iretq_follows_both_frames),
+		T(usr_os_filter_on_cpl),
+		T(cmask_inv_edge_cpi1),
+		T(cmask_inv_edge_cpi3),
+		T(raw_selects_by_vendor),
+		T(supports_answers),
+		T(unmapped_fetch_is_recorded),
+		T(unexplained_exit_counts_one),
+		T(times_follow_enabled),
+#undef T
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
