@@ -44,6 +44,8 @@ amd_decode(uint64_t sel, struct vpmu_event_spec *spec)
 	size_t i;
 
 	memset(spec, 0, sizeof(*spec));
+	if (evsel == 0 && umask == 0)
+		return (false);			/* no event selected at all */
 	spec->event = VPMU_EV_RAW;
 	spec->raw = (sel & 0xFF) | (uint64_t)umask << 8 | ((sel >> 32) & 0xF) << 16;
 	for (i = 0; i < VPMU_ARRAY_SIZE(amd_events); i++)

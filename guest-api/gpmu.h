@@ -23,6 +23,7 @@ struct gpmu_ctr {
 	uint64_t ctl;		/* event select (GP); fixed-control nibble (fixed) */
 	uint64_t mask;		/* width mask */
 	uint64_t last;		/* raw PMC value at the last overflow check */
+	struct vpmu_event_spec shown;	/* the last event it counted, for reports */
 	unsigned gbit;		/* bit in GLOBAL_CTRL/STATUS: GP i, fixed 32 + i */
 	bool fixed;
 	bool used;		/* the guest wrote its control or counter */

@@ -47,6 +47,8 @@ intel_decode(uint64_t sel, struct vpmu_event_spec *spec)
 	size_t i;
 
 	memset(spec, 0, sizeof(*spec));
+	if ((sel & 0xFFFF) == 0)
+		return (false);			/* no event selected at all */
 	spec->event = VPMU_EV_RAW;
 	spec->raw = sel & 0xFFFF;
 	for (i = 0; i < VPMU_ARRAY_SIZE(intel_events); i++)

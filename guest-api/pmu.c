@@ -151,6 +151,8 @@ gpmu_ctr_update(struct vpmu_vm *vm, struct gpmu_vcpu *v, struct gpmu_ctr *c,
 {
 	(void)v;
 	c->running = run;
+	if (spec != NULL && spec->event != VPMU_EV_NONE)
+		c->shown = *spec;
 	return (vpmu__model_pmc_program(vm, c->pm, spec, run));
 }
 
@@ -224,6 +226,10 @@ gpmu_reset_vcpu(struct vpmu_vm *vm, struct gpmu_vcpu *v)
 
 	v->fixed_ctrl = 0;
 	v->global_status = 0;
+	for (i = 0; i < GPMU_MAX_GP; i++)
+		memset(&v->gp[i].shown, 0, sizeof(v->gp[i].shown));
+	for (i = 0; i < GPMU_MAX_FIXED; i++)
+		memset(&v->fx[i].shown, 0, sizeof(v->fx[i].shown));
 	v->pmi_pending = false;
 	v->global_ctrl = g->model.version >= 2 ? (1ull << g->model.gp) - 1 : 0;
 	for (i = 0; i < g->model.gp; i++) {
@@ -458,14 +464,19 @@ ctr_info(struct vpmu_vm *vm, struct gpmu_ctr *c, const char *name,
 	ci->time_running = t.time_running;
 	ci->used = c->used;
 	ci->enabled = c->running;
-	if (c->pm->spec.event == VPMU_EV_RAW)
+	if (c->shown.event == VPMU_EV_RAW)
 		snprintf(ci->event, sizeof(ci->event), "raw 0x%llx",
-		    (unsigned long long)c->pm->spec.raw);
-	else if ((ev = vpmu_event_name(c->pm->spec.event)) != NULL)
+		    (unsigned long long)c->shown.raw);
+	else if (c->shown.event != VPMU_EV_NONE &&
+	    (ev = vpmu_event_name(c->shown.event)) != NULL)
 		snprintf(ci->event, sizeof(ci->event), "%s", ev);
 	if (c->pm->unsupported) {
 		ci->unsupported = 1;
 		snprintf(ci->why, sizeof(ci->why), "%s", c->pm->why);
+	} else if (c->running && c->pm->starved) {
+		ci->unsupported = 1;
+		snprintf(ci->why, sizeof(ci->why), "not running: all %u host counters "
+		    "of the vCPU are in use", vm->capacity);
 	}
 }
 

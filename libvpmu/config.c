@@ -127,6 +127,15 @@ vpmu_config_set_source(vpmu_config *cfg, const struct vpmu_source_ops *ops, void
 	return (0);
 }
 
+int
+vpmu_config_set_capacity(vpmu_config *cfg, unsigned n)
+{
+	if (cfg == NULL || n > 4096)
+		return (EINVAL);
+	cfg->capacity = n;
+	return (0);
+}
+
 void
 vpmu_config_set_log(vpmu_config *cfg, vpmu_log_fn fn, void *arg)
 {

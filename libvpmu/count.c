@@ -50,6 +50,12 @@ vpmu__hw_activate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 	VPMU_ASSERT(!hw->active);
 	memset(&hw->base, 0, sizeof(hw->base));
 	hw->counting = false;
+	/* No host counter free: the PMC is on the vCPU but does not run. */
+	pm->starved = vm->capacity != 0 && vm->vcpu[cpu].ncounting >= vm->capacity;
+	if (pm->starved) {
+		hw->active = true;
+		return (0);
+	}
 	if (!pm->unsupported && hw->ctr == NULL) {
 		error = vm->src->open(vm->src_state, cpu, vm->vcpu[cpu].tid,
 		    &pm->spec, &hw->ctr);
@@ -66,8 +72,10 @@ vpmu__hw_activate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 		if (transient(error))
 			return (error);
 		mark_unsupported(pm, "source enable failed", error);
-	} else if (!pm->unsupported)
+	} else if (!pm->unsupported) {
 		hw->counting = true;
+		vm->vcpu[cpu].ncounting++;
+	}
 	hw->active = true;
 	return (0);
 }
@@ -105,8 +113,10 @@ vpmu__hw_deactivate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 	delta = vpmu__hw_peek(vm, pm, cpu, &t);
 	pm->time_enabled += t.time_enabled;
 	pm->time_running += t.time_running;
-	if (hw->counting)
+	if (hw->counting) {
 		(void)vm->src->disable(vm->src_state, hw->ctr);
+		vm->vcpu[VPMU_MODE_IS_SYSTEM(pm->mode) ? pm->cpu : cpu].ncounting--;
+	}
 	hw->active = false;
 	hw->counting = false;
 	return (delta);
@@ -120,8 +130,10 @@ vpmu__hw_close_all(struct vpmu_vm *vm, struct vpmu_pmc *pm)
 	for (i = 0; i < pm->nhw; i++) {
 		if (pm->hw[i].ctr == NULL)
 			continue;
-		if (pm->hw[i].counting)
+		if (pm->hw[i].counting) {
 			(void)vm->src->disable(vm->src_state, pm->hw[i].ctr);
+			vm->vcpu[VPMU_MODE_IS_SYSTEM(pm->mode) ? pm->cpu : i].ncounting--;
+		}
 		vm->src->close(vm->src_state, pm->hw[i].ctr);
 		pm->hw[i].ctr = NULL;
 		pm->hw[i].active = false;

@@ -70,6 +70,7 @@ struct vpmu_config {
 	unsigned nclass;
 	const struct vpmu_source_ops *source;
 	void *source_arg;
+	unsigned capacity;		/* host counters per vCPU, 0: the source's */
 	vpmu_log_fn log_fn;
 	void *log_arg;
 	vpmu_notify_fn notify_fn;
@@ -158,6 +159,7 @@ struct vpmu_pmc {
 	struct vpmu_hw *hw;
 	unsigned nhw;
 
+	bool starved;			/* enabled, but no host counter was free */
 	bool unsupported;		/* the source cannot count spec */
 	char why[160];
 };
@@ -180,6 +182,7 @@ struct vpmu_vcpu {
 	struct vpmu_pmc **loaded;	/* per row: process PMC loaded here */
 	struct vpmu_pmc **sys;		/* per row: system PMC in this slot */
 	bool *disabled;			/* per row: PMCADMIN disabled */
+	unsigned ncounting;		/* host counters enabled on the source */
 };
 
 struct vpmu_vm {
@@ -201,6 +204,7 @@ struct vpmu_vm {
 
 	const struct vpmu_source_ops *src;
 	void *src_state;
+	unsigned capacity;		/* host counters per vCPU; 0 unlimited */
 
 	struct vpmu_owner *owners;
 	struct vpmu_proc **proc_hash;

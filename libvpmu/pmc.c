@@ -841,6 +841,11 @@ vpmu_pmc_get_unsupported(vpmu_vm *vm, int32_t owner, vpmu_pmc_id id, char *why,
 		error = EOPNOTSUPP;
 		if (why != NULL && whylen > 0)
 			snprintf(why, whylen, "%s", pm->why);
+	} else if (pm->starved && pm->state == VPMU_STATE_RUNNING) {
+		error = EBUSY;
+		if (why != NULL && whylen > 0)
+			snprintf(why, whylen, "not running: all %u host counters of the "
+			    "vCPU are in use", vm->capacity);
 	} else if (why != NULL && whylen > 0)
 		why[0] = '\0';
 	pthread_mutex_unlock(&vm->lock);
@@ -920,8 +925,9 @@ vpmu__model_pmc_program(struct vpmu_vm *vm, struct vpmu_pmc *pm,
 	if (spec != NULL && memcmp(spec, &pm->spec, sizeof(*spec)) != 0) {
 		vpmu__hw_close_all(vm, pm);
 		pm->spec = *spec;
-		pm->unsupported = vm->src->supports(vm->src_state, spec, pm->why,
-		    sizeof(pm->why)) != 0;
+		pm->why[0] = '\0';
+		pm->unsupported = spec->event != VPMU_EV_NONE &&
+		    vm->src->supports(vm->src_state, spec, pm->why, sizeof(pm->why)) != 0;
 	}
 	if (!run || pm->spec.event == VPMU_EV_NONE)
 		return (0);

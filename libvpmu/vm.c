@@ -110,6 +110,14 @@ vpmu_vm_create(const vpmu_config *cfg, vpmu_vm **vmp)
 		vm->src = NULL;
 		goto err;
 	}
+	/* The smaller of the configured cap and the source's own capacity. */
+	vm->capacity = cfg->capacity;
+	if (vm->src->capacity != NULL) {
+		unsigned c = vm->src->capacity(vm->src_state);
+
+		if (c != 0 && (vm->capacity == 0 || c < vm->capacity))
+			vm->capacity = c;
+	}
 	if ((error = vpmu__gpmu_init(vm, &cfg->model)) != 0)
 		goto err;
 	*vmp = vm;

@@ -447,15 +447,11 @@ main(int argc, char **argv)
 	    (e = vpmu_config_set_vcpus(cfg, vm.nvcpus)) != 0 ||
 	    (e = vpmu_config_set_model(cfg, &model)) != 0 ||
 	    (e = vpmu_config_set_source(cfg, src, src == &vpmu_source_exact ?
-	    (void *)&exact_params : NULL)) != 0) {
+	    (void *)&exact_params : NULL)) != 0 ||
+	    (e = vpmu_config_set_capacity(cfg, o.host_counters)) != 0) {
 		fprintf(stderr, "vpmu-run: libvpmu configuration: %s\n", vpmu_strerror(e));
 		goto out;
 	}
-	/*
-	 * TODO(--host-counters): pass o.host_counters to the config with
-	 * vpmu_config_set_capacity(cfg, o.host_counters) once libvpmu has it;
-	 * until then the option is accepted, checked and ignored.
-	 */
 	if ((e = vpmu_vm_create(cfg, &vm.pmu)) != 0) {
 		fprintf(stderr, "vpmu-run: vpmu_vm_create (model %s, source %s): %s\n",
 		    modelstr, src->name, vpmu_strerror(e));

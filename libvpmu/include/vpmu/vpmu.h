@@ -96,6 +96,13 @@ VPMU_EXTERN int  vpmu_config_get_tunable(const vpmu_config *cfg, const char *nam
 /* A PMC class with rows counters of width bits; rows 0 removes the class. */
 VPMU_EXTERN int  vpmu_config_set_class(vpmu_config *cfg, uint32_t cls, unsigned rows, unsigned width);
 VPMU_EXTERN int  vpmu_config_set_source(vpmu_config *cfg, const struct vpmu_source_ops *ops, void *arg);
+/*
+ * At most n host counters run at once on one vCPU (0: the source's own
+ * capacity, which may be unlimited).  A PMC enabled past the limit keeps
+ * its value and does not count (its running time does not grow) until a
+ * slot frees; vpmu_pmc_get_unsupported() and the counter reports say so.
+ */
+VPMU_EXTERN int  vpmu_config_set_capacity(vpmu_config *cfg, unsigned n);
 VPMU_EXTERN void vpmu_config_set_log(vpmu_config *cfg, vpmu_log_fn fn, void *arg);
 VPMU_EXTERN void vpmu_config_set_notify(vpmu_config *cfg, vpmu_notify_fn fn, void *arg);
 
@@ -216,7 +223,11 @@ VPMU_EXTERN int vpmu_vm_get_pmcinfo(vpmu_vm *vm, const struct vpmu_cred *caller,
  */
 VPMU_EXTERN int vpmu_pmc_get_count(vpmu_vm *vm, int32_t owner, vpmu_pmc_id id,
     struct vpmu_count *out);
-/* Why a PMC counts nothing: the source cannot count its event.  0 if it can. */
+/*
+ * Why a PMC counts nothing: EOPNOTSUPP, the source cannot count its event;
+ * EBUSY, it runs past the host's capacity (vpmu_config_set_capacity()).
+ * 0 if it counts.
+ */
 VPMU_EXTERN int vpmu_pmc_get_unsupported(vpmu_vm *vm, int32_t owner, vpmu_pmc_id id,
     char *why, size_t whylen);
 
