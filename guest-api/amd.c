@@ -20,11 +20,6 @@
 
 /* Bits 63:36 (40-41 HostOnly/GuestOnly included), 21, 19 (APM 13.2.1). */
 #define EVTSEL_RESERVED	0xFFFFFFF000280000ull
-#define EVTSEL_USR	(1ull << 16)
-#define EVTSEL_OS	(1ull << 17)
-#define EVTSEL_EDGE	(1ull << 18)
-#define EVTSEL_EN	(1ull << 22)
-#define EVTSEL_INV	(1ull << 23)
 
 /* Events by the 12-bit event select (bits 35:32 and 7:0), unit mask 0. */
 static const struct {
@@ -37,13 +32,12 @@ static const struct {
 };
 
 static bool
-amd_decode(uint64_t sel, struct vpmu_event_spec *spec)
+amd_event(uint64_t sel, struct vpmu_event_spec *spec)
 {
 	uint16_t evsel = (sel & 0xFF) | ((sel >> 24) & 0xF00);
 	uint8_t umask = (sel >> 8) & 0xFF;
 	size_t i;
 
-	memset(spec, 0, sizeof(*spec));
 	if (evsel == 0 && umask == 0)
 		return (false);			/* no event selected at all */
 	spec->event = VPMU_EV_RAW;
@@ -53,26 +47,7 @@ amd_decode(uint64_t sel, struct vpmu_event_spec *spec)
 			spec->event = amd_events[i].event;
 			spec->raw = 0;
 		}
-	if (sel & EVTSEL_USR)
-		spec->flags |= VPMU_EVF_USR;
-	if (sel & EVTSEL_OS)
-		spec->flags |= VPMU_EVF_OS;
-	if (sel & EVTSEL_EDGE)
-		spec->flags |= VPMU_EVF_EDGE;
-	if (sel & EVTSEL_INV)
-		spec->flags |= VPMU_EVF_INV;
-	spec->cmask = (sel >> 24) & 0xFF;
-	return ((sel & (EVTSEL_USR | EVTSEL_OS)) != 0);
-}
-
-static bool
-amd_gp_enabled(const struct vpmu_vm *vm, const struct gpmu_vcpu *v, unsigned i)
-{
-	const struct gpmu *g = gpmu_of(vm);
-
-	if (!(v->gp[i].ctl & EVTSEL_EN))
-		return (false);
-	return (g->model.version < 2 || (v->global_ctrl & (1ull << i)) != 0);
+	return (true);
 }
 
 #define MODEL(vm)	(&gpmu_of(vm)->model)
@@ -193,6 +168,5 @@ static const struct gpmu_range amd_ranges[] = {
 const struct gpmu_vendor gpmu_amd = {
 	.ranges = amd_ranges,
 	.nranges = VPMU_ARRAY_SIZE(amd_ranges),
-	.decode = amd_decode,
-	.gp_enabled = amd_gp_enabled,
+	.event = amd_event,
 };

@@ -53,13 +53,24 @@ struct gpmu_range {
 	gpmu_wr_fn *wr;
 };
 
-/* A vendor: its MSR table and how it turns a control into an event. */
+/*
+ * The event-select bits both vendors share (SDM Vol. 3B 20.2.1.1, APM
+ * Vol. 2 13.2.1): the qualifiers, the interrupt and the enable.
+ */
+#define SEL_USR		(1ull << 16)
+#define SEL_OS		(1ull << 17)
+#define SEL_EDGE	(1ull << 18)
+#define SEL_INT		(1ull << 20)
+#define SEL_EN		(1ull << 22)
+#define SEL_INV		(1ull << 23)
+#define SEL_CMASK(s)	(((s) >> 24) & 0xFF)
+
+/* A vendor: its MSR table and its event codes. */
 struct gpmu_vendor {
 	const struct gpmu_range *ranges;
 	size_t nranges;
-	/* from a GP event select: the event, and whether it counts at all */
-	bool (*decode)(uint64_t sel, struct vpmu_event_spec *spec);
-	bool (*gp_enabled)(const struct vpmu_vm *, const struct gpmu_vcpu *, unsigned i);
+	/* the event a GP select names (spec->event, ->raw); false: none at all */
+	bool (*event)(uint64_t sel, struct vpmu_event_spec *spec);
 };
 
 extern const struct gpmu_vendor gpmu_intel;

@@ -21,11 +21,6 @@
 #include "gpmu.h"
 
 #define EVTSEL_RESERVED	0xFFFFFFFF00200000ull	/* bits 63:32, 21 */
-#define EVTSEL_USR	(1ull << 16)
-#define EVTSEL_OS	(1ull << 17)
-#define EVTSEL_EDGE	(1ull << 18)
-#define EVTSEL_EN	(1ull << 22)
-#define EVTSEL_INV	(1ull << 23)
 #define PERF_CAP_FW_WRITE (1ull << 13)
 #define GLOBAL_OVF_EXTRA ((1ull << 62) | (1ull << 63))	/* OvfBuf, CondChgd */
 
@@ -41,12 +36,11 @@ static const struct {
 };
 
 static bool
-intel_decode(uint64_t sel, struct vpmu_event_spec *spec)
+intel_event(uint64_t sel, struct vpmu_event_spec *spec)
 {
 	uint8_t evsel = sel & 0xFF, umask = (sel >> 8) & 0xFF;
 	size_t i;
 
-	memset(spec, 0, sizeof(*spec));
 	if ((sel & 0xFFFF) == 0)
 		return (false);			/* no event selected at all */
 	spec->event = VPMU_EV_RAW;
@@ -56,27 +50,7 @@ intel_decode(uint64_t sel, struct vpmu_event_spec *spec)
 			spec->event = intel_events[i].event;
 			spec->raw = 0;
 		}
-	if (sel & EVTSEL_USR)
-		spec->flags |= VPMU_EVF_USR;
-	if (sel & EVTSEL_OS)
-		spec->flags |= VPMU_EVF_OS;
-	if (sel & EVTSEL_EDGE)
-		spec->flags |= VPMU_EVF_EDGE;
-	if (sel & EVTSEL_INV)
-		spec->flags |= VPMU_EVF_INV;
-	spec->cmask = (sel >> 24) & 0xFF;
-	/* Neither USR nor OS: the counter counts at no privilege level. */
-	return ((sel & (EVTSEL_USR | EVTSEL_OS)) != 0);
-}
-
-static bool
-intel_gp_enabled(const struct vpmu_vm *vm, const struct gpmu_vcpu *v, unsigned i)
-{
-	const struct gpmu *g = gpmu_of(vm);
-
-	if (!(v->gp[i].ctl & EVTSEL_EN))
-		return (false);
-	return (g->model.version < 2 || (v->global_ctrl & (1ull << i)) != 0);
+	return (true);
 }
 
 /* ---- handlers: idx is the offset in the range --------------------------- */
@@ -251,6 +225,5 @@ static const struct gpmu_range intel_ranges[] = {
 const struct gpmu_vendor gpmu_intel = {
 	.ranges = intel_ranges,
 	.nranges = VPMU_ARRAY_SIZE(intel_ranges),
-	.decode = intel_decode,
-	.gp_enabled = intel_gp_enabled,
+	.event = intel_event,
 };

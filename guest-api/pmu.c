@@ -156,18 +156,35 @@ gpmu_ctr_update(struct vpmu_vm *vm, struct gpmu_vcpu *v, struct gpmu_ctr *c,
 	return (vpmu__model_pmc_program(vm, c->pm, spec, run));
 }
 
+/*
+ * A GP counter counts when its select names an event, EN is set, USR or OS
+ * is (neither: no privilege level is counted), and -- with a global
+ * control (Intel v2+, AMD PerfMonV2) -- its GLOBAL_CTRL bit is set.
+ */
 int
 gpmu_reprogram_gp(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned i)
 {
 	const struct gpmu *g = gpmu_of(vm);
 	struct gpmu_ctr *c = &v->gp[i];
+	uint64_t sel = c->ctl;
 	struct vpmu_event_spec spec;
-	bool counts;
+	bool run;
 
-	counts = g->vendor->decode(c->ctl, &spec);
-	c->intr = (c->ctl & (1ull << 20)) != 0;		/* INT, both vendors */
-	return (gpmu_ctr_update(vm, v, c, &spec,
-	    counts && g->vendor->gp_enabled(vm, v, i)));
+	memset(&spec, 0, sizeof(spec));
+	run = g->vendor->event(sel, &spec);
+	if (sel & SEL_USR)
+		spec.flags |= VPMU_EVF_USR;
+	if (sel & SEL_OS)
+		spec.flags |= VPMU_EVF_OS;
+	if (sel & SEL_EDGE)
+		spec.flags |= VPMU_EVF_EDGE;
+	if (sel & SEL_INV)
+		spec.flags |= VPMU_EVF_INV;
+	spec.cmask = SEL_CMASK(sel);
+	run = run && (sel & SEL_EN) && (sel & (SEL_USR | SEL_OS)) &&
+	    (g->model.version < 2 || (v->global_ctrl & (1ull << i)));
+	c->intr = (sel & SEL_INT) != 0;
+	return (gpmu_ctr_update(vm, v, c, &spec, run));
 }
 
 /*
