@@ -472,7 +472,9 @@ vpmu__exact_wants_step(void *state, unsigned cpu)
 {
 	const struct exact *x = state;
 
-	return (x != NULL && cpu < x->nvcpus && x->vcpu[cpu].nenabled > 0);
+	/* A hint re-read before every entry: no lock (the count changes under it). */
+	return (x != NULL && cpu < x->nvcpus &&
+	    __atomic_load_n(&x->vcpu[cpu].nenabled, __ATOMIC_RELAXED) > 0);
 }
 
 void
@@ -609,7 +611,7 @@ x_enable(void *state, void *ctr)
 		c->enabled = true;
 		c->cond = false;
 		c->since = now_ns();
-		x->vcpu[c->vcpu].nenabled++;
+		__atomic_add_fetch(&x->vcpu[c->vcpu].nenabled, 1, __ATOMIC_RELAXED);
 	}
 	return (0);
 }
@@ -625,7 +627,7 @@ x_disable(void *state, void *ctr)
 	if (c->enabled) {
 		c->enabled = false;
 		c->ns += now_ns() - c->since;
-		x->vcpu[c->vcpu].nenabled--;
+		__atomic_sub_fetch(&x->vcpu[c->vcpu].nenabled, 1, __ATOMIC_RELAXED);
 	}
 	return (0);
 }

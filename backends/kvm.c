@@ -3,7 +3,8 @@
  * guest's PMU MSR accesses to user space, CPUID leaves from the model, PMIs
  * as NMIs, and the exact source's single-stepping.
  *
- * Per exit (vpmu_kvm_handle_exit, called for every exit):
+ * Per exit (vpmu_kvm_handle_exit, called for every exit), under one
+ * taking of the VM lock:
  *   1. the exact source learns where the guest is now (and counts what
  *      retired since the last exit);
  *   2. the model looks for counter overflows (status bit, pending PMI);
@@ -35,6 +36,7 @@
 struct kvm_vcpu_ctx {
 	int fd;
 	struct kvm_run *run;
+	int *pmi;		/* the model's pending-PMI flag of this vCPU */
 	bool stepping;		/* KVM_GUESTDBG_SINGLESTEP is set */
 	bool faulted;		/* #GP injected at the last MSR exit */
 	bool nmi_injected;	/* a PMI went in before the last entry */
@@ -43,6 +45,7 @@ struct kvm_vcpu_ctx {
 
 struct vpmu_kvm {
 	struct vpmu_vm *vm;
+	unsigned nvcpus;
 	int vm_fd;
 	bool exact;		/* the VM's source is the exact source */
 	bool sync_regs;		/* KVM_CAP_SYNC_REGS: regs come with the exit */
@@ -97,6 +100,7 @@ vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp)
 		return (ENOMEM);
 	}
 	k->vm = vm;
+	k->nvcpus = vm->nvcpus;
 	k->vm_fd = vm_fd;
 	k->exact = vm->src == &vpmu_source_exact;
 	vpmu__gmem_init(&k->mem);
@@ -221,6 +225,7 @@ vpmu_kvm_vcpu_init(vpmu_kvm *k, unsigned cpu, int vcpu_fd, struct kvm_run *run)
 		return (EINVAL);
 	k->vcpu[cpu].fd = vcpu_fd;
 	k->vcpu[cpu].run = run;
+	k->vcpu[cpu].pmi = &k->vm->gpmu->vcpu[cpu].pmi_pending;
 	if (k->sync_regs)
 		run->kvm_valid_regs = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
 	return (0);
@@ -231,7 +236,7 @@ vpmu_kvm_vcpu_init(vpmu_kvm *k, unsigned cpu, int vcpu_fd, struct kvm_run *run)
 static struct kvm_vcpu_ctx *
 ctx_of(vpmu_kvm *k, unsigned cpu)
 {
-	if (k == NULL || cpu >= k->vm->nvcpus || k->vcpu[cpu].run == NULL)
+	if (k == NULL || cpu >= k->nvcpus || k->vcpu[cpu].run == NULL)
 		return (NULL);
 	return (&k->vcpu[cpu]);
 }
@@ -254,29 +259,32 @@ int
 vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
 {
 	struct kvm_vcpu_ctx *c;
-	bool step = false;
+	int error;
 
 	if ((c = ctx_of(k, cpu)) == NULL)
 		return (EINVAL);
 	c->nmi_injected = false;
-	if (vpmu_vcpu_take_pmi(k->vm, cpu)) {
-		if (ioctl(c->fd, KVM_NMI) < 0)
-			return (errno);
+	/* vpmu_vcpu_take_pmi(), inline: the check runs before every entry. */
+	if (__atomic_load_n(c->pmi, __ATOMIC_RELAXED) &&
+	    __atomic_exchange_n(c->pmi, 0, __ATOMIC_ACQ_REL)) {
+		if (ioctl(c->fd, KVM_NMI) < 0) {
+			error = errno;
+			__atomic_store_n(c->pmi, 1, __ATOMIC_RELEASE);	/* not lost */
+			return (error);
+		}
 		c->nmi_injected = true;
 		c->st.pmis++;
 	}
-	if (k->exact) {
-		vpmu__vm_lock(k->vm);
-		step = vpmu__exact_wants_step(k->vm->src_state, cpu);
-		vpmu__vm_unlock(k->vm);
-	}
-	return (step != c->stepping ? set_stepping(c, step) : 0);
+	/* Per-vCPU and read without the lock (see vpmu__exact_wants_step()). */
+	if (k->exact && vpmu__exact_wants_step(k->vm->src_state, cpu) != c->stepping)
+		return (set_stepping(c, !c->stepping));
+	return (0);
 }
 
 int
 vpmu_kvm_post_run(vpmu_kvm *k, unsigned cpu)
 {
-	return (ctx_of(k, cpu) == NULL ? EINVAL : 0);
+	return (k == NULL || cpu >= k->nvcpus ? EINVAL : 0);
 }
 
 /* Where the guest is now: from the exit's synced registers, or by asking. */
@@ -308,18 +316,18 @@ guest_regs(vpmu_kvm *k, struct kvm_vcpu_ctx *c, struct vpmu_exact_regs *r)
 	return (0);
 }
 
+/* An MSR exit, VM lock held. */
 static void
 msr_exit(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool write)
 {
 	struct kvm_run *run = c->run;
-	uint64_t val = 0;
+	uint64_t val = run->msr.data;
 	int res;
 
-	if (write) {
-		res = vpmu_msr_write(k->vm, cpu, run->msr.index, run->msr.data);
+	res = vpmu__gpmu_msr(k->vm, cpu, run->msr.index, write, &val);
+	if (write)
 		c->st.msr_writes++;
-	} else {
-		res = vpmu_msr_read(k->vm, cpu, run->msr.index, &val);
+	else {
 		run->msr.data = val;	/* __u64 is unsigned long long */
 		c->st.msr_reads++;
 	}
@@ -331,31 +339,44 @@ msr_exit(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool write)
 	}
 }
 
+/*
+ * The exact source learns where the guest is: out of line, so that the
+ * trap path of the other sources carries none of its frame.
+ */
+static __attribute__((noinline)) int
+exact_exit(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
+{
+	struct vpmu_exact_regs r;
+	unsigned flags;
+	int error;
+
+	if ((error = guest_regs(k, c, &r)) != 0)
+		return (error);
+	flags = !c->stepping ? VPMU_EXACT_RESYNC :
+	    (c->faulted ? VPMU_EXACT_FAULTED : 0) |
+	    (c->nmi_injected ? VPMU_EXACT_NMI_INJECTED : 0) |
+	    (c->run->exit_reason == KVM_EXIT_DEBUG ? VPMU_EXACT_STEP : 0);
+	vpmu__vm_lock(k->vm);
+	vpmu__exact_sync(k->vm->src_state, cpu, &r, flags);
+	vpmu__vm_unlock(k->vm);
+	return (0);
+}
+
 int
 vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 {
 	struct kvm_vcpu_ctx *c;
-	struct vpmu_exact_regs r;
-	unsigned flags;
 	int error;
 
 	if ((c = ctx_of(k, cpu)) == NULL || handled == NULL)
 		return (EINVAL);
 	*handled = false;
-	if (k->exact) {
-		if ((error = guest_regs(k, c, &r)) != 0)
-			return (error);
-		flags = !c->stepping ? VPMU_EXACT_RESYNC :
-		    (c->faulted ? VPMU_EXACT_FAULTED : 0) |
-		    (c->nmi_injected ? VPMU_EXACT_NMI_INJECTED : 0) |
-		    (c->run->exit_reason == KVM_EXIT_DEBUG ? VPMU_EXACT_STEP : 0);
-		vpmu__vm_lock(k->vm);
-		vpmu__exact_sync(k->vm->src_state, cpu, &r, flags);
-		vpmu__vm_unlock(k->vm);
-	}
+	if (k->exact && (error = exact_exit(k, cpu, c)) != 0)
+		return (error);
+	vpmu__vm_lock(k->vm);
 	c->faulted = false;
 	c->nmi_injected = false;
-	(void)vpmu_vcpu_check_overflow(k->vm, cpu);
+	vpmu__gpmu_check_overflow(k->vm, cpu);
 
 	switch (c->run->exit_reason) {
 	case KVM_EXIT_X86_RDMSR:
@@ -375,6 +396,7 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 	default:
 		break;
 	}
+	vpmu__vm_unlock(k->vm);
 	return (0);
 }
 

@@ -62,6 +62,8 @@ sel_access(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned ctr, uint64_t *rd, 
 		*rd = v->gp[ctr].ctl;
 		return (VPMU_MSR_OK);
 	}
+	if (v->gp[ctr].used && v->gp[ctr].ctl == (wr & ~EVTSEL_RESERVED))
+		return (VPMU_MSR_OK);		/* no change: nothing to reprogram */
 	v->gp[ctr].ctl = wr & ~EVTSEL_RESERVED;
 	v->gp[ctr].used = true;
 	(void)gpmu_reprogram_gp(vm, v, ctr);

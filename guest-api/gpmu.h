@@ -37,7 +37,8 @@ struct gpmu_vcpu {
 	uint64_t fixed_ctrl;	/* IA32_FIXED_CTR_CTRL */
 	uint64_t global_ctrl;
 	uint64_t global_status;
-	bool pmi_pending;
+	uint64_t running;	/* gbit of every counter counting now */
+	int pmi_pending;	/* set under the VM lock, taken without it */
 };
 
 /* Result of an MSR handler: VPMU_MSR_OK / VPMU_MSR_GP. */
@@ -83,8 +84,13 @@ struct gpmu {
 	struct gpmu_vcpu *vcpu;
 };
 
+static inline struct gpmu *
+gpmu_of(const struct vpmu_vm *vm)
+{
+	return (vm->gpmu);
+}
+
 /* pmu.c, for the vendor files */
-struct gpmu *gpmu_of(const struct vpmu_vm *vm);
 int	gpmu_ctr_update(struct vpmu_vm *vm, struct gpmu_vcpu *v, struct gpmu_ctr *c,
 	    const struct vpmu_event_spec *spec, bool run);
 uint64_t gpmu_ctr_read(struct vpmu_vm *vm, struct gpmu_ctr *c);
@@ -93,6 +99,19 @@ int	gpmu_reprogram_gp(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned i);
 int	gpmu_reprogram_fixed(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned i);
 int	gpmu_set_global_ctrl(struct vpmu_vm *vm, struct gpmu_vcpu *v, uint64_t val);
 void	gpmu_reset_vcpu(struct vpmu_vm *vm, struct gpmu_vcpu *v);
+
+/* For the KVM glue, with the VM lock held and arguments checked. */
+int	vpmu__gpmu_msr(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, bool write,
+	    uint64_t *val);
+void	vpmu__gpmu_check_running(struct vpmu_vm *vm, unsigned cpu);
+
+/* After every exit: a look at the counters counting now, if any. */
+static inline void
+vpmu__gpmu_check_overflow(struct vpmu_vm *vm, unsigned cpu)
+{
+	if (vm->gpmu->vcpu[cpu].running != 0)
+		vpmu__gpmu_check_running(vm, cpu);
+}
 
 /* For the KVM glue: every MSR range of every vendor (the filter). */
 size_t	vpmu__gpmu_msr_ranges(const struct gpmu_range **intel, size_t *nintel,

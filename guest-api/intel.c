@@ -108,6 +108,8 @@ evtsel_wr(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t val)
 {
 	if (idx >= MODEL(vm)->gp || (val & EVTSEL_RESERVED) != 0)
 		return (VPMU_MSR_GP);
+	if (v->gp[idx].used && v->gp[idx].ctl == val)
+		return (VPMU_MSR_OK);		/* no change: nothing to reprogram */
 	v->gp[idx].ctl = val;
 	v->gp[idx].used = true;
 	(void)gpmu_reprogram_gp(vm, v, idx);

@@ -24,12 +24,6 @@ width_mask(unsigned width)
 	return (width >= 64 ? ~0ull : (1ull << width) - 1);
 }
 
-struct gpmu *
-gpmu_of(const struct vpmu_vm *vm)
-{
-	return (vm->gpmu);
-}
-
 /* ---- configuration ------------------------------------------------------- */
 
 int
@@ -149,8 +143,11 @@ int
 gpmu_ctr_update(struct vpmu_vm *vm, struct gpmu_vcpu *v, struct gpmu_ctr *c,
     const struct vpmu_event_spec *spec, bool run)
 {
-	(void)v;
 	c->running = run;
+	if (run)
+		v->running |= 1ull << c->gbit;
+	else
+		v->running &= ~(1ull << c->gbit);
 	if (spec != NULL && spec->event != VPMU_EV_NONE)
 		c->shown = *spec;
 	return (vpmu__model_pmc_program(vm, c->pm, spec, run));
@@ -243,11 +240,12 @@ gpmu_reset_vcpu(struct vpmu_vm *vm, struct gpmu_vcpu *v)
 
 	v->fixed_ctrl = 0;
 	v->global_status = 0;
+	v->running = 0;
 	for (i = 0; i < GPMU_MAX_GP; i++)
 		memset(&v->gp[i].shown, 0, sizeof(v->gp[i].shown));
 	for (i = 0; i < GPMU_MAX_FIXED; i++)
 		memset(&v->fx[i].shown, 0, sizeof(v->fx[i].shown));
-	v->pmi_pending = false;
+	__atomic_store_n(&v->pmi_pending, 0, __ATOMIC_RELAXED);
 	v->global_ctrl = g->model.version >= 2 ? (1ull << g->model.gp) - 1 : 0;
 	for (i = 0; i < g->model.gp; i++) {
 		v->gp[i].ctl = 0;
@@ -289,27 +287,40 @@ static int
 msr_lookup(struct vpmu_vm *vm, uint32_t msr, const struct gpmu_range **rp, unsigned *idx)
 {
 	const struct gpmu *g = gpmu_of(vm);
-	const struct gpmu_vendor *vendors[] = { &gpmu_intel, &gpmu_amd };
-	size_t i;
+	const struct gpmu_vendor *other;
 
-	for (i = 0; i < 2; i++)
-		if ((*rp = range_find(vendors[i], msr, idx)) != NULL)
-			return (vendors[i] == g->vendor ? VPMU_MSR_OK : VPMU_MSR_GP);
+	/* The model's own table first: the accesses that matter. */
+	if (g->vendor != NULL && (*rp = range_find(g->vendor, msr, idx)) != NULL)
+		return (VPMU_MSR_OK);
+	other = g->vendor == &gpmu_intel ? &gpmu_amd : &gpmu_intel;
+	if (range_find(other, msr, idx) != NULL ||
+	    (g->vendor == NULL && range_find(&gpmu_amd, msr, idx) != NULL))
+		return (VPMU_MSR_GP);
 	return (VPMU_MSR_NOT_PMU);
 }
 
 int
-vpmu_msr_read(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t *val)
+vpmu__gpmu_msr(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, bool write, uint64_t *val)
 {
 	const struct gpmu_range *r;
 	unsigned idx;
 	int res;
 
+	if ((res = msr_lookup(vm, msr, &r, &idx)) != VPMU_MSR_OK)
+		return (res);
+	return (write ? r->wr(vm, &vm->gpmu->vcpu[cpu], idx, *val) :
+	    r->rd(vm, &vm->gpmu->vcpu[cpu], idx, val));
+}
+
+int
+vpmu_msr_read(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t *val)
+{
+	int res;
+
 	if (vm == NULL || val == NULL || vm->gpmu == NULL || cpu >= vm->nvcpus)
 		return (EINVAL);
 	vpmu__vm_lock(vm);
-	if ((res = msr_lookup(vm, msr, &r, &idx)) == VPMU_MSR_OK)
-		res = r->rd(vm, &vm->gpmu->vcpu[cpu], idx, val);
+	res = vpmu__gpmu_msr(vm, cpu, msr, false, val);
 	vpmu__vm_unlock(vm);
 	return (res);
 }
@@ -317,15 +328,12 @@ vpmu_msr_read(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t *val)
 int
 vpmu_msr_write(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t val)
 {
-	const struct gpmu_range *r;
-	unsigned idx;
 	int res;
 
 	if (vm == NULL || vm->gpmu == NULL || cpu >= vm->nvcpus)
 		return (EINVAL);
 	vpmu__vm_lock(vm);
-	if ((res = msr_lookup(vm, msr, &r, &idx)) == VPMU_MSR_OK)
-		res = r->wr(vm, &vm->gpmu->vcpu[cpu], idx, val);
+	res = vpmu__gpmu_msr(vm, cpu, msr, true, &val);
 	vpmu__vm_unlock(vm);
 	return (res);
 }
@@ -352,20 +360,13 @@ vpmu_vcpu_reset(struct vpmu_vm *vm, unsigned cpu)
 	return (0);
 }
 
+/* Per-vCPU and taken before every entry: an atomic exchange, no lock. */
 int
 vpmu_vcpu_take_pmi(struct vpmu_vm *vm, unsigned cpu)
 {
-	struct gpmu_vcpu *v;
-	int pending;
-
 	if (vm == NULL || vm->gpmu == NULL || cpu >= vm->nvcpus)
 		return (0);
-	vpmu__vm_lock(vm);
-	v = &vm->gpmu->vcpu[cpu];
-	pending = v->pmi_pending;
-	v->pmi_pending = false;
-	vpmu__vm_unlock(vm);
-	return (pending);
+	return (__atomic_exchange_n(&vm->gpmu->vcpu[cpu].pmi_pending, 0, __ATOMIC_ACQ_REL));
 }
 
 /* Did the counter cross its width since the last look? */
@@ -379,31 +380,35 @@ ctr_check(struct vpmu_vm *vm, struct gpmu_vcpu *v, struct gpmu_ctr *c, bool has_
 		if (has_status)
 			v->global_status |= 1ull << c->gbit;
 		if (c->intr)
-			v->pmi_pending = true;
+			__atomic_store_n(&v->pmi_pending, 1, __ATOMIC_RELEASE);
 	}
 	c->last = raw;
+}
+
+/* Only the counters counting now. */
+void
+vpmu__gpmu_check_running(struct vpmu_vm *vm, unsigned cpu)
+{
+	struct gpmu *g = vm->gpmu;
+	struct gpmu_vcpu *v = &g->vcpu[cpu];
+	uint64_t m = v->running;
+	unsigned b;
+
+	while (m != 0) {
+		b = (unsigned)__builtin_ctzll(m);
+		m &= m - 1;
+		ctr_check(vm, v, b >= 32 ? &v->fx[b - 32] : &v->gp[b],
+		    g->model.version >= 2);
+	}
 }
 
 int
 vpmu_vcpu_check_overflow(struct vpmu_vm *vm, unsigned cpu)
 {
-	struct gpmu *g;
-	struct gpmu_vcpu *v;
-	bool has_status;
-	unsigned i;
-
 	if (vm == NULL || vm->gpmu == NULL || cpu >= vm->nvcpus)
 		return (EINVAL);
 	vpmu__vm_lock(vm);
-	g = vm->gpmu;
-	v = &g->vcpu[cpu];
-	has_status = g->model.version >= 2;
-	for (i = 0; i < g->model.gp; i++)
-		if (v->gp[i].running)
-			ctr_check(vm, v, &v->gp[i], has_status);
-	for (i = 0; i < g->model.fixed; i++)
-		if (v->fx[i].running)
-			ctr_check(vm, v, &v->fx[i], has_status);
+	vpmu__gpmu_check_overflow(vm, cpu);
 	vpmu__vm_unlock(vm);
 	return (0);
 }

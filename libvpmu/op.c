@@ -124,7 +124,7 @@ vpmu_vm_op(vpmu_vm *vm, const struct vpmu_cred *caller, int op, void *arg)
 
 	if (vm == NULL)
 		return (EINVAL);
-	pthread_mutex_lock(&vm->lock);
+	vpmu__vm_lock(vm);
 	if (op < 0 || op >= VPMU_OP_MAX || optab[op].fn == NULL)
 		error = EINVAL;			/* unknown operation */
 	else if (optab[op].needs_arg && arg == NULL)
@@ -134,7 +134,7 @@ vpmu_vm_op(vpmu_vm *vm, const struct vpmu_cred *caller, int op, void *arg)
 	vm->stats.syscalls++;
 	if (error != 0)
 		vm->stats.syscall_errors++;
-	pthread_mutex_unlock(&vm->lock);
+	vpmu__vm_unlock(vm);
 	return (error);
 }
 

@@ -816,12 +816,12 @@ vpmu_pmc_get_count(vpmu_vm *vm, int32_t owner, vpmu_pmc_id id, struct vpmu_count
 
 	if (vm == NULL || out == NULL)
 		return (EINVAL);
-	pthread_mutex_lock(&vm->lock);
+	vpmu__vm_lock(vm);
 	if ((pm = vpmu__pmc_by_id(vm, owner, id)) == NULL)
 		error = EINVAL;
 	else
 		out->value = pmc_value_now(vm, pm, out);
-	pthread_mutex_unlock(&vm->lock);
+	vpmu__vm_unlock(vm);
 	return (error);
 }
 
@@ -834,7 +834,7 @@ vpmu_pmc_get_unsupported(vpmu_vm *vm, int32_t owner, vpmu_pmc_id id, char *why,
 
 	if (vm == NULL)
 		return (EINVAL);
-	pthread_mutex_lock(&vm->lock);
+	vpmu__vm_lock(vm);
 	if ((pm = vpmu__pmc_by_id(vm, owner, id)) == NULL)
 		error = EINVAL;
 	else if (pm->unsupported) {
@@ -848,7 +848,7 @@ vpmu_pmc_get_unsupported(vpmu_vm *vm, int32_t owner, vpmu_pmc_id id, char *why,
 			    "vCPU are in use", vm->capacity);
 	} else if (why != NULL && whylen > 0)
 		why[0] = '\0';
-	pthread_mutex_unlock(&vm->lock);
+	vpmu__vm_unlock(vm);
 	return (error);
 }
 
@@ -938,6 +938,8 @@ vpmu__model_pmc_program(struct vpmu_vm *vm, struct vpmu_pmc *pm,
 uint64_t
 vpmu__model_pmc_value(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_count *times)
 {
+	if (times == NULL && !pm->hw[0].counting)
+		return (pm->value);		/* the common read: not counting */
 	return (pmc_value_now(vm, pm, times));
 }
 

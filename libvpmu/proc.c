@@ -209,14 +209,14 @@ hook_enter(struct vpmu_vm *vm)
 {
 	if (vm == NULL)
 		return (EINVAL);
-	pthread_mutex_lock(&vm->lock);
+	vpmu__vm_lock(vm);
 	return (0);
 }
 
 static int
 hook_leave(struct vpmu_vm *vm, int error)
 {
-	pthread_mutex_unlock(&vm->lock);
+	vpmu__vm_unlock(vm);
 	return (error);
 }
 

@@ -3,6 +3,7 @@
  * rows, tunables on a live VM, owner notifications, teardown.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 
@@ -68,7 +69,6 @@ vpmu_vm_create(const vpmu_config *cfg, vpmu_vm **vmp)
 
 	if ((vm = calloc(1, sizeof(*vm))) == NULL)
 		return (ENOMEM);
-	pthread_mutex_init(&vm->lock, NULL);
 	vm->tun = cfg->tun;
 	vm->log_fn = cfg->log_fn;
 	vm->log_arg = cfg->log_arg;
@@ -139,7 +139,7 @@ vpmu_vm_destroy(vpmu_vm *vm)
 
 	if (vm == NULL)
 		return;
-	pthread_mutex_lock(&vm->lock);
+	vpmu__vm_lock(vm);
 	for (o = vm->owners; o != NULL; o = o->next)
 		if (o->pid != 0)		/* 0: the guest's own MSR counters */
 			vpmu__notify(vm, o->pid, SIGBUS);
@@ -166,21 +166,23 @@ vpmu_vm_destroy(vpmu_vm *vm)
 	free(vm->vcpu);
 	free(vm->disp);
 	free(vm->proc_hash);
-	pthread_mutex_unlock(&vm->lock);
-	pthread_mutex_destroy(&vm->lock);
+	vpmu__vm_unlock(vm);
 	free(vm);
 }
 
 void
-vpmu__vm_lock(struct vpmu_vm *vm)
+vpmu__vm_lock_wait(struct vpmu_vm *vm)
 {
-	pthread_mutex_lock(&vm->lock);
-}
+	unsigned spins = 0;
 
-void
-vpmu__vm_unlock(struct vpmu_vm *vm)
-{
-	pthread_mutex_unlock(&vm->lock);
+	do {
+		while (__atomic_load_n(&vm->lock, __ATOMIC_RELAXED) != 0) {
+			if (++spins < 128)
+				__builtin_ia32_pause();
+			else
+				sched_yield();
+		}
+	} while (__atomic_exchange_n(&vm->lock, 1, __ATOMIC_ACQUIRE) != 0);
 }
 
 int
@@ -191,9 +193,9 @@ vpmu_vm_get_tunable(const vpmu_vm *vm, const char *name, long *value)
 
 	if (vm == NULL || value == NULL || (id = vpmu__tunable_find(name)) < 0)
 		return (EINVAL);
-	pthread_mutex_lock(&w->lock);
+	vpmu__vm_lock(w);
 	*value = vm->tun.v[id];
-	pthread_mutex_unlock(&w->lock);
+	vpmu__vm_unlock(w);
 	return (0);
 }
 
@@ -206,12 +208,12 @@ vpmu_vm_set_tunable(vpmu_vm *vm, const char *name, long value)
 		return (EINVAL);
 	if (!vpmu__tunable_is_rw(id))
 		return (EPERM);		/* a read-only sysctl */
-	pthread_mutex_lock(&vm->lock);
+	vpmu__vm_lock(vm);
 	if (id == VPMU_T_MINCOUNT)
 		vm->tun.v[id] = value;
 	else
 		vm->tun.v[id] = value != 0;
-	pthread_mutex_unlock(&vm->lock);
+	vpmu__vm_unlock(vm);
 	return (0);
 }
 
@@ -226,9 +228,9 @@ vpmu_vcpu_set_online(vpmu_vm *vm, unsigned cpu, int online)
 {
 	if (vm == NULL || cpu >= vm->nvcpus)
 		return (EINVAL);
-	pthread_mutex_lock(&vm->lock);
+	vpmu__vm_lock(vm);
 	vm->vcpu[cpu].online = online != 0;
-	pthread_mutex_unlock(&vm->lock);
+	vpmu__vm_unlock(vm);
 	return (0);
 }
 
@@ -237,9 +239,9 @@ vpmu_vcpu_set_thread(vpmu_vm *vm, unsigned cpu, pid_t tid)
 {
 	if (vm == NULL || cpu >= vm->nvcpus || tid < 0)
 		return (EINVAL);
-	pthread_mutex_lock(&vm->lock);
+	vpmu__vm_lock(vm);
 	vm->vcpu[cpu].tid = tid;
-	pthread_mutex_unlock(&vm->lock);
+	vpmu__vm_unlock(vm);
 	return (0);
 }
 
