@@ -40,6 +40,7 @@ struct kvm_vcpu_ctx {
 	bool stepping;		/* KVM_GUESTDBG_SINGLESTEP is set */
 	bool faulted;		/* #GP injected at the last MSR exit */
 	bool nmi_injected;	/* a PMI went in before the last entry */
+	bool resync;		/* the VMM moved the vCPU: where it is is news */
 	struct vpmu_kvm_stats st;
 };
 
@@ -316,8 +317,11 @@ guest_regs(vpmu_kvm *k, struct kvm_vcpu_ctx *c, struct vpmu_exact_regs *r)
 	return (0);
 }
 
-/* An MSR exit, VM lock held. */
-static void
+/*
+ * An MSR exit, VM lock held.  Ours if it is a PMU MSR (the filter sends
+ * only those, but the VMM may have asked KVM for other exits too).
+ */
+static bool
 msr_exit(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool write)
 {
 	struct kvm_run *run = c->run;
@@ -325,18 +329,21 @@ msr_exit(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool write)
 	int res;
 
 	res = vpmu__gpmu_msr(k->vm, cpu, run->msr.index, write, &val);
+	if (res == VPMU_MSR_NOT_PMU)
+		return (false);
 	if (write)
 		c->st.msr_writes++;
 	else {
 		run->msr.data = val;	/* __u64 is unsigned long long */
 		c->st.msr_reads++;
 	}
-	/* Only PMU MSRs are filtered: anything else faults, as KVM would. */
+	/* A PMU MSR the model lacks (or the other vendor's) faults. */
 	run->msr.error = res == VPMU_MSR_OK ? 0 : 1;
 	if (run->msr.error) {
 		c->faulted = true;
 		c->st.msr_gp++;
 	}
+	return (true);
 }
 
 /*
@@ -352,13 +359,14 @@ exact_exit(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
 
 	if ((error = guest_regs(k, c, &r)) != 0)
 		return (error);
-	flags = !c->stepping ? VPMU_EXACT_RESYNC :
+	flags = !c->stepping || c->resync ? VPMU_EXACT_RESYNC :
 	    (c->faulted ? VPMU_EXACT_FAULTED : 0) |
 	    (c->nmi_injected ? VPMU_EXACT_NMI_INJECTED : 0) |
 	    (c->run->exit_reason == KVM_EXIT_DEBUG ? VPMU_EXACT_STEP : 0);
 	vpmu__vm_lock(k->vm);
 	vpmu__exact_sync(k->vm->src_state, cpu, &r, flags);
 	vpmu__vm_unlock(k->vm);
+	c->resync = false;
 	return (0);
 }
 
@@ -380,12 +388,10 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 
 	switch (c->run->exit_reason) {
 	case KVM_EXIT_X86_RDMSR:
-		msr_exit(k, cpu, c, false);
-		*handled = true;
+		*handled = msr_exit(k, cpu, c, false);
 		break;
 	case KVM_EXIT_X86_WRMSR:
-		msr_exit(k, cpu, c, true);
-		*handled = true;
+		*handled = msr_exit(k, cpu, c, true);
 		break;
 	case KVM_EXIT_DEBUG:
 		if (c->stepping && (c->run->debug.arch.dr6 & DR6_BS)) {
@@ -397,6 +403,17 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 		break;
 	}
 	vpmu__vm_unlock(k->vm);
+	return (0);
+}
+
+int
+vpmu_kvm_vcpu_resync(vpmu_kvm *k, unsigned cpu)
+{
+	struct kvm_vcpu_ctx *c;
+
+	if ((c = ctx_of(k, cpu)) == NULL)
+		return (EINVAL);
+	c->resync = true;
 	return (0);
 }
 

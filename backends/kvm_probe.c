@@ -1,5 +1,5 @@
 /*
- * host_kvm.c -- what /dev/kvm offers.
+ * kvm_probe.c -- what /dev/kvm offers.
  *
  * Only the two system ioctls, KVM_GET_API_VERSION and KVM_CHECK_EXTENSION,
  * on the /dev/kvm descriptor: no VM is created, so the probe is cheap and

@@ -160,6 +160,44 @@ vpmu_model_parse(const char *spec, struct vpmu_model *m, char *err, size_t errle
 		}
 	}
 
+	return (vpmu_model_check(m, err, errlen));
+}
+
+/*
+ * Every rule a model obeys, for models built by hand as well as parsed:
+ * ranges of each field, then the rules across them.
+ */
+int
+vpmu_model_check(const struct vpmu_model *m, char *err, size_t errlen)
+{
+	if (m == NULL)
+		return (fail(err, errlen, "no model given"));
+	switch (m->vendor) {
+	case VPMU_VENDOR_NONE:
+		if (m->version != 0 || m->gp != 0 || m->fixed != 0)
+			return (fail(err, errlen, "none has no counters"));
+		return (0);
+	case VPMU_VENDOR_INTEL:
+		if (m->version < 1 || m->version > 5)
+			return (fail(err, errlen, "Intel perfmon version %u out of range 1..5",
+			    m->version));
+		if (m->gp > VPMU_INTEL_MAX_GP || m->fixed > VPMU_INTEL_MAX_FIXED)
+			return (fail(err, errlen, "%s: too many counters", m->name));
+		if (m->width < 32 || m->width > 64 ||
+		    (m->fixed > 0 && (m->fixed_width < 32 || m->fixed_width > 64)))
+			return (fail(err, errlen, "%s: width out of range 32..64", m->name));
+		if (m->fw_writes > 1 || m->core_ext != 0)
+			return (fail(err, errlen, "%s: bad flags", m->name));
+		break;
+	case VPMU_VENDOR_AMD:
+		if (m->version < 1 || m->version > 2 || m->width != 48 || m->fixed != 0 ||
+		    m->fw_writes != 0 || m->ebx != 0 || m->core_ext > 1 ||
+		    (m->version == 2 && !m->core_ext))
+			return (fail(err, errlen, "%s: not an AMD PMU", m->name));
+		break;
+	default:
+		return (fail(err, errlen, "unknown vendor %u", m->vendor));
+	}
 	/* Rules across keys. */
 	if (m->vendor == VPMU_VENDOR_INTEL && m->version == 1 && m->fixed != 0)
 		return (fail(err, errlen, "intel-v1 has no fixed counters"));

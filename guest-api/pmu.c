@@ -29,12 +29,12 @@ width_mask(unsigned width)
 int
 vpmu_config_set_model(struct vpmu_config *cfg, const struct vpmu_model *m)
 {
+	struct vpmu_config saved;
 	int error;
 
-	if (cfg == NULL || m == NULL || m->gp > GPMU_MAX_GP || m->fixed > GPMU_MAX_FIXED ||
-	    (m->vendor == VPMU_VENDOR_AMD && m->fixed != 0) ||
-	    m->vendor > VPMU_VENDOR_AMD)
+	if (cfg == NULL || vpmu_model_check(m, NULL, 0) != 0)
 		return (EINVAL);
+	saved = *cfg;
 	/* The model's classes replace the guest-visible ones; PV stays. */
 	(void)vpmu_config_set_class(cfg, VPMU_CLASS_IAP, 0, 0);
 	(void)vpmu_config_set_class(cfg, VPMU_CLASS_IAF, 0, 0);
@@ -50,6 +50,8 @@ vpmu_config_set_model(struct vpmu_config *cfg, const struct vpmu_model *m)
 		error = vpmu_config_set_class(cfg, VPMU_CLASS_K8, m->gp, m->width);
 	if (error == 0)
 		cfg->model = *m;
+	else
+		*cfg = saved;			/* all or nothing */
 	return (error);
 }
 
@@ -236,6 +238,7 @@ void
 gpmu_reset_vcpu(struct vpmu_vm *vm, struct gpmu_vcpu *v)
 {
 	const struct gpmu *g = gpmu_of(vm);
+	static const struct vpmu_event_spec none;	/* no event: nothing unsupported */
 	unsigned i;
 
 	v->fixed_ctrl = 0;
@@ -249,14 +252,14 @@ gpmu_reset_vcpu(struct vpmu_vm *vm, struct gpmu_vcpu *v)
 	v->global_ctrl = g->model.version >= 2 ? (1ull << g->model.gp) - 1 : 0;
 	for (i = 0; i < g->model.gp; i++) {
 		v->gp[i].ctl = 0;
-		(void)gpmu_ctr_update(vm, v, &v->gp[i], NULL, false);
+		(void)gpmu_ctr_update(vm, v, &v->gp[i], &none, false);
 		(void)gpmu_ctr_write(vm, &v->gp[i], 0);
 		v->gp[i].used = false;
 		v->gp[i].intr = false;
 	}
 	for (i = 0; i < g->model.fixed; i++) {
 		v->fx[i].ctl = 0;
-		(void)gpmu_ctr_update(vm, v, &v->fx[i], NULL, false);
+		(void)gpmu_ctr_update(vm, v, &v->fx[i], &none, false);
 		(void)gpmu_ctr_write(vm, &v->fx[i], 0);
 		v->fx[i].used = false;
 		v->fx[i].intr = false;

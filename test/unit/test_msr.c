@@ -123,6 +123,33 @@ model_strings_parse_and_reject(void **state)
 	    &m, err, sizeof(err)), 0);
 	assert_int_equal(vpmu_model_format(&m, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "intel-v5:gp=8,fixed=2,width=40,fixed-width=48,fw-writes=0,ebx=0x4");
+	/* Models built by hand obey the same rules; a refused one changes nothing. */
+	{
+		vpmu_config *cfg;
+		struct vpmu_model hand;
+		struct vpmu_cpuinfo ci;
+		struct vpmu_cred root = { .pid = 1, .privileged = 1 };
+		vpmu_vm *vm;
+
+		vpmu_model_default(&hand);
+		hand.version = 7;
+		assert_int_equal(vpmu_model_check(&hand, err, sizeof(err)), EINVAL);
+		vpmu_model_default(&hand);
+		hand.fixed = 1;
+		hand.version = 1;
+		assert_int_equal(vpmu_model_check(&hand, err, sizeof(err)), EINVAL);
+		assert_non_null(strstr(err, "intel-v1 has no fixed counters"));
+		assert_int_equal(vpmu_model_parse("none", &hand, err, sizeof(err)), 0);
+		hand.gp = 2;
+		assert_int_equal(vpmu_model_check(&hand, err, sizeof(err)), EINVAL);
+		assert_int_equal(vpmu_config_create(&cfg), 0);
+		assert_int_equal(vpmu_config_set_model(cfg, &hand), EINVAL);
+		assert_int_equal(vpmu_vm_create(cfg, &vm), 0);	/* unchanged config */
+		assert_int_equal(vpmu_vm_get_cpuinfo(vm, &root, &ci), 0);
+		assert_int_equal(ci.npmc, 23);
+		vpmu_vm_destroy(vm);
+		vpmu_config_destroy(cfg);
+	}
 	vpmu_model_default(&m);
 	assert_string_equal(m.name, "intel-v2");
 	assert_int_equal(m.gp, 4);

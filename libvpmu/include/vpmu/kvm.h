@@ -65,6 +65,13 @@ VPMU_EXTERN int  vpmu_kvm_post_run(vpmu_kvm *k, unsigned cpu);
  */
 VPMU_EXTERN int  vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled);
 
+/*
+ * The VMM changed the vCPU's registers itself (KVM_SET_REGS, a reset,
+ * an emulated instruction): the exact source must not count the jump as
+ * retired instructions.  Call before the next KVM_RUN.
+ */
+VPMU_EXTERN int  vpmu_kvm_vcpu_resync(vpmu_kvm *k, unsigned cpu);
+
 /* What libvpmu saw of the guest: exits handled, steps taken. */
 struct vpmu_kvm_stats {
 	uint64_t msr_reads;

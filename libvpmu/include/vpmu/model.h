@@ -52,7 +52,12 @@ struct vpmu_model {
  * err (for a person: "intel-v1 has no fixed counters", ...).
  */
 VPMU_EXTERN int vpmu_model_parse(const char *spec, struct vpmu_model *m, char *err, size_t errlen);
-/* The model a VM gets when none is set: intel-v2. */
+/* Check a model built by hand: 0, or EINVAL with the reason in err. */
+VPMU_EXTERN int vpmu_model_check(const struct vpmu_model *m, char *err, size_t errlen);
+/*
+ * intel-v2, vpmu-run's default.  (A VM whose configuration was given no
+ * model has none: no guest-visible PMU.)
+ */
 VPMU_EXTERN void vpmu_model_default(struct vpmu_model *m);
 /* Write the model back as a canonical string with every key. */
 VPMU_EXTERN int vpmu_model_format(const struct vpmu_model *m, char *buf, size_t len);

@@ -98,9 +98,11 @@ VPMU_EXTERN int  vpmu_config_set_class(vpmu_config *cfg, uint32_t cls, unsigned 
 VPMU_EXTERN int  vpmu_config_set_source(vpmu_config *cfg, const struct vpmu_source_ops *ops, void *arg);
 /*
  * At most n host counters run at once on one vCPU (0: the source's own
- * capacity, which may be unlimited).  A PMC enabled past the limit keeps
- * its value and does not count (its running time does not grow) until a
- * slot frees; vpmu_pmc_get_unsupported() and the counter reports say so.
+ * capacity, which may be unlimited).  A PMC started past the limit keeps
+ * its value and does not count (its running time does not grow); it takes
+ * a free slot the next time it is started (rotation comes with the
+ * multiplexing scheduler).  vpmu_pmc_get_unsupported() and the counter
+ * reports say so.
  */
 VPMU_EXTERN int  vpmu_config_set_capacity(vpmu_config *cfg, unsigned n);
 VPMU_EXTERN void vpmu_config_set_log(vpmu_config *cfg, vpmu_log_fn fn, void *arg);
