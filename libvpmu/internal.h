@@ -159,6 +159,7 @@ struct vpmu_pmc {
 	struct vpmu_hw *hw;
 	unsigned nhw;
 
+	uint64_t wrap_mask;		/* guest counter width (model PMCs), 0: none */
 	bool starved;			/* enabled, but no host counter was free */
 	bool unsupported;		/* the source cannot count spec */
 	char why[160];

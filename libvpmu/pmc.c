@@ -894,6 +894,7 @@ vpmu__model_pmc_create(struct vpmu_vm *vm, unsigned cpu, uint32_t cls, unsigned 
 		vm->owners = o;
 	}
 	pm->id = VPMU_ID_MAKE(cpu, VPMU_MODE_SC, cls, row);
+	pm->wrap_mask = c->width >= 64 ? ~0ull : (1ull << c->width) - 1;
 	pm->mode = VPMU_MODE_SC;
 	pm->cls = cls;
 	pm->cpu = cpu;
@@ -906,6 +907,28 @@ vpmu__model_pmc_create(struct vpmu_vm *vm, unsigned cpu, uint32_t cls, unsigned 
 	disp_mark(vm, row, VPMU_MODE_SC);
 	vm->vcpu[cpu].sys[row] = pm;
 	*pmp = pm;
+	return (0);
+}
+
+/*
+ * A source that can interrupt (perf on a host PMU) is told how many events
+ * are left before the guest counter wraps, (-value) & mask, so that its
+ * own overflow comes when the guest's would (a full period when the
+ * counter is 0).  Sources without the hook are looked at after exits.
+ */
+static int
+model_pmc_start(struct vpmu_vm *vm, struct vpmu_pmc *pm)
+{
+	uint64_t left;
+	int error;
+
+	if ((error = vpmu__hw_activate(vm, pm, pm->cpu)) != 0 ||
+	    vm->src->set_period == NULL || !pm->hw[0].counting)
+		return (error);
+	left = (0 - pm->value) & pm->wrap_mask;
+	if (left == 0)
+		left = pm->wrap_mask == ~0ull ? ~0ull : pm->wrap_mask + 1;
+	(void)vm->src->set_period(vm->src_state, pm->hw[0].ctr, left);
 	return (0);
 }
 
@@ -932,7 +955,7 @@ vpmu__model_pmc_program(struct vpmu_vm *vm, struct vpmu_pmc *pm,
 	if (!run || pm->spec.event == VPMU_EV_NONE)
 		return (0);
 	pm->state = VPMU_STATE_RUNNING;
-	return (vpmu__hw_activate(vm, pm, pm->cpu));
+	return (model_pmc_start(vm, pm));
 }
 
 uint64_t
@@ -953,5 +976,5 @@ vpmu__model_pmc_set(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint64_t value)
 	}
 	(void)vpmu__hw_deactivate(vm, pm, pm->cpu);
 	pm->value = value;
-	return (vpmu__hw_activate(vm, pm, pm->cpu));
+	return (model_pmc_start(vm, pm));
 }

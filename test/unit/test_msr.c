@@ -608,6 +608,53 @@ guest_counters_hold_their_rows_for_the_guest(void **state)
 	vpmu_vm_destroy(vm);
 }
 
+/* A source that counts nothing and records the periods it is given. */
+static uint64_t last_period;
+static unsigned nperiods;
+
+static int rec_init(void **s, unsigned n, void *a) { (void)n; (void)a; *s = &last_period; return (0); }
+static void rec_fini(void *s) { (void)s; }
+static int rec_supports(void *s, const struct vpmu_event_spec *ev, char *w, size_t l)
+{ (void)s; (void)ev; (void)w; (void)l; return (0); }
+static int rec_open(void *s, unsigned c, pid_t t, const struct vpmu_event_spec *ev, void **ctr)
+{ (void)s; (void)c; (void)t; (void)ev; *ctr = &nperiods; return (0); }
+static void rec_close(void *s, void *c) { (void)s; (void)c; }
+static int rec_onoff(void *s, void *c) { (void)s; (void)c; return (0); }
+static int rec_read(void *s, void *c, struct vpmu_count *o)
+{ (void)s; (void)c; memset(o, 0, sizeof(*o)); return (0); }
+static int rec_period(void *s, void *c, uint64_t p) { (void)s; (void)c; last_period = p; nperiods++; return (0); }
+
+static const struct vpmu_source_ops recorder = {
+	.name = "recorder", .init = rec_init, .fini = rec_fini, .supports = rec_supports,
+	.open = rec_open, .close = rec_close, .enable = rec_onoff, .disable = rec_onoff,
+	.read = rec_read, .set_period = rec_period,
+};
+
+static void
+interrupting_source_is_given_events_left_before_the_wrap(void **state)
+{
+	struct vpmu_model m;
+	vpmu_config *cfg;
+	vpmu_vm *vm;
+
+	(void)state;
+	assert_int_equal(vpmu_model_parse("intel-v2:width=40", &m, NULL, 0), 0);
+	assert_int_equal(vpmu_config_create(&cfg), 0);
+	assert_int_equal(vpmu_config_set_model(cfg, &m), 0);
+	assert_int_equal(vpmu_config_set_source(cfg, &recorder, NULL), 0);
+	assert_int_equal(vpmu_vm_create(cfg, &vm), 0);
+	vpmu_config_destroy(cfg);
+	nperiods = 0;
+	WR(vm, APMC(0), (1ull << 40) - 100);	/* 100 events to the wrap */
+	WR(vm, EVTSEL(0), INSTR);
+	assert_int_equal(nperiods, 1);
+	assert_int_equal(last_period, 100);
+	WR(vm, PMC(0), 0);			/* a write while running re-arms it */
+	assert_int_equal(nperiods, 2);
+	assert_int_equal(last_period, 1ull << 40);
+	vpmu_vm_destroy(vm);
+}
+
 int
 main(void)
 {
@@ -633,6 +680,7 @@ main(void)
 		cmocka_unit_test(amd_v2_global_enable_overflow_and_cpuid),
 		cmocka_unit_test(counters_report_names_events_and_unsupported_ones),
 		cmocka_unit_test(guest_counters_hold_their_rows_for_the_guest),
+		cmocka_unit_test(interrupting_source_is_given_events_left_before_the_wrap),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

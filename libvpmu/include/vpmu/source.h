@@ -99,7 +99,12 @@ struct vpmu_source_ops {
 	int  (*disable)(void *state, void *ctr);
 	int  (*read)(void *state, void *ctr, struct vpmu_count *out);
 
-	/* --- sampling (optional; not called by the core yet) --- */
+	/*
+	 * --- overflow (optional) ---
+	 * events left before the counter should overflow: the core arms it
+	 * with (-value) & width-mask for guest-visible counters, so a source
+	 * that can interrupt overflows when the guest counter wraps.
+	 */
 	int  (*set_period)(void *state, void *ctr, uint64_t period);
 };
 
