@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <linux/kvm.h>
@@ -41,6 +42,7 @@ struct kvm_vcpu_ctx {
 	bool faulted;		/* #GP injected at the last MSR exit */
 	bool nmi_injected;	/* a PMI went in before the last entry */
 	bool resync;		/* the VMM moved the vCPU: where it is is news */
+	uint64_t entered;	/* ns at pre_run, 0: no PMC wants to count */
 	struct vpmu_kvm_stats st;
 };
 
@@ -234,6 +236,15 @@ vpmu_kvm_vcpu_init(vpmu_kvm *k, unsigned cpu, int vcpu_fd, struct kvm_run *run)
 
 /* ---- the run loop -------------------------------------------------------------- */
 
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+}
+
 static struct kvm_vcpu_ctx *
 ctx_of(vpmu_kvm *k, unsigned cpu)
 {
@@ -276,6 +287,13 @@ vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
 		c->nmi_injected = true;
 		c->st.pmis++;
 	}
+	/*
+	 * The vCPU's run time drives enabled/running times and rotations; it
+	 * is only measured while some PMC wants to count here (a racy read of
+	 * the count is fine: it is looked at again before the next entry).
+	 */
+	c->entered = __atomic_load_n(&k->vm->vcpu[cpu].nact, __ATOMIC_RELAXED) != 0 ?
+	    now_ns() : 0;
 	/* Per-vCPU and read without the lock (see vpmu__exact_wants_step()). */
 	if (k->exact && vpmu__exact_wants_step(k->vm->src_state, cpu) != c->stepping)
 		return (set_stepping(c, !c->stepping));
@@ -285,7 +303,20 @@ vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
 int
 vpmu_kvm_post_run(vpmu_kvm *k, unsigned cpu)
 {
-	return (k == NULL || cpu >= k->nvcpus ? EINVAL : 0);
+	struct kvm_vcpu_ctx *c;
+	uint64_t t;
+
+	if (k == NULL || cpu >= k->nvcpus)
+		return (EINVAL);
+	c = &k->vcpu[cpu];
+	if (c->entered != 0) {
+		t = now_ns();
+		vpmu__vm_lock(k->vm);
+		vpmu__vcpu_advance(k->vm, cpu, t - c->entered);
+		vpmu__vm_unlock(k->vm);
+		c->entered = 0;
+	}
+	return (0);
 }
 
 /* Where the guest is now: from the exit's synced registers, or by asking. */

@@ -229,6 +229,8 @@ vpmu_synthetic_advance(vpmu_vm *vm, unsigned cpu, uint64_t ns)
 		c->rem = (uint64_t)(ev % NS_PER_MS);
 		c->ns += ns;
 	}
+	/* The vCPU's run time for the core: enabled/running times, rotations. */
+	vpmu__vcpu_advance(vm, cpu, ns);
 	vpmu__vm_unlock(vm);
 	return (0);
 }

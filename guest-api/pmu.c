@@ -214,10 +214,23 @@ int
 gpmu_set_global_ctrl(struct vpmu_vm *vm, struct gpmu_vcpu *v, uint64_t val)
 {
 	const struct gpmu *g = gpmu_of(vm);
-	uint64_t changed = v->global_ctrl ^ val;
+	uint64_t changed = v->global_ctrl ^ val, on = changed & val;
+	uint32_t group = 0;
 	unsigned i;
 	int error = 0, e;
 
+	/*
+	 * Counters switched on by one write were asked to count together:
+	 * one group, scheduled as a unit by the multiplexer.
+	 */
+	if (on & (on - 1))
+		group = ++vm->next_group;
+	for (i = 0; i < g->model.gp; i++)
+		if (on & (1ull << i))
+			v->gp[i].pm->group = group;
+	for (i = 0; i < g->model.fixed; i++)
+		if (on & (1ull << (32 + i)))
+			v->fx[i].pm->group = group;
 	v->global_ctrl = val;
 	for (i = 0; i < g->model.gp; i++)
 		if ((changed & (1ull << i)) && (e = gpmu_reprogram_gp(vm, v, i)) != 0)
@@ -226,6 +239,8 @@ gpmu_set_global_ctrl(struct vpmu_vm *vm, struct gpmu_vcpu *v, uint64_t val)
 		if ((changed & (1ull << (32 + i))) &&
 		    (e = gpmu_reprogram_fixed(vm, v, i)) != 0)
 			error = e;
+	if (group != 0)
+		vpmu__vcpu_regroup(vm, (unsigned)(v - g->vcpu), group);
 	return (error);
 }
 
@@ -485,8 +500,10 @@ ctr_info(struct vpmu_vm *vm, struct gpmu_ctr *c, const char *name,
 	snprintf(ci->name, sizeof(ci->name), "%s", name);
 	ci->control = c->ctl;
 	ci->value = vpmu__model_pmc_value(vm, c->pm, &t) & c->mask;
+	ci->raw = t.value & c->mask;
 	ci->time_enabled = t.time_enabled;
 	ci->time_running = t.time_running;
+	ci->scaled = c->pm->t_running != 0 && c->pm->t_running < c->pm->t_enabled;
 	ci->used = c->used;
 	ci->enabled = c->running;
 	if (c->shown.event == VPMU_EV_RAW)
@@ -498,10 +515,6 @@ ctr_info(struct vpmu_vm *vm, struct gpmu_ctr *c, const char *name,
 	if (c->pm->unsupported) {
 		ci->unsupported = 1;
 		snprintf(ci->why, sizeof(ci->why), "%s", c->pm->why);
-	} else if (c->running && c->pm->starved) {
-		ci->unsupported = 1;
-		snprintf(ci->why, sizeof(ci->why), "not running: all %u host counters "
-		    "of the vCPU are in use", vm->capacity);
 	}
 }
 

@@ -136,6 +136,15 @@ vpmu_config_set_capacity(vpmu_config *cfg, unsigned n)
 	return (0);
 }
 
+int
+vpmu_config_set_mux_interval(vpmu_config *cfg, uint64_t ns)
+{
+	if (cfg == NULL || ns < 1000 || ns > 10000000000ull)
+		return (EINVAL);
+	cfg->mux_interval = ns;
+	return (0);
+}
+
 void
 vpmu_config_set_log(vpmu_config *cfg, vpmu_log_fn fn, void *arg)
 {

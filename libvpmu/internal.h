@@ -71,6 +71,7 @@ struct vpmu_config {
 	const struct vpmu_source_ops *source;
 	void *source_arg;
 	unsigned capacity;		/* host counters per vCPU, 0: the source's */
+	uint64_t mux_interval;		/* ns; 0: the default, 4 ms */
 	vpmu_log_fn log_fn;
 	void *log_arg;
 	vpmu_notify_fn notify_fn;
@@ -122,9 +123,9 @@ struct vpmu_proc {
 /* A counter opened on the host source for one vCPU (a "host slot"). */
 struct vpmu_hw {
 	void *ctr;			/* source counter, NULL until opened */
-	bool active;			/* the PMC is on this vCPU now */
-	bool counting;			/* ...and its source counter is enabled */
-	struct vpmu_count base;		/* source reading when activated */
+	bool active;			/* the PMC wants to count on this vCPU */
+	bool counting;			/* ...and holds one of its host slots */
+	struct vpmu_count base;		/* source reading when the slot was taken */
 };
 
 struct vpmu_owner;
@@ -143,14 +144,23 @@ struct vpmu_pmc {
 	struct vpmu_pmc *owner_next;
 
 	/*
-	 * Counting: value is the PMC's count while not active (hwpmc's
-	 * pm_savedvalue for process scope, pm_initial for system scope).
+	 * Counting: the value written last (initial count, PMCRW or a guest
+	 * WRMSR: hwpmc's pm_initial / pm_savedvalue) is base; since then the
+	 * PMC counted `counted` events while holding a host slot, for
+	 * t_running of the t_enabled ns it wanted to count.  A guest reads
+	 * base + counted * t_enabled / t_running (exact when the two times
+	 * are equal), never less than it read before (shown).
 	 * Sampling: reload is the reload count.
 	 */
-	uint64_t value;
+	uint64_t base;
+	uint64_t counted;
+	uint64_t t_enabled;		/* ns since base was set */
+	uint64_t t_running;
+	uint64_t tot_enabled;		/* ns over the PMC's life, for reports */
+	uint64_t tot_running;
+	uint64_t shown;			/* highest estimate a guest has read */
 	uint64_t reload;
-	uint64_t time_enabled;		/* ns, accumulated from the source */
-	uint64_t time_running;
+	uint32_t group;			/* scheduled together with its group (0: alone) */
 
 	struct vpmu_target *targets;
 	unsigned ntargets;
@@ -160,7 +170,6 @@ struct vpmu_pmc {
 	unsigned nhw;
 
 	uint64_t wrap_mask;		/* guest counter width (model PMCs), 0: none */
-	bool starved;			/* enabled, but no host counter was free */
 	bool unsupported;		/* the source cannot count spec */
 	char why[160];
 };
@@ -183,7 +192,19 @@ struct vpmu_vcpu {
 	struct vpmu_pmc **loaded;	/* per row: process PMC loaded here */
 	struct vpmu_pmc **sys;		/* per row: system PMC in this slot */
 	bool *disabled;			/* per row: PMCADMIN disabled */
-	unsigned ncounting;		/* host counters enabled on the source */
+
+	/*
+	 * The multiplexing scheduler (count.c).  act[] holds the PMCs that
+	 * want to count here, in round-robin order; ncounting of them hold
+	 * host slots.  now is this vCPU's run time.
+	 */
+	struct vpmu_pmc **act;
+	unsigned nact, actcap;
+	unsigned ncounting;
+	unsigned rr;			/* where the next window starts in act[] */
+	uint64_t now;			/* ns the vCPU has run */
+	uint64_t since_rotate;
+	uint64_t rotations;
 };
 
 struct vpmu_vm {
@@ -206,6 +227,8 @@ struct vpmu_vm {
 	const struct vpmu_source_ops *src;
 	void *src_state;
 	unsigned capacity;		/* host counters per vCPU; 0 unlimited */
+	uint64_t mux_interval;		/* ns of vCPU run time per rotation */
+	uint32_t next_group;
 
 	struct vpmu_owner *owners;
 	struct vpmu_proc **proc_hash;
@@ -250,12 +273,28 @@ uint64_t vpmu__model_pmc_value(struct vpmu_vm *vm, struct vpmu_pmc *pm,
 	    struct vpmu_count *times);
 int	vpmu__model_pmc_set(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint64_t value);
 
-/* count.c: moving counts between the source and PMCs */
+/*
+ * count.c: the host slots behind PMCs and the per-vCPU multiplexing
+ * scheduler.  activate: pm wants to count on cpu (it gets a slot now if
+ * one is free, else at a rotation); deactivate: it stops wanting to (its
+ * events go to pm->counted and, for a process PMC, to the process on the
+ * vCPU; returned too).
+ */
 int	vpmu__hw_activate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu);
 uint64_t vpmu__hw_deactivate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu);
-uint64_t vpmu__hw_peek(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu,
-	    struct vpmu_count *times);
 void	vpmu__hw_close_all(struct vpmu_vm *vm, struct vpmu_pmc *pm);
+/* The vCPU ran ns more: times of its active PMCs; a rotation if one is due. */
+void	vpmu__vcpu_advance(struct vpmu_vm *vm, unsigned cpu, uint64_t ns);
+/* Events counted since base, with what is counting now. */
+uint64_t vpmu__pmc_counted(struct vpmu_vm *vm, struct vpmu_pmc *pm);
+/* The value a guest reads: base + the scaled estimate, monotonic. */
+uint64_t vpmu__pmc_estimate(struct vpmu_vm *vm, struct vpmu_pmc *pm);
+/* A write: a new base, counts and times since it start again. */
+void	vpmu__pmc_set_base(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint64_t v);
+/* PMCs of group were enabled together on cpu: schedule them as a unit. */
+void	vpmu__vcpu_regroup(struct vpmu_vm *vm, unsigned cpu, uint32_t group);
+/* Some active hw of pm has no slot. */
+bool	vpmu__pmc_waiting(const struct vpmu_pmc *pm);
 
 /* proc.c */
 struct vpmu_proc *vpmu__proc_find(struct vpmu_vm *vm, int32_t pid);

@@ -193,39 +193,6 @@ pmc_find(struct vpmu_vm *vm, const struct vpmu_cred *cr, vpmu_pmc_id id,
 	return (EINVAL);
 }
 
-/* The count now: the saved value plus what is counting on the source. */
-static uint64_t
-pmc_value_now(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_count *times)
-{
-	struct vpmu_count t;
-	uint64_t v = pm->value;
-	unsigned c;
-
-	if (times != NULL) {
-		times->time_enabled = pm->time_enabled;
-		times->time_running = pm->time_running;
-	}
-	if (VPMU_MODE_IS_SYSTEM(pm->mode)) {
-		if (pm->hw[0].active) {
-			v += vpmu__hw_peek(vm, pm, pm->cpu, &t);
-			if (times != NULL) {
-				times->time_enabled += t.time_enabled;
-				times->time_running += t.time_running;
-			}
-		}
-		return (v);
-	}
-	for (c = 0; c < vm->nvcpus; c++)
-		if (vm->vcpu[c].loaded[pm->row] == pm) {
-			v += vpmu__hw_peek(vm, pm, c, &t);
-			if (times != NULL) {
-				times->time_enabled += t.time_enabled;
-				times->time_running += t.time_running;
-			}
-		}
-	return (v);
-}
-
 /* Take a process PMC off every vCPU where it is loaded. */
 static void
 pmc_unload_all(struct vpmu_vm *vm, struct vpmu_pmc *pm)
@@ -366,7 +333,7 @@ vpmu_do_op_pmcallocate(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg
 		pm->flags |= VPMU_PF_NEEDS_LOGFILE;
 		pm->reload = sampling_reload(vm, a->count);
 	} else {
-		pm->value = a->count;
+		pm->base = a->count;
 	}
 	if (a->flags & (VPMU_F_LOG_PROCCSW | VPMU_F_LOG_PROCEXIT))
 		pm->flags |= VPMU_PF_NEEDS_LOGFILE;
@@ -393,8 +360,6 @@ vpmu__pmc_release(struct vpmu_vm *vm, struct vpmu_pmc *pm)
 
 	pm->state = VPMU_STATE_DELETED;
 	if (VPMU_MODE_IS_SYSTEM(pm->mode)) {
-		if (pm->hw[0].active)
-			pm->value += vpmu__hw_deactivate(vm, pm, pm->cpu);
 		vm->vcpu[pm->cpu].sys[pm->row] = NULL;
 	} else {
 		pmc_unload_all(vm, pm);
@@ -620,7 +585,7 @@ vpmu_do_op_pmcstop(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 	if (VPMU_MODE_IS_SYSTEM(pm->mode)) {
 		if (!vm->vcpu[pm->cpu].online)
 			return (ENXIO);
-		pm->value += vpmu__hw_deactivate(vm, pm, pm->cpu);
+		(void)vpmu__hw_deactivate(vm, pm, pm->cpu);
 	} else {
 		/* Unlike hwpmc, which waits for the next switch-out, stop now. */
 		pmc_unload_all(vm, pm);
@@ -656,9 +621,9 @@ vpmu_do_op_pmcrw(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 	if (VPMU_MODE_IS_VIRTUAL(pm->mode) && pm->ntargets == 0)
 		vpmu__notify(vm, pm->owner->pid, SIGIO);
 
-	old = pmc_value_now(vm, pm, NULL);
+	old = vpmu__pmc_estimate(vm, pm);
 	if (rw->flags & VPMU_F_NEWVALUE)
-		pm->value = rw->value;
+		vpmu__pmc_set_base(vm, pm, rw->value);
 	if (rw->flags & VPMU_F_OLDVALUE)
 		rw->value = old;
 	return (0);
@@ -678,7 +643,7 @@ vpmu_do_op_pmcsetcount(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg
 	if (VPMU_MODE_IS_SAMPLING(pm->mode))
 		pm->reload = sampling_reload(vm, sc->count);
 	else
-		pm->value = sc->count;
+		vpmu__pmc_set_base(vm, pm, sc->count);
 	return (0);
 }
 
@@ -819,8 +784,11 @@ vpmu_pmc_get_count(vpmu_vm *vm, int32_t owner, vpmu_pmc_id id, struct vpmu_count
 	vpmu__vm_lock(vm);
 	if ((pm = vpmu__pmc_by_id(vm, owner, id)) == NULL)
 		error = EINVAL;
-	else
-		out->value = pmc_value_now(vm, pm, out);
+	else {
+		out->value = pm->base + vpmu__pmc_counted(vm, pm);	/* unscaled */
+		out->time_enabled = pm->t_enabled;
+		out->time_running = pm->t_running;
+	}
 	vpmu__vm_unlock(vm);
 	return (error);
 }
@@ -841,7 +809,7 @@ vpmu_pmc_get_unsupported(vpmu_vm *vm, int32_t owner, vpmu_pmc_id id, char *why,
 		error = EOPNOTSUPP;
 		if (why != NULL && whylen > 0)
 			snprintf(why, whylen, "%s", pm->why);
-	} else if (pm->starved && pm->state == VPMU_STATE_RUNNING) {
+	} else if (vpmu__pmc_waiting(pm)) {
 		error = EBUSY;
 		if (why != NULL && whylen > 0)
 			snprintf(why, whylen, "not running: all %u host counters of the "
@@ -916,20 +884,30 @@ vpmu__model_pmc_create(struct vpmu_vm *vm, unsigned cpu, uint32_t cls, unsigned 
  * own overflow comes when the guest's would (a full period when the
  * counter is 0).  Sources without the hook are looked at after exits.
  */
+static void
+model_pmc_arm(struct vpmu_vm *vm, struct vpmu_pmc *pm)
+{
+	uint64_t left;
+
+	if (vm->src->set_period == NULL || !pm->hw[0].counting)
+		return;
+	left = (0 - vpmu__pmc_estimate(vm, pm)) & pm->wrap_mask;
+	if (left == 0)
+		left = pm->wrap_mask == ~0ull ? ~0ull : pm->wrap_mask + 1;
+	/* Multiplexed: the guest's events left are an estimate; in source events: */
+	if (pm->t_running != 0 && pm->t_running < pm->t_enabled)
+		left = (uint64_t)((unsigned __int128)left * pm->t_running / pm->t_enabled) + 1;
+	(void)vm->src->set_period(vm->src_state, pm->hw[0].ctr, left);
+}
+
 static int
 model_pmc_start(struct vpmu_vm *vm, struct vpmu_pmc *pm)
 {
-	uint64_t left;
 	int error;
 
-	if ((error = vpmu__hw_activate(vm, pm, pm->cpu)) != 0 ||
-	    vm->src->set_period == NULL || !pm->hw[0].counting)
-		return (error);
-	left = (0 - pm->value) & pm->wrap_mask;
-	if (left == 0)
-		left = pm->wrap_mask == ~0ull ? ~0ull : pm->wrap_mask + 1;
-	(void)vm->src->set_period(vm->src_state, pm->hw[0].ctr, left);
-	return (0);
+	if ((error = vpmu__hw_activate(vm, pm, pm->cpu)) == 0)
+		model_pmc_arm(vm, pm);
+	return (error);
 }
 
 /*
@@ -942,7 +920,7 @@ vpmu__model_pmc_program(struct vpmu_vm *vm, struct vpmu_pmc *pm,
     const struct vpmu_event_spec *spec, bool run)
 {
 	if (pm->state == VPMU_STATE_RUNNING) {
-		pm->value += vpmu__hw_deactivate(vm, pm, pm->cpu);
+		(void)vpmu__hw_deactivate(vm, pm, pm->cpu);
 		pm->state = VPMU_STATE_STOPPED;
 	}
 	if (spec != NULL && memcmp(spec, &pm->spec, sizeof(*spec)) != 0) {
@@ -958,23 +936,26 @@ vpmu__model_pmc_program(struct vpmu_vm *vm, struct vpmu_pmc *pm,
 	return (model_pmc_start(vm, pm));
 }
 
+/* What the guest reads; times: the PMC's whole enabled and running time. */
 uint64_t
 vpmu__model_pmc_value(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_count *times)
 {
-	if (times == NULL && !pm->hw[0].counting)
-		return (pm->value);		/* the common read: not counting */
-	return (pmc_value_now(vm, pm, times));
+	if (times != NULL) {
+		times->value = pm->base + vpmu__pmc_counted(vm, pm);
+		times->time_enabled = pm->tot_enabled;
+		times->time_running = pm->tot_running;
+	}
+	if (!pm->hw[0].counting && pm->t_running == pm->t_enabled)
+		return (pm->base + pm->counted);	/* the common read: exact, idle */
+	return (vpmu__pmc_estimate(vm, pm));
 }
 
 /* A guest's write to a counter, running or not, takes effect at once. */
 int
 vpmu__model_pmc_set(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint64_t value)
 {
-	if (pm->state != VPMU_STATE_RUNNING) {
-		pm->value = value;
-		return (0);
-	}
-	(void)vpmu__hw_deactivate(vm, pm, pm->cpu);
-	pm->value = value;
-	return (model_pmc_start(vm, pm));
+	vpmu__pmc_set_base(vm, pm, value);
+	if (pm->state == VPMU_STATE_RUNNING)
+		model_pmc_arm(vm, pm);
+	return (0);
 }

@@ -116,23 +116,18 @@ vpmu__load(struct vpmu_vm *vm, unsigned cpu, struct vpmu_pmc *pm)
 }
 
 /*
- * Take the process PMC at row off vCPU cpu: its delta goes to the PMC
- * (pm_savedvalue) and to the process scheduled there (pp_pmcval).
+ * Take the process PMC at row off vCPU cpu: what it counted goes to the
+ * PMC (pm_savedvalue) and to the process scheduled there (pp_pmcval) --
+ * count.c credits both, at each rotation too.
  */
 void
 vpmu__unload(struct vpmu_vm *vm, unsigned cpu, unsigned row)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 	struct vpmu_pmc *pm = v->loaded[row];
-	struct vpmu_target *t;
-	uint64_t delta;
 
 	VPMU_ASSERT(pm != NULL);
-	delta = vpmu__hw_deactivate(vm, pm, cpu);
-	pm->value += delta;
-	if (v->cur != NULL && v->cur->slots != NULL &&
-	    (t = v->cur->slots[row]) != NULL && t->pmc == pm)
-		t->value += delta;
+	(void)vpmu__hw_deactivate(vm, pm, cpu);
 	v->loaded[row] = NULL;
 }
 

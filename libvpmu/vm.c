@@ -111,6 +111,7 @@ vpmu_vm_create(const vpmu_config *cfg, vpmu_vm **vmp)
 		goto err;
 	}
 	/* The smaller of the configured cap and the source's own capacity. */
+	vm->mux_interval = cfg->mux_interval != 0 ? cfg->mux_interval : 4000000;
 	vm->capacity = cfg->capacity;
 	if (vm->src->capacity != NULL) {
 		unsigned c = vm->src->capacity(vm->src_state);
@@ -159,6 +160,7 @@ vpmu_vm_destroy(vpmu_vm *vm)
 		vm->src->fini(vm->src_state);
 	if (vm->vcpu != NULL)
 		for (i = 0; i < vm->nvcpus; i++) {
+			free(vm->vcpu[i].act);
 			free(vm->vcpu[i].loaded);
 			free(vm->vcpu[i].sys);
 			free(vm->vcpu[i].disabled);

@@ -631,41 +631,6 @@ driverstats_count_calls_and_errors(void **state)
 }
 
 static void
-capacity_leaves_pmcs_past_it_not_running(void **state)
-{
-	struct fx f = { 0 };
-	vpmu_config *cfg;
-	vpmu_pmc_id a, b;
-	char why[160];
-
-	(void)state;
-	assert_int_equal(vpmu_config_create(&cfg), 0);
-	assert_int_equal(vpmu_config_set_capacity(cfg, 4097), EINVAL);
-	assert_int_equal(vpmu_config_set_capacity(cfg, 1), 0);
-	assert_int_equal(vpmu_vm_create(cfg, &f.vm), 0);
-	vpmu_config_destroy(cfg);
-	assert_int_equal(vpmu_synthetic_set_rate(f.vm, 0, VPMU_EV_INSTRUCTIONS, 1000), 0);
-	assert_int_equal(vpmu_synthetic_set_rate(f.vm, 0, VPMU_EV_BRANCHES, 100), 0);
-	a = SC_PV(&f, &ROOT, 0, VPMU_EV_INSTRUCTIONS);
-	b = SC_PV(&f, &ROOT, 0, VPMU_EV_BRANCHES);
-	assert_int_equal(vpmu_pmc_start(f.vm, &ROOT, a), 0);
-	assert_int_equal(vpmu_pmc_start(f.vm, &ROOT, b), 0);
-	assert_int_equal(vpmu_synthetic_advance(f.vm, 0, 2 * MS), 0);
-	assert_int_equal(fx_read(&f, &ROOT, a), 2000);
-	assert_int_equal(fx_read(&f, &ROOT, b), 0);		/* never invented */
-	assert_int_equal(vpmu_pmc_get_unsupported(f.vm, ROOT.pid, a, why, sizeof(why)), 0);
-	assert_int_equal(vpmu_pmc_get_unsupported(f.vm, ROOT.pid, b, why, sizeof(why)), EBUSY);
-	assert_non_null(strstr(why, "all 1 host counters"));
-	/* A freed slot goes to the next PMC that starts. */
-	assert_int_equal(vpmu_pmc_stop(f.vm, &ROOT, a), 0);
-	assert_int_equal(vpmu_pmc_stop(f.vm, &ROOT, b), 0);
-	assert_int_equal(vpmu_pmc_start(f.vm, &ROOT, b), 0);
-	assert_int_equal(vpmu_synthetic_advance(f.vm, 0, 1 * MS), 0);
-	assert_int_equal(fx_read(&f, &ROOT, b), 100);
-	vpmu_vm_destroy(f.vm);
-}
-
-static void
 cpuinfo_describes_the_model(void **state)
 {
 	struct fx *f = *state;
@@ -803,7 +768,6 @@ main(void)
 		T(proc_hooks_reject_bad_input),
 		T(destroy_sends_sigbus_to_every_owner),
 		T(driverstats_count_calls_and_errors),
-		cmocka_unit_test(capacity_leaves_pmcs_past_it_not_running),
 		T(cpuinfo_describes_the_model),
 		cmocka_unit_test(config_rejects_bad_values),
 		T(pmc_ids_encode_cpu_mode_class_row),

@@ -108,9 +108,11 @@ struct vpmu_counter_info {
 	char	 name[32];		/* "IA32_PMC0", "IA32_FIXED_CTR1", "PERF_CTR3" */
 	char	 event[40];		/* "instructions", "raw 0x412e", "" if none */
 	uint64_t control;		/* event select, or the fixed-control nibble */
-	uint64_t value;			/* as the guest reads it */
-	uint64_t time_enabled;		/* ns */
-	uint64_t time_running;		/* ns */
+	uint64_t value;			/* as the guest reads it (scaled if multiplexed) */
+	uint64_t raw;			/* the events counted, unscaled (+ the written value) */
+	uint64_t time_enabled;		/* ns it wanted to count, over its life */
+	uint64_t time_running;		/* ns it held a host counter */
+	uint32_t scaled;		/* value is raw * enabled / running */
 	uint32_t used;			/* the guest wrote its control or counter */
 	uint32_t enabled;		/* counting now */
 	uint32_t unsupported;		/* the source cannot count the event */

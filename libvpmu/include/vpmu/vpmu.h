@@ -98,13 +98,18 @@ VPMU_EXTERN int  vpmu_config_set_class(vpmu_config *cfg, uint32_t cls, unsigned 
 VPMU_EXTERN int  vpmu_config_set_source(vpmu_config *cfg, const struct vpmu_source_ops *ops, void *arg);
 /*
  * At most n host counters run at once on one vCPU (0: the source's own
- * capacity, which may be unlimited).  A PMC started past the limit keeps
- * its value and does not count (its running time does not grow); it takes
- * a free slot the next time it is started (rotation comes with the
- * multiplexing scheduler).  vpmu_pmc_get_unsupported() and the counter
- * reports say so.
+ * capacity, which may be unlimited).  PMCs past the limit take turns
+ * (vpmu_config_set_mux_interval()); a guest reads each one's count scaled
+ * by enabled / running time, vpmu_pmc_get_count() gives the unscaled
+ * triple, and vpmu_pmc_get_unsupported() says EBUSY while one waits.
  */
 VPMU_EXTERN int  vpmu_config_set_capacity(vpmu_config *cfg, unsigned n);
+/*
+ * When more PMCs want to count on a vCPU than it has host counters, the
+ * slot holders rotate every ns of the vCPU's run time (default 4 ms, as
+ * perf's default at HZ=250; 1 us .. 10 s).
+ */
+VPMU_EXTERN int  vpmu_config_set_mux_interval(vpmu_config *cfg, uint64_t ns);
 VPMU_EXTERN void vpmu_config_set_log(vpmu_config *cfg, vpmu_log_fn fn, void *arg);
 VPMU_EXTERN void vpmu_config_set_notify(vpmu_config *cfg, vpmu_notify_fn fn, void *arg);
 
