@@ -39,6 +39,7 @@ struct vr_opts {
 	unsigned    vcpus;
 	unsigned    mem;		/* MiB */
 	unsigned    host_counters;	/* 0: the source's own capacity */
+	unsigned    mux_us;		/* 0: libvpmu's default (4 ms) */
 	const char *report;
 	bool	    quiet;
 	const char *guest;
@@ -46,7 +47,8 @@ struct vr_opts {
 
 /* ---- options, as a table ------------------------------------------------------ */
 
-enum { O_PMU, O_SOURCE, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_REPORT, O_QUIET, O_HELP };
+enum { O_PMU, O_SOURCE, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_REPORT, O_QUIET,
+    O_HELP };
 
 static const struct opt {
 	const char *name;
@@ -64,6 +66,9 @@ static const struct opt {
 	    "vCPUs, one thread each, 1..64 (default 1)" },
 	[O_MEM] = { "mem", required_argument, 0, "MiB",
 	    "guest RAM from guest-physical 0, at most 1024 (default 64)" },
+	[O_MUX] = { "mux-interval", required_argument, 0, "US",
+	    "vCPU run time between two rotations of multiplexed counters, "
+	    "1..10000000 us (default 4000)" },
 	[O_HOST_COUNTERS] = { "host-counters", required_argument, 0, "N",
 	    "counters the source may run at once per vCPU, 1..4096" },
 	[O_REPORT] = { "report", required_argument, 0, "FILE",
@@ -157,6 +162,10 @@ parse_options(int argc, char **argv, struct vr_opts *o)
 			if (parse_uint("mem", optarg, 1, MEM_MAX, &o->mem) < 0)
 				return (-1);
 			break;
+		case O_MUX:
+			if (parse_uint("mux-interval", optarg, 1, 10000000, &o->mux_us) < 0)
+				return (-1);
+			break;
 		case O_HOST_COUNTERS:
 			if (parse_uint("host-counters", optarg, 1, 4096,
 			    &o->host_counters) < 0)
@@ -225,14 +234,21 @@ report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
 			if (!ci[i].used)
 				continue;
 			if (used++ == 0)
-				fprintf(f, "  %-16s %-20s %20s %16s %16s  %s\n", "counter",
-				    "event", "value", "enabled ns", "running ns",
-				    "source");
+				fprintf(f, "  %-16s %-20s %20s %16s %16s  %-9s %s\n",
+				    "counter", "event", "value", "enabled ns",
+				    "running ns", "source", "multiplexed");
 			fprintf(f, "  %-16s %-20s %20" PRIu64 " %16" PRIu64 " %16"
-			    PRIu64 "  %s\n", ci[i].name,
+			    PRIu64 "  %-9s ", ci[i].name,
 			    ci[i].event[0] ? ci[i].event : "-", ci[i].value,
 			    ci[i].time_enabled, ci[i].time_running,
 			    ci[i].unsupported ? "none" : source);
+			/* Whether the value is an estimate, and from how much. */
+			if (ci[i].scaled)
+				fprintf(f, "scaled from %" PRIu64 " (ran %.1f%%)\n",
+				    ci[i].raw, 100.0 * (double)ci[i].time_running /
+				    (double)ci[i].time_enabled);
+			else
+				fprintf(f, "no\n");
 			bad += ci[i].unsupported != 0;
 		}
 		if (used == 0)
@@ -448,7 +464,9 @@ main(int argc, char **argv)
 	    (e = vpmu_config_set_model(cfg, &model)) != 0 ||
 	    (e = vpmu_config_set_source(cfg, src, src == &vpmu_source_exact ?
 	    (void *)&exact_params : NULL)) != 0 ||
-	    (e = vpmu_config_set_capacity(cfg, o.host_counters)) != 0) {
+	    (e = vpmu_config_set_capacity(cfg, o.host_counters)) != 0 ||
+	    (o.mux_us != 0 &&
+	    (e = vpmu_config_set_mux_interval(cfg, (uint64_t)o.mux_us * 1000)) != 0)) {
 		fprintf(stderr, "vpmu-run: libvpmu configuration: %s\n", vpmu_strerror(e));
 		goto out;
 	}
