@@ -269,6 +269,40 @@ mux_global_ctrl_groups_are_scheduled_together(void **state)
 	vpmu_vm_destroy(vm);
 }
 
+/*
+ * A multiplexed counter still overflows and interrupts: when its estimate
+ * crosses the width.  Two counters, one slot, 1000 events/ms: each runs
+ * half the time and reads 1000 per ms of run time.
+ */
+static void
+mux_multiplexed_counter_still_overflows_with_its_pmi(void **state)
+{
+	vpmu_vm *vm = mux_vm(1, "intel-v2");
+	uint64_t mask = (1ull << 48) - 1, v;
+
+	(void)state;
+	assert_int_equal(vpmu_synthetic_set_rate(vm, 0, VPMU_EV_INSTRUCTIONS, 1000), 0);
+	assert_int_equal(vpmu_msr_write(vm, 0, 0x38F, 0), VPMU_MSR_OK);
+	assert_int_equal(vpmu_msr_write(vm, 0, 0x4C1, mask - 4999), VPMU_MSR_OK);
+	assert_int_equal(vpmu_msr_write(vm, 0, 0x186, 0x5300C0), VPMU_MSR_OK);	/* INT */
+	assert_int_equal(vpmu_msr_write(vm, 0, 0x187, 0x4300C0), VPMU_MSR_OK);
+	assert_int_equal(vpmu_msr_write(vm, 0, 0x38F, 0x1), VPMU_MSR_OK);
+	assert_int_equal(vpmu_msr_write(vm, 0, 0x38F, 0x3), VPMU_MSR_OK);
+	steps(vm, 0, 4, 1 * MS);		/* estimate 4000: 1000 short */
+	assert_int_equal(vpmu_vcpu_check_overflow(vm, 0), 0);
+	assert_int_equal(vpmu_msr_read(vm, 0, 0xC1, &v), VPMU_MSR_OK);
+	assert_int_equal(v, mask - 999);
+	assert_int_equal(vpmu_vcpu_take_pmi(vm, 0), 0);
+	steps(vm, 0, 2, 1 * MS);		/* estimate 6000: wrapped to 1000 */
+	assert_int_equal(vpmu_vcpu_check_overflow(vm, 0), 0);
+	assert_int_equal(vpmu_msr_read(vm, 0, 0xC1, &v), VPMU_MSR_OK);
+	assert_int_equal(v, 1000);
+	assert_int_equal(vpmu_msr_read(vm, 0, 0x38E, &v), VPMU_MSR_OK);
+	assert_int_equal(v & 1, 1);
+	assert_int_equal(vpmu_vcpu_take_pmi(vm, 0), 1);
+	vpmu_vm_destroy(vm);
+}
+
 int
 main(void)
 {
@@ -282,6 +316,7 @@ main(void)
 		cmocka_unit_test(mux_rotation_is_fair_round_robin),
 		cmocka_unit_test(mux_process_pmc_keeps_its_share_across_vcpus),
 		cmocka_unit_test(mux_global_ctrl_groups_are_scheduled_together),
+		cmocka_unit_test(mux_multiplexed_counter_still_overflows_with_its_pmi),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
