@@ -292,6 +292,11 @@ vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
 	 * is only measured while some PMC wants to count here (a racy read of
 	 * the count is fine: it is looked at again before the next entry).
 	 */
+	if (__atomic_load_n(&k->vm->vcpu[cpu].dirty, __ATOMIC_RELAXED)) {
+		vpmu__vm_lock(k->vm);
+		vpmu__vcpu_prepare(k->vm, cpu);
+		vpmu__vm_unlock(k->vm);
+	}
 	c->entered = __atomic_load_n(&k->vm->vcpu[cpu].nact, __ATOMIC_RELAXED) != 0 ?
 	    now_ns() : 0;
 	/* Per-vCPU and read without the lock (see vpmu__exact_wants_step()). */

@@ -221,6 +221,7 @@ vpmu_synthetic_advance(vpmu_vm *vm, unsigned cpu, uint64_t ns)
 	if ((s = synth_of(vm, cpu)) == NULL)
 		return (EINVAL);
 	vpmu__vm_lock(vm);
+	vpmu__vcpu_prepare(vm, cpu);		/* who runs this slice */
 	for (c = s->vcpu[cpu].ctrs; c != NULL; c = c->next) {
 		if (!c->enabled)
 			continue;

@@ -239,8 +239,6 @@ gpmu_set_global_ctrl(struct vpmu_vm *vm, struct gpmu_vcpu *v, uint64_t val)
 		if ((changed & (1ull << (32 + i))) &&
 		    (e = gpmu_reprogram_fixed(vm, v, i)) != 0)
 			error = e;
-	if (group != 0)
-		vpmu__vcpu_regroup(vm, (unsigned)(v - g->vcpu), group);
 	return (error);
 }
 

@@ -62,6 +62,30 @@ transient(int error)
 
 /* ---- slots ------------------------------------------------------------ */
 
+uint64_t vpmu__pmc_estimate(struct vpmu_vm *vm, struct vpmu_pmc *pm);
+
+/*
+ * A guest-visible counter on a source that can interrupt (perf on a host
+ * PMU): the source is told how many of its events are left before the
+ * guest counter wraps, (-value) & mask -- scaled back by running/enabled
+ * when the value is an estimate -- so its overflow comes when the guest's
+ * would.  Armed each time the counter takes a slot or is written.
+ */
+static void
+slot_arm(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_hw *hw)
+{
+	uint64_t left;
+
+	if (pm->wrap_mask == 0 || vm->src->set_period == NULL)
+		return;
+	left = (0 - vpmu__pmc_estimate(vm, pm)) & pm->wrap_mask;
+	if (left == 0)
+		left = pm->wrap_mask == ~0ull ? ~0ull : pm->wrap_mask + 1;
+	if (pm->t_running != 0 && pm->t_running < pm->t_enabled)
+		left = (uint64_t)((unsigned __int128)left * pm->t_running / pm->t_enabled) + 1;
+	(void)vm->src->set_period(vm->src_state, hw->ctr, left);
+}
+
 /*
  * Give pm a host slot on cpu.  A transient failure leaves it waiting and
  * is returned; a permanent one makes the PMC unsupported (not an error).
@@ -95,6 +119,7 @@ slot_give(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 	}
 	hw->counting = true;
 	vm->vcpu[cpu].ncounting++;
+	slot_arm(vm, pm, hw);
 	return (0);
 }
 
@@ -169,73 +194,87 @@ act_remove(struct vpmu_vcpu *v, struct vpmu_pmc *pm)
 	VPMU_ASSERT(i < v->nact);
 	memmove(&v->act[i], &v->act[i + 1], (v->nact - i - 1) * sizeof(v->act[0]));
 	v->nact--;
-	if (v->rr > i)
-		v->rr--;
-	if (v->rr >= v->nact)
-		v->rr = 0;
 }
 
-/* The next PMCs waiting in round-robin order take the free slots. */
-static void
-fill(struct vpmu_vm *vm, unsigned cpu)
+/* The length of the unit (a group, or one PMC) starting at act[i]. */
+static unsigned
+unit_len(const struct vpmu_vcpu *v, unsigned i)
 {
-	struct vpmu_vcpu *v = &vm->vcpu[cpu];
-	unsigned k, i;
+	unsigned n = 1;
 
-	for (k = 0; k < v->nact && slot_free(vm, cpu); k++) {
-		i = (v->rr + k) % v->nact;
-		if (!hw_of(v->act[i], cpu)->counting)
-			(void)slot_give(vm, v->act[i], cpu);
-	}
+	while (v->act[i]->group != 0 && i + n < v->nact &&
+	    v->act[i + n]->group == v->act[i]->group)
+		n++;
+	return (n);
+}
+
+/* a has been served less than b: a smaller share of its enabled time ran. */
+static bool
+less_served(const struct vpmu_pmc *a, const struct vpmu_pmc *b)
+{
+	if (a->tot_enabled == 0 || b->tot_enabled == 0)
+		return (a->tot_enabled == 0 && b->tot_enabled != 0);	/* new first */
+	return ((unsigned __int128)a->tot_running * b->tot_enabled <
+	    (unsigned __int128)b->tot_running * a->tot_enabled);
 }
 
 /*
- * A new window from act[start]: every slot holder gives its slot back, then
- * the units from start take the slots, a group as a unit when it fits in
- * what is left (a group larger than all the slots is taken in pieces); a
- * unit that does not fit waits to be first next time.
+ * A new window: every slot holder gives its slot back, then the units
+ * take the slots least served first -- the smallest share of their enabled
+ * time spent running, over their whole life, so that a guest that disables
+ * and re-enables its counters every interval still sees each of them run
+ * in turn.  Equally served units go in act[] order, which makes the
+ * rotation round-robin.  A group takes its slots together when it fits in
+ * what is left; one larger than all the slots is taken in pieces; one that
+ * does not fit now waits, being the least served next time.
  */
 static void
-window(struct vpmu_vm *vm, unsigned cpu, unsigned start)
+window(struct vpmu_vm *vm, unsigned cpu)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
-	unsigned i, k, unit, left = vm->capacity, taken = 0;
-	struct vpmu_pmc *pm;
+	bool placed[VPMU_MAX_ROWS + 1] = { false };
+	unsigned i, k, n, best, left = vm->capacity;
 
+	VPMU_ASSERT(v->nact <= VPMU_MAX_ROWS);
 	for (i = 0; i < v->nact; i++)
 		(void)slot_take(vm, v->act[i], cpu);
-	i = start;
-	while (taken < v->nact && left > 0) {
-		pm = v->act[i];
-		for (unit = 1; pm->group != 0 && taken + unit < v->nact &&
-		    v->act[(i + unit) % v->nact]->group == pm->group; unit++)
-			;
-		if (unit > left && left < vm->capacity)
+	while (left > 0) {
+		best = v->nact;
+		for (i = 0; i < v->nact; i += unit_len(v, i))
+			if (!placed[i] && !v->act[i]->unsupported &&
+			    (best == v->nact || less_served(v->act[i], v->act[best])))
+				best = i;
+		if (best == v->nact)
 			break;
-		for (k = 0; k < unit && left > 0; k++, taken++) {
-			(void)slot_give(vm, v->act[i], cpu);
-			if (hw_of(v->act[i], cpu)->counting)
+		placed[best] = true;
+		n = unit_len(v, best);
+		if (n > left && n <= vm->capacity)
+			continue;		/* fits a later window whole */
+		for (k = 0; k < n && left > 0; k++) {
+			(void)slot_give(vm, v->act[best + k], cpu);
+			if (hw_of(v->act[best + k], cpu)->counting)
 				left--;
-			i = (i + 1) % v->nact;
 		}
 	}
-	v->rr = i;
+	v->dirty = false;
 }
 
-/* Every mux interval: the window moves on past its last slot holder. */
-static void
-rotate(struct vpmu_vm *vm, unsigned cpu)
+/*
+ * Some PMC that could count waits for a slot (with slots free only when
+ * its group does not fit in them).
+ */
+static bool
+waiting(struct vpmu_vm *vm, unsigned cpu)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
-	unsigned k, i, start = v->rr;
+	unsigned i;
 
-	for (k = 0; k < v->nact; k++) {
-		i = (v->rr + k) % v->nact;
-		if (hw_of(v->act[i], cpu)->counting)
-			start = (i + 1) % v->nact;
-	}
-	window(vm, cpu, start);
-	v->rotations++;
+	if (vm->capacity == 0 || v->ncounting == v->nact)
+		return (false);
+	for (i = 0; i < v->nact; i++)
+		if (!v->act[i]->unsupported && !hw_of(v->act[i], cpu)->counting)
+			return (true);
+	return (false);
 }
 
 /* ---- interface ---------------------------------------------------------- */
@@ -257,6 +296,9 @@ vpmu__hw_activate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 		hw->active = false;
 		return (error);
 	}
+	/* Who runs is decided again before the vCPU runs on (vpmu__vcpu_prepare). */
+	if (waiting(vm, cpu))
+		v->dirty = true;
 	return (0);
 }
 
@@ -271,8 +313,8 @@ vpmu__hw_deactivate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 	delta = slot_take(vm, pm, cpu);
 	hw->active = false;
 	act_remove(&vm->vcpu[cpu], pm);
-	if (freed)
-		fill(vm, cpu);			/* a waiting PMC takes the slot */
+	if (freed && vm->capacity != 0 && vm->vcpu[cpu].nact > vm->vcpu[cpu].ncounting)
+		vm->vcpu[cpu].dirty = true;	/* a waiting PMC takes the slot */
 	return (delta);
 }
 
@@ -307,14 +349,15 @@ vpmu__vcpu_advance(struct vpmu_vm *vm, unsigned cpu, uint64_t ns)
 			pm->tot_running += ns;
 		}
 	}
-	if (v->ncounting == v->nact || vm->capacity == 0) {
+	if (!waiting(vm, cpu)) {
 		v->since_rotate = 0;		/* everybody runs: nothing to share */
 		return;
 	}
 	v->since_rotate += ns;
 	if (v->since_rotate >= vm->mux_interval) {
 		v->since_rotate = 0;
-		rotate(vm, cpu);
+		window(vm, cpu);
+		v->rotations++;
 	}
 }
 
@@ -348,43 +391,34 @@ vpmu__pmc_estimate(struct vpmu_vm *vm, struct vpmu_pmc *pm)
 void
 vpmu__pmc_set_base(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint64_t v)
 {
+	bool held[pm->nhw];
 	unsigned i;
 
 	/* What is counting now belongs to the old base: restart the slots. */
-	for (i = 0; i < pm->nhw; i++)
-		if (pm->hw[i].counting) {
+	for (i = 0; i < pm->nhw; i++) {
+		held[i] = pm->hw[i].counting;
+		if (held[i])
 			(void)slot_take(vm, pm, cpu_of(pm, i));
-			(void)slot_give(vm, pm, cpu_of(pm, i));
-		}
+	}
 	pm->base = v;
 	pm->counted = 0;
 	pm->t_enabled = 0;
 	pm->t_running = 0;
 	pm->shown = 0;
+	for (i = 0; i < pm->nhw; i++)
+		if (held[i])
+			(void)slot_give(vm, pm, cpu_of(pm, i));	/* armed anew */
 }
 
 /*
- * The PMCs of group were just enabled together: if some of them wait, the
- * window restarts at the group so that they count the same instructions.
+ * Before the vCPU runs on: if the PMCs that want to count changed while
+ * some wait, the slots are shared out again (least served first).
  */
 void
-vpmu__vcpu_regroup(struct vpmu_vm *vm, unsigned cpu, uint32_t group)
+vpmu__vcpu_prepare(struct vpmu_vm *vm, unsigned cpu)
 {
-	struct vpmu_vcpu *v = &vm->vcpu[cpu];
-	unsigned i;
-	bool split = false;
-
-	if (group == 0 || vm->capacity == 0)
-		return;
-	for (i = 0; i < v->nact; i++)
-		if (v->act[i]->group == group && !hw_of(v->act[i], cpu)->counting)
-			split = true;
-	for (i = 0; split && i < v->nact; i++)
-		if (v->act[i]->group == group) {
-			window(vm, cpu, i);
-			v->since_rotate = 0;
-			return;
-		}
+	if (vm->vcpu[cpu].dirty)
+		window(vm, cpu);
 }
 
 bool

@@ -201,7 +201,7 @@ struct vpmu_vcpu {
 	struct vpmu_pmc **act;
 	unsigned nact, actcap;
 	unsigned ncounting;
-	unsigned rr;			/* where the next window starts in act[] */
+	bool dirty;			/* demand changed while PMCs wait */
 	uint64_t now;			/* ns the vCPU has run */
 	uint64_t since_rotate;
 	uint64_t rotations;
@@ -291,8 +291,8 @@ uint64_t vpmu__pmc_counted(struct vpmu_vm *vm, struct vpmu_pmc *pm);
 uint64_t vpmu__pmc_estimate(struct vpmu_vm *vm, struct vpmu_pmc *pm);
 /* A write: a new base, counts and times since it start again. */
 void	vpmu__pmc_set_base(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint64_t v);
-/* PMCs of group were enabled together on cpu: schedule them as a unit. */
-void	vpmu__vcpu_regroup(struct vpmu_vm *vm, unsigned cpu, uint32_t group);
+/* Before the vCPU runs: share the slots out again if the demand changed. */
+void	vpmu__vcpu_prepare(struct vpmu_vm *vm, unsigned cpu);
 /* Some active hw of pm has no slot. */
 bool	vpmu__pmc_waiting(const struct vpmu_pmc *pm);
 

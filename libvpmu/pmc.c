@@ -878,36 +878,10 @@ vpmu__model_pmc_create(struct vpmu_vm *vm, unsigned cpu, uint32_t cls, unsigned 
 	return (0);
 }
 
-/*
- * A source that can interrupt (perf on a host PMU) is told how many events
- * are left before the guest counter wraps, (-value) & mask, so that its
- * own overflow comes when the guest's would (a full period when the
- * counter is 0).  Sources without the hook are looked at after exits.
- */
-static void
-model_pmc_arm(struct vpmu_vm *vm, struct vpmu_pmc *pm)
-{
-	uint64_t left;
-
-	if (vm->src->set_period == NULL || !pm->hw[0].counting)
-		return;
-	left = (0 - vpmu__pmc_estimate(vm, pm)) & pm->wrap_mask;
-	if (left == 0)
-		left = pm->wrap_mask == ~0ull ? ~0ull : pm->wrap_mask + 1;
-	/* Multiplexed: the guest's events left are an estimate; in source events: */
-	if (pm->t_running != 0 && pm->t_running < pm->t_enabled)
-		left = (uint64_t)((unsigned __int128)left * pm->t_running / pm->t_enabled) + 1;
-	(void)vm->src->set_period(vm->src_state, pm->hw[0].ctr, left);
-}
-
 static int
 model_pmc_start(struct vpmu_vm *vm, struct vpmu_pmc *pm)
 {
-	int error;
-
-	if ((error = vpmu__hw_activate(vm, pm, pm->cpu)) == 0)
-		model_pmc_arm(vm, pm);
-	return (error);
+	return (vpmu__hw_activate(vm, pm, pm->cpu));	/* count.c arms its period */
 }
 
 /*
@@ -954,8 +928,6 @@ vpmu__model_pmc_value(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_count
 int
 vpmu__model_pmc_set(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint64_t value)
 {
-	vpmu__pmc_set_base(vm, pm, value);
-	if (pm->state == VPMU_STATE_RUNNING)
-		model_pmc_arm(vm, pm);
+	vpmu__pmc_set_base(vm, pm, value);	/* re-arms a counting PMC's period */
 	return (0);
 }

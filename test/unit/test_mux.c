@@ -201,6 +201,38 @@ mux_rotation_is_fair_round_robin(void **state)
 	vpmu_vm_destroy(vm);
 }
 
+/*
+ * A guest that disables and re-enables every counter each interval (as
+ * Linux perf does around a PMI) still sees each of them run in turn.
+ */
+static void
+mux_counters_toggled_every_interval_all_get_their_turn(void **state)
+{
+	vpmu_vm *vm = mux_vm(2, NULL);
+	vpmu_pmc_id id[4];
+	struct vpmu_count c;
+	unsigned i, round;
+
+	(void)state;
+	assert_int_equal(vpmu_synthetic_set_rate(vm, 0, VPMU_EV_INSTRUCTIONS, 1000), 0);
+	for (i = 0; i < 4; i++)
+		id[i] = sc(vm, 0, VPMU_EV_INSTRUCTIONS);
+	for (round = 0; round < 8; round++) {
+		steps(vm, 0, 1, 1 * MS);
+		for (i = 0; i < 4; i++)
+			assert_int_equal(vpmu_pmc_stop(vm, &ROOT, id[i]), 0);
+		for (i = 0; i < 4; i++)
+			assert_int_equal(vpmu_pmc_start(vm, &ROOT, id[i]), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(vpmu_pmc_get_count(vm, ROOT.pid, id[i], &c), 0);
+		assert_int_equal(c.time_running, 4 * MS);
+		assert_int_equal(c.value, 4000);
+		assert_int_equal(rd(vm, id[i]), 8000);
+	}
+	vpmu_vm_destroy(vm);
+}
+
 /* A process PMC moving with its process keeps its counts and share of time. */
 static void
 mux_process_pmc_keeps_its_share_across_vcpus(void **state)
@@ -314,6 +346,7 @@ main(void)
 		cmocka_unit_test(mux_estimates_never_go_back),
 		cmocka_unit_test(mux_scaled_values_do_not_overflow),
 		cmocka_unit_test(mux_rotation_is_fair_round_robin),
+		cmocka_unit_test(mux_counters_toggled_every_interval_all_get_their_turn),
 		cmocka_unit_test(mux_process_pmc_keeps_its_share_across_vcpus),
 		cmocka_unit_test(mux_global_ctrl_groups_are_scheduled_together),
 		cmocka_unit_test(mux_multiplexed_counter_still_overflows_with_its_pmi),
