@@ -43,6 +43,7 @@ struct kvm_vcpu_ctx {
 	bool nmi_injected;	/* a PMI went in before the last entry */
 	bool resync;		/* the VMM moved the vCPU: where it is is news */
 	uint64_t entered;	/* ns at pre_run, 0: no PMC wants to count */
+	uint64_t ran;		/* ns of the last KVM_RUN, for handle_exit */
 	struct vpmu_kvm_stats st;
 };
 
@@ -316,9 +317,7 @@ vpmu_kvm_post_run(vpmu_kvm *k, unsigned cpu)
 	c = &k->vcpu[cpu];
 	if (c->entered != 0) {
 		t = now_ns();
-		vpmu__vm_lock(k->vm);
-		vpmu__vcpu_advance(k->vm, cpu, t - c->entered);
-		vpmu__vm_unlock(k->vm);
+		c->ran = t - c->entered;	/* the clock moves in handle_exit */
 		c->entered = 0;
 	}
 	return (0);
@@ -420,6 +419,15 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 	vpmu__vm_lock(k->vm);
 	c->faulted = false;
 	c->nmi_injected = false;
+	/*
+	 * The run's time goes to the PMCs after the exact source counted what
+	 * retired in it, so a rotation it brings does not move those events
+	 * to the next window.
+	 */
+	if (c->ran != 0) {
+		vpmu__vcpu_advance(k->vm, cpu, c->ran);
+		c->ran = 0;
+	}
 	vpmu__gpmu_check_overflow(k->vm, cpu);
 
 	switch (c->run->exit_reason) {

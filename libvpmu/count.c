@@ -196,16 +196,24 @@ act_remove(struct vpmu_vcpu *v, struct vpmu_pmc *pm)
 	v->nact--;
 }
 
-/* The length of the unit (a group, or one PMC) starting at act[i]. */
+/*
+ * The length of the unit starting at act[i]: its group's members from i,
+ * or 1 -- for a PMC alone, and for every member of a group larger than all
+ * the slots, which is scheduled member by member.
+ */
 static unsigned
-unit_len(const struct vpmu_vcpu *v, unsigned i)
+unit_len(const struct vpmu_vm *vm, const struct vpmu_vcpu *v, unsigned i)
 {
-	unsigned n = 1;
+	uint32_t g = v->act[i]->group;
+	unsigned first = i, n = 1;
 
-	while (v->act[i]->group != 0 && i + n < v->nact &&
-	    v->act[i + n]->group == v->act[i]->group)
+	if (g == 0)
+		return (1);
+	while (first > 0 && v->act[first - 1]->group == g)
+		first--;
+	while (first + n < v->nact && v->act[first + n]->group == g)
 		n++;
-	return (n);
+	return (n > vm->capacity ? 1 : first + n - i);
 }
 
 /* a has been served less than b: a smaller share of its enabled time ran. */
@@ -232,30 +240,35 @@ static void
 window(struct vpmu_vm *vm, unsigned cpu)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
-	bool placed[VPMU_MAX_ROWS + 1] = { false };
+	bool placed[VPMU_MAX_ROWS + 1] = { false }, chosen[VPMU_MAX_ROWS + 1] = { false };
 	unsigned i, k, n, best, left = vm->capacity;
 
 	VPMU_ASSERT(v->nact <= VPMU_MAX_ROWS);
-	for (i = 0; i < v->nact; i++)
-		(void)slot_take(vm, v->act[i], cpu);
 	while (left > 0) {
 		best = v->nact;
-		for (i = 0; i < v->nact; i += unit_len(v, i))
+		for (i = 0; i < v->nact; i += unit_len(vm, v, i))
 			if (!placed[i] && !v->act[i]->unsupported &&
 			    (best == v->nact || less_served(v->act[i], v->act[best])))
 				best = i;
 		if (best == v->nact)
 			break;
 		placed[best] = true;
-		n = unit_len(v, best);
-		if (n > left && n <= vm->capacity)
+		n = unit_len(vm, v, best);
+		if (n > left)
 			continue;		/* fits a later window whole */
-		for (k = 0; k < n && left > 0; k++) {
-			(void)slot_give(vm, v->act[best + k], cpu);
-			if (hw_of(v->act[best + k], cpu)->counting)
+		for (k = 0; k < n; k++)
+			if (!v->act[best + k]->unsupported) {
+				chosen[best + k] = true;
 				left--;
-		}
+			}
 	}
+	/* Holders that stay keep their counters: no needless disable/enable. */
+	for (i = 0; i < v->nact; i++)
+		if (!chosen[i])
+			(void)slot_take(vm, v->act[i], cpu);
+	for (i = 0; i < v->nact; i++)
+		if (chosen[i] && !hw_of(v->act[i], cpu)->counting)
+			(void)slot_give(vm, v->act[i], cpu);
 	v->dirty = false;
 }
 

@@ -301,6 +301,29 @@ mux_global_ctrl_groups_are_scheduled_together(void **state)
 	vpmu_vm_destroy(vm);
 }
 
+/* A group larger than all the slots runs member by member, all in turn. */
+static void
+mux_group_larger_than_the_slots_is_split_fairly(void **state)
+{
+	vpmu_vm *vm = mux_vm(4, "intel-v2:gp=8");
+	struct vpmu_counter_info ci[16];
+	unsigned n = 16, i;
+
+	(void)state;
+	assert_int_equal(vpmu_synthetic_set_rate(vm, 0, VPMU_EV_INSTRUCTIONS, 1000), 0);
+	assert_int_equal(vpmu_msr_write(vm, 0, 0x38F, 0), VPMU_MSR_OK);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(vpmu_msr_write(vm, 0, 0x186 + i, 0x4300C0), VPMU_MSR_OK);
+	assert_int_equal(vpmu_msr_write(vm, 0, 0x38F, 0xFF), VPMU_MSR_OK);	/* one write */
+	steps(vm, 0, 8, 1 * MS);
+	assert_int_equal(vpmu_vcpu_get_counters(vm, 0, ci, &n), 0);
+	for (i = 0; i < 8; i++) {
+		assert_int_equal(ci[i].time_running, 4 * MS);
+		assert_int_equal(ci[i].value, 8000);
+	}
+	vpmu_vm_destroy(vm);
+}
+
 /*
  * A multiplexed counter still overflows and interrupts: when its estimate
  * crosses the width.  Two counters, one slot, 1000 events/ms: each runs
@@ -350,6 +373,7 @@ main(void)
 		cmocka_unit_test(mux_process_pmc_keeps_its_share_across_vcpus),
 		cmocka_unit_test(mux_global_ctrl_groups_are_scheduled_together),
 		cmocka_unit_test(mux_multiplexed_counter_still_overflows_with_its_pmi),
+		cmocka_unit_test(mux_group_larger_than_the_slots_is_split_fairly),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
