@@ -40,7 +40,7 @@
  * multiplexing), capacity 4 at the accuracy interval, capacity 4 at 50 us.
  * Every vCPU exit is timed with CLOCK_MONOTONIC around vpmu_kvm_pre_run,
  * KVM_RUN, vpmu_kvm_post_run and vpmu_kvm_handle_exit.  A rotation happens
- * only inside vpmu_kvm_post_run (the run-time clock advances there); the
+ * only inside vpmu_kvm_handle_exit (the run-time clock advances there); the
  * harness sees it as a change of which PMCs wait (vpmu_pmc_get_unsupported
  * says EBUSY), asked of all 16 after each exit, outside the timed calls.
  *
@@ -1031,12 +1031,12 @@ cost(const struct opts *o)
 		    st[i][0].mean / st[0][0].mean, st[i][0].med / st[0][0].med,
 		    st[i][5].mean / st[0][5].mean, st[i][5].med / st[0][5].med);
 	}
-	printf("per rotation (inside vpmu_kvm_post_run): post_run of the exits that rotated "
-	    "minus the others'\n");
+	printf("per rotation (inside vpmu_kvm_handle_exit): handle_exit of the exits that "
+	    "rotated minus the others'\n");
 	for (i = 1; i < NVM; i++) {
-		yes = field(&m[i], offsetof(struct sample, post), 1);
-		base = field(&m[i], offsetof(struct sample, post), 0);
-		printf("  %-30s %6zu rotations: post_run %6.0f / %6.0f ns (mean / median) vs "
+		yes = field(&m[i], offsetof(struct sample, handle), 1);
+		base = field(&m[i], offsetof(struct sample, handle), 0);
+		printf("  %-30s %6zu rotations: handle_exit %6.0f / %6.0f ns (mean / median) vs "
 		    "%4.0f / %4.0f: %5.0f / %5.0f ns per rotation\n", lab[i], yes.n, yes.mean,
 		    yes.med, base.mean, base.med, yes.mean - base.mean, yes.med - base.med);
 		printf("RESULT rotation %" PRIu64 " %zu %.1f %.1f\n", m[i].mux_ns / 1000, yes.n,
