@@ -15,8 +15,10 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <linux/kvm.h>
 
 #include "vpmu-run.h"
@@ -142,7 +144,7 @@ vr_boot_vcpu(struct vr_vm *vm, struct vr_vcpu *c, const struct vr_image *img)
 	struct kvm_fpu fpu;
 
 	if (ioctl(c->fd, KVM_GET_SREGS, &sr) < 0) {
-		fprintf(stderr, "vpmu-run: vCPU %u: KVM_GET_SREGS: %s\n",
+		fprintf(stderr, "%s: vCPU %u: KVM_GET_SREGS: %s\n", vr_progname,
 		    c->index, strerror(errno));
 		return (-1);
 	}
@@ -164,7 +166,7 @@ vr_boot_vcpu(struct vr_vm *vm, struct vr_vcpu *c, const struct vr_image *img)
 	sr.cr0 = CR0_PE | CR0_MP | CR0_ET | CR0_NE | CR0_PG;
 	sr.efer = EFER_LME | EFER_LMA;
 	if (ioctl(c->fd, KVM_SET_SREGS, &sr) < 0) {
-		fprintf(stderr, "vpmu-run: vCPU %u: KVM_SET_SREGS (long mode): %s\n",
+		fprintf(stderr, "%s: vCPU %u: KVM_SET_SREGS (long mode): %s\n", vr_progname,
 		    c->index, strerror(errno));
 		return (-1);
 	}
@@ -175,7 +177,7 @@ vr_boot_vcpu(struct vr_vm *vm, struct vr_vcpu *c, const struct vr_image *img)
 	r.rdi = c->index;
 	r.rflags = 0x2;			/* bit 1 is always set; IF clear */
 	if (ioctl(c->fd, KVM_SET_REGS, &r) < 0) {
-		fprintf(stderr, "vpmu-run: vCPU %u: KVM_SET_REGS: %s\n",
+		fprintf(stderr, "%s: vCPU %u: KVM_SET_REGS: %s\n", vr_progname,
 		    c->index, strerror(errno));
 		return (-1);
 	}
@@ -185,9 +187,89 @@ vr_boot_vcpu(struct vr_vm *vm, struct vr_vcpu *c, const struct vr_image *img)
 	fpu.fcw = 0x37f;
 	fpu.mxcsr = 0x1f80;
 	if (ioctl(c->fd, KVM_SET_FPU, &fpu) < 0) {
-		fprintf(stderr, "vpmu-run: vCPU %u: KVM_SET_FPU: %s\n",
+		fprintf(stderr, "%s: vCPU %u: KVM_SET_FPU: %s\n", vr_progname,
 		    c->index, strerror(errno));
 		return (-1);
 	}
 	return (0);
 }
+
+/* ---- set-up shared with the benchmarks ------------------------------------ */
+
+/* KVM_GET_SUPPORTED_CPUID into a table with room to spare for libvpmu. */
+struct kvm_cpuid2 *
+vr_supported_cpuid(int kvm_fd, unsigned *maxp)
+{
+	struct kvm_cpuid2 *cpuid;
+	unsigned max = 64;
+
+	for (;;) {
+		/* libvpmu may add leaves: keep 8 entries free. */
+		if ((cpuid = calloc(1, sizeof(*cpuid) +
+		    (max + 8) * sizeof(cpuid->entries[0]))) == NULL)
+			return (NULL);
+		cpuid->nent = max;
+		if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, cpuid) == 0) {
+			*maxp = max + 8;
+			return (cpuid);
+		}
+		free(cpuid);
+		if (errno != E2BIG || max >= 4096)
+			return (NULL);
+		max *= 2;
+	}
+}
+
+/* One vCPU, up to its first KVM_RUN.  0, or -1 after a message. */
+int
+vr_vcpu_setup(struct vr_vm *vm, struct vr_vcpu *c, const struct kvm_cpuid2 *supported,
+    unsigned max, const struct vr_image *img)
+{
+	struct kvm_cpuid2 *cpuid;
+	size_t size = sizeof(*cpuid) + max * sizeof(cpuid->entries[0]);
+	void *run;
+	int err;
+
+	if ((c->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, (unsigned long)c->index)) < 0) {
+		fprintf(stderr, "%s: KVM_CREATE_VCPU %u: %s\n", vr_progname, c->index,
+		    strerror(errno));
+		return (-1);
+	}
+	run = mmap(NULL, vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
+	if (run == MAP_FAILED) {
+		fprintf(stderr, "%s: vCPU %u: mmap kvm_run: %s\n", vr_progname, c->index,
+		    strerror(errno));
+		return (-1);
+	}
+	c->run = run;
+
+	if ((cpuid = malloc(size)) == NULL) {
+		fprintf(stderr, "%s: %s\n", vr_progname, strerror(ENOMEM));
+		return (-1);
+	}
+	memcpy(cpuid, supported, sizeof(*cpuid) +
+	    supported->nent * sizeof(cpuid->entries[0]));
+	vr_boot_cpuid(vm, c, cpuid);
+	if ((err = vpmu_kvm_cpuid_patch(vm->k, cpuid, max)) != 0) {
+		fprintf(stderr, "%s: vCPU %u: vpmu_kvm_cpuid_patch: %s\n", vr_progname,
+		    c->index, vpmu_strerror(err));
+		free(cpuid);
+		return (-1);
+	}
+	if (ioctl(c->fd, KVM_SET_CPUID2, cpuid) < 0) {
+		fprintf(stderr, "%s: vCPU %u: KVM_SET_CPUID2: %s\n", vr_progname, c->index,
+		    strerror(errno));
+		free(cpuid);
+		return (-1);
+	}
+	free(cpuid);
+	if (vr_boot_vcpu(vm, c, img) < 0)
+		return (-1);
+	if ((err = vpmu_kvm_vcpu_init(vm->k, c->index, c->fd, c->run)) != 0) {
+		fprintf(stderr, "%s: vCPU %u: vpmu_kvm_vcpu_init: %s\n", vr_progname,
+		    c->index, vpmu_strerror(err));
+		return (-1);
+	}
+	return (0);
+}
+

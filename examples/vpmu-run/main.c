@@ -265,30 +265,6 @@ report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
 
 /* ---- set-up ---------------------------------------------------------------------- */
 
-/* KVM_GET_SUPPORTED_CPUID into a table with room to spare for libvpmu. */
-static struct kvm_cpuid2 *
-supported_cpuid(int kvm_fd, unsigned *maxp)
-{
-	struct kvm_cpuid2 *cpuid;
-	unsigned max = 64;
-
-	for (;;) {
-		/* libvpmu may add leaves: keep 8 entries free. */
-		if ((cpuid = calloc(1, sizeof(*cpuid) +
-		    (max + 8) * sizeof(cpuid->entries[0]))) == NULL)
-			return (NULL);
-		cpuid->nent = max;
-		if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, cpuid) == 0) {
-			*maxp = max + 8;
-			return (cpuid);
-		}
-		free(cpuid);
-		if (errno != E2BIG || max >= 4096)
-			return (NULL);
-		max *= 2;
-	}
-}
-
 /* /dev/kvm is missing or unusable: a skip where the caller asked for one. */
 static int
 no_kvm(const char *what)
@@ -303,58 +279,7 @@ no_kvm(const char *what)
 	return (VR_EXIT_HOST);
 }
 
-/* One vCPU, up to its first KVM_RUN.  0, or -1 after a message. */
-static int
-vcpu_setup(struct vr_vm *vm, struct vr_vcpu *c, const struct kvm_cpuid2 *supported,
-    unsigned max, const struct vr_image *img)
-{
-	struct kvm_cpuid2 *cpuid;
-	size_t size = sizeof(*cpuid) + max * sizeof(cpuid->entries[0]);
-	void *run;
-	int err;
-
-	if ((c->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, (unsigned long)c->index)) < 0) {
-		fprintf(stderr, "vpmu-run: KVM_CREATE_VCPU %u: %s\n", c->index,
-		    strerror(errno));
-		return (-1);
-	}
-	run = mmap(NULL, vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
-	if (run == MAP_FAILED) {
-		fprintf(stderr, "vpmu-run: vCPU %u: mmap kvm_run: %s\n", c->index,
-		    strerror(errno));
-		return (-1);
-	}
-	c->run = run;
-
-	if ((cpuid = malloc(size)) == NULL) {
-		fprintf(stderr, "vpmu-run: %s\n", strerror(ENOMEM));
-		return (-1);
-	}
-	memcpy(cpuid, supported, sizeof(*cpuid) +
-	    supported->nent * sizeof(cpuid->entries[0]));
-	vr_boot_cpuid(vm, c, cpuid);
-	if ((err = vpmu_kvm_cpuid_patch(vm->k, cpuid, max)) != 0) {
-		fprintf(stderr, "vpmu-run: vCPU %u: vpmu_kvm_cpuid_patch: %s\n",
-		    c->index, vpmu_strerror(err));
-		free(cpuid);
-		return (-1);
-	}
-	if (ioctl(c->fd, KVM_SET_CPUID2, cpuid) < 0) {
-		fprintf(stderr, "vpmu-run: vCPU %u: KVM_SET_CPUID2: %s\n", c->index,
-		    strerror(errno));
-		free(cpuid);
-		return (-1);
-	}
-	free(cpuid);
-	if (vr_boot_vcpu(vm, c, img) < 0)
-		return (-1);
-	if ((err = vpmu_kvm_vcpu_init(vm->k, c->index, c->fd, c->run)) != 0) {
-		fprintf(stderr, "vpmu-run: vCPU %u: vpmu_kvm_vcpu_init: %s\n",
-		    c->index, vpmu_strerror(err));
-		return (-1);
-	}
-	return (0);
-}
+const char *vr_progname = "vpmu-run";
 
 int
 main(int argc, char **argv)
@@ -507,14 +432,14 @@ main(int argc, char **argv)
 		goto out;
 	}
 	vm.run_size = (size_t)api;
-	if ((cpuid = supported_cpuid(vm.kvm_fd, &max)) == NULL) {
+	if ((cpuid = vr_supported_cpuid(vm.kvm_fd, &max)) == NULL) {
 		fprintf(stderr, "vpmu-run: KVM_GET_SUPPORTED_CPUID: %s\n", strerror(errno));
 		goto out;
 	}
 	for (i = 0; i < vm.nvcpus; i++) {
 		vm.vcpu[i].vm = &vm;
 		vm.vcpu[i].index = (unsigned)i;
-		if (vcpu_setup(&vm, &vm.vcpu[i], cpuid, max, &img) < 0)
+		if (vr_vcpu_setup(&vm, &vm.vcpu[i], cpuid, max, &img) < 0)
 			goto out;
 	}
 

@@ -88,6 +88,16 @@ int  vr_elf_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_siz
 void vr_boot_tables(uint8_t *ram);
 void vr_boot_cpuid(struct vr_vm *vm, struct vr_vcpu *c, struct kvm_cpuid2 *cpuid);
 int  vr_boot_vcpu(struct vr_vm *vm, struct vr_vcpu *c, const struct vr_image *img);
+/* KVM_GET_SUPPORTED_CPUID with room for libvpmu's leaves (*maxp entries). */
+struct kvm_cpuid2 *vr_supported_cpuid(int kvm_fd, unsigned *maxp);
+/*
+ * One vCPU up to its first KVM_RUN, in <vpmu/kvm.h>'s order: created,
+ * kvm_run mapped, CPUID (the protocol's, then libvpmu's), registers,
+ * vpmu_kvm_vcpu_init.  0, or -1 after a message prefixed vr_progname.
+ */
+int  vr_vcpu_setup(struct vr_vm *vm, struct vr_vcpu *c, const struct kvm_cpuid2 *supported,
+    unsigned max, const struct vr_image *img);
+extern const char *vr_progname;		/* for messages: each program defines it */
 
 /* run.c */
 int  vr_run_prepare(void);

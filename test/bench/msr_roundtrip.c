@@ -259,28 +259,6 @@ unexpected:
 
 /* ---- set-up -------------------------------------------------------------------- */
 
-/* KVM_GET_SUPPORTED_CPUID with room for libvpmu's leaves; NULL on failure. */
-static struct kvm_cpuid2 *
-supported_cpuid(int kvm_fd, unsigned *maxp)
-{
-	struct kvm_cpuid2 *cpuid;
-	unsigned max = 64;
-
-	for (;;) {
-		if ((cpuid = calloc(1, sizeof(*cpuid) +
-		    (max + 8) * sizeof(cpuid->entries[0]))) == NULL)
-			return (NULL);
-		cpuid->nent = max;
-		if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, cpuid) == 0) {
-			*maxp = max + 8;
-			return (cpuid);
-		}
-		free(cpuid);
-		if (errno != E2BIG || max >= 4096)
-			return (NULL);
-		max *= 2;
-	}
-}
 
 /*
  * The VM, in <vpmu/kvm.h>'s order, with one vCPU at the guest's entry.
@@ -361,30 +339,16 @@ setup(struct vr_vm *vm, const char *guest)
 
 	c->vm = vm;
 	c->index = 0;
-	if ((c->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, 0ul)) < 0 ||
-	    (c->run = mmap(NULL, vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-	    c->fd, 0)) == MAP_FAILED) {
-		c->run = NULL;
-		fprintf(stderr, PROG ": vCPU: %s\n", strerror(errno));
-		return (VR_EXIT_HOST);
-	}
-	if ((cpuid = supported_cpuid(vm->kvm_fd, &max)) == NULL) {
+	/* The vCPU, as vpmu-run sets one up (boot.c). */
+	if ((cpuid = vr_supported_cpuid(vm->kvm_fd, &max)) == NULL) {
 		fprintf(stderr, PROG ": KVM_GET_SUPPORTED_CPUID: %s\n", strerror(errno));
 		return (VR_EXIT_HOST);
 	}
-	vr_boot_cpuid(vm, c, cpuid);
-	if ((e = vpmu_kvm_cpuid_patch(vm->k, cpuid, max)) != 0 ||
-	    ioctl(c->fd, KVM_SET_CPUID2, cpuid) < 0) {
-		fprintf(stderr, PROG ": CPUID: %s\n", e != 0 ? vpmu_strerror(e) :
-		    strerror(errno));
-		free(cpuid);
-		return (VR_EXIT_HOST);
-	}
+	e = vr_vcpu_setup(vm, c, cpuid, max, &img);
 	free(cpuid);
-	if (vr_boot_vcpu(vm, c, &img) < 0)
+	if (e < 0)
 		return (VR_EXIT_HOST);
-	if ((e = vpmu_kvm_vcpu_init(vm->k, 0, c->fd, c->run)) != 0 ||
-	    (e = vpmu_vcpu_set_thread(vm->pmu, 0, gettid())) != 0) {
+	if ((e = vpmu_vcpu_set_thread(vm->pmu, 0, gettid())) != 0) {
 		fprintf(stderr, PROG ": vCPU for libvpmu: %s\n", vpmu_strerror(e));
 		return (VR_EXIT_HOST);
 	}
@@ -518,6 +482,8 @@ usage(void)
 	    "  -m         also print RESULT lines for scripts\n"
 	    "  -v         print every round\n", MAX_ROUNDS / 2 - 1, BENCH_UNROLL);
 }
+
+const char *vr_progname = PROG;
 
 int
 main(int argc, char **argv)
