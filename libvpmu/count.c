@@ -153,6 +153,7 @@ slot_take(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 	hw->counting = false;
 	v->ncounting--;
 	pm->counted += delta;
+	hw->loaded += delta;
 	if (VPMU_MODE_IS_VIRTUAL(pm->mode) && v->cur != NULL && v->cur->slots != NULL &&
 	    (t = v->cur->slots[pm->row]) != NULL && t->pmc == pm)
 		t->value += delta;
@@ -304,6 +305,7 @@ vpmu__hw_activate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 		return (error);
 	hw->active = true;
 	hw->counting = false;
+	hw->loaded = 0;
 	if (slot_free(vm, cpu) && (error = slot_give(vm, pm, cpu)) != 0) {
 		act_remove(v, pm);
 		hw->active = false;

@@ -126,6 +126,7 @@ struct vpmu_hw {
 	bool active;			/* the PMC wants to count on this vCPU */
 	bool counting;			/* ...and holds one of its host slots */
 	struct vpmu_count base;		/* source reading when the slot was taken */
+	uint64_t loaded;		/* counted since activation (PROCCSW) */
 };
 
 struct vpmu_owner;
@@ -179,7 +180,9 @@ struct vpmu_owner {
 	int32_t pid;
 	struct vpmu_cred cred;		/* the caller's identity at its first allocation */
 	struct vpmu_pmc *pmcs;
-	bool has_log;			/* a log is configured (issue: log ops) */
+	bool has_log;			/* a log is configured */
+	struct vpmu_log *log;		/* log.c */
+	int32_t forked;			/* the last PROCFORK's child (once per fork) */
 };
 
 /* ---- vCPUs and the VM (vm.c) --------------------------------------------- */
@@ -249,7 +252,22 @@ const struct vpmu_classdesc *vpmu__class_of_row(const struct vpmu_vm *vm, unsign
 void	vpmu__notify(struct vpmu_vm *vm, int32_t pid, int sig);
 int	vpmu__cred_check(const struct vpmu_cred *c);
 
+/* log.c */
+struct vpmu_pmclog_ev;
+void	vpmu__log_emit(struct vpmu_vm *vm, struct vpmu_owner *o, struct vpmu_pmclog_ev *ev);
+int	vpmu__log_close(struct vpmu_vm *vm, struct vpmu_owner *o);
+int	vpmu_do_op_configurelog(struct vpmu_vm *, const struct vpmu_cred *, void *);
+int	vpmu_do_op_flushlog(struct vpmu_vm *, const struct vpmu_cred *, void *);
+int	vpmu_do_op_writelog(struct vpmu_vm *, const struct vpmu_cred *, void *);
+int	vpmu_do_op_closelog(struct vpmu_vm *, const struct vpmu_cred *, void *);
+
 /* pmc.c: the op bodies, called by vpmu_vm_op() with the lock held */
+struct vpmu_owner *vpmu__owner_get(struct vpmu_vm *vm, const struct vpmu_cred *cr, bool create);
+void	vpmu__owner_maybe_free(struct vpmu_vm *vm, struct vpmu_owner *o);
+int	vpmu__pmc_stop(struct vpmu_vm *vm, struct vpmu_pmc *pm);
+/* Records about PMC pm (attach, detach, exec...) to its owner's log. */
+void	vpmu__log_pmc(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint32_t type,
+	    const struct vpmu_proc *p, uint64_t value);
 int	vpmu_do_op_pmcallocate(struct vpmu_vm *, const struct vpmu_cred *, void *);
 int	vpmu_do_op_pmcattach(struct vpmu_vm *, const struct vpmu_cred *, void *);
 int	vpmu_do_op_pmcdetach(struct vpmu_vm *, const struct vpmu_cred *, void *);

@@ -62,32 +62,14 @@ vpmu_do_op_getmoduleversion(struct vpmu_vm *vm, const struct vpmu_cred *cr, void
 	return (0);
 }
 
-/*
- * The log operations come with the sampling and log work.  Until then no
- * log can exist, so each answers as hwpmc does when none is configured;
- * configuring one is not supported yet (ENOSYS).
- */
+/* libvpmu has no dynamic (PMU json) events: GETDYNEVENTINFO has no class to list. */
 static int
-vpmu_do_op_configurelog(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
-{
-	struct vpmu_op_configurelog *cl = arg;
-
-	(void)vm;
-	(void)cr;
-	if (cl->flags != 0)
-		return (EINVAL);
-	if (cl->logfd < 0)
-		return (EINVAL);	/* de-configure without a log */
-	return (ENOSYS);
-}
-
-static int
-vpmu_do_op_nolog(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
+vpmu_do_op_nodyn(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 {
 	(void)vm;
 	(void)cr;
 	(void)arg;
-	return (EINVAL);		/* no log file configured */
+	return (EINVAL);
 }
 
 /* The table of operations; the index is the op number. */
@@ -97,7 +79,7 @@ static const struct {
 	bool needs_arg;
 } optab[VPMU_OP_MAX] = {
 	[VPMU_OP_CONFIGURELOG] = { "CONFIGURELOG", vpmu_do_op_configurelog, true },
-	[VPMU_OP_FLUSHLOG] = { "FLUSHLOG", vpmu_do_op_nolog, false },
+	[VPMU_OP_FLUSHLOG] = { "FLUSHLOG", vpmu_do_op_flushlog, false },
 	[VPMU_OP_GETCPUINFO] = { "GETCPUINFO", vpmu_do_op_getcpuinfo, true },
 	[VPMU_OP_GETDRIVERSTATS] = { "GETDRIVERSTATS", vpmu_do_op_getdriverstats, true },
 	[VPMU_OP_GETMODULEVERSION] = { "GETMODULEVERSION", vpmu_do_op_getmoduleversion, true },
@@ -112,9 +94,9 @@ static const struct {
 	[VPMU_OP_PMCSETCOUNT] = { "PMCSETCOUNT", vpmu_do_op_pmcsetcount, true },
 	[VPMU_OP_PMCSTART] = { "PMCSTART", vpmu_do_op_pmcstart, true },
 	[VPMU_OP_PMCSTOP] = { "PMCSTOP", vpmu_do_op_pmcstop, true },
-	[VPMU_OP_WRITELOG] = { "WRITELOG", vpmu_do_op_nolog, true },
-	[VPMU_OP_CLOSELOG] = { "CLOSELOG", vpmu_do_op_nolog, false },
-	[VPMU_OP_GETDYNEVENTINFO] = { "GETDYNEVENTINFO", vpmu_do_op_nolog, true },
+	[VPMU_OP_WRITELOG] = { "WRITELOG", vpmu_do_op_writelog, true },
+	[VPMU_OP_CLOSELOG] = { "CLOSELOG", vpmu_do_op_closelog, false },
+	[VPMU_OP_GETDYNEVENTINFO] = { "GETDYNEVENTINFO", vpmu_do_op_nodyn, true },
 };
 
 int

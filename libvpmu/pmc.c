@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include <vpmu/pmclog.h>
 
 /* ---- owners ------------------------------------------------------------- */
 
@@ -27,8 +28,25 @@ owner_find(struct vpmu_vm *vm, int32_t pid)
 	return (NULL);
 }
 
-static void
-owner_maybe_free(struct vpmu_vm *vm, struct vpmu_owner *o)
+/* The caller's owner record, made if asked (NULL: none, or no memory). */
+struct vpmu_owner *
+vpmu__owner_get(struct vpmu_vm *vm, const struct vpmu_cred *cr, bool create)
+{
+	struct vpmu_owner *o;
+
+	if ((o = owner_find(vm, cr->pid)) != NULL || !create)
+		return (o);
+	if ((o = calloc(1, sizeof(*o))) == NULL)
+		return (NULL);
+	o->pid = cr->pid;
+	o->cred = *cr;
+	o->next = vm->owners;
+	vm->owners = o;
+	return (o);
+}
+
+void
+vpmu__owner_maybe_free(struct vpmu_vm *vm, struct vpmu_owner *o)
 {
 	struct vpmu_owner **pp;
 
@@ -306,16 +324,10 @@ vpmu_do_op_pmcallocate(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg
 		free(pm);
 		return (ENOMEM);
 	}
-	if (o == NULL) {
-		if ((o = calloc(1, sizeof(*o))) == NULL) {
-			free(pm->hw);
-			free(pm);
-			return (ENOMEM);
-		}
-		o->pid = cr->pid;
-		o->cred = *cr;
-		o->next = vm->owners;
-		vm->owners = o;
+	if (o == NULL && (o = vpmu__owner_get(vm, cr, true)) == NULL) {
+		free(pm->hw);
+		free(pm);
+		return (ENOMEM);
 	}
 
 	pm->id = VPMU_ID_MAKE(cpu, mode, a->cls, row);
@@ -346,6 +358,7 @@ vpmu_do_op_pmcallocate(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg
 	if (VPMU_MODE_IS_SYSTEM(mode))
 		vm->vcpu[cpu].sys[row] = pm;
 	a->pmcid = pm->id;
+	vpmu__log_pmc(vm, pm, VPMU_PMCLOG_PMCALLOCATEDYN, NULL, 0);
 	return (0);
 }
 
@@ -380,7 +393,7 @@ vpmu__pmc_release(struct vpmu_vm *vm, struct vpmu_pmc *pm)
 		}
 	free(pm->hw);
 	free(pm);
-	owner_maybe_free(vm, o);
+	vpmu__owner_maybe_free(vm, o);
 }
 
 int
@@ -578,6 +591,12 @@ vpmu_do_op_pmcstop(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 
 	if ((error = pmc_find(vm, cr, s->pmcid, &pm)) != 0)
 		return (error);
+	return (vpmu__pmc_stop(vm, pm));
+}
+
+int
+vpmu__pmc_stop(struct vpmu_vm *vm, struct vpmu_pmc *pm)
+{
 	if (pm->state == VPMU_STATE_STOPPED)
 		return (0);
 	if (pm->state != VPMU_STATE_RUNNING)
@@ -930,4 +949,69 @@ vpmu__model_pmc_set(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint64_t value)
 {
 	vpmu__pmc_set_base(vm, pm, value);	/* re-arms a counting PMC's period */
 	return (0);
+}
+
+/* ---- log records about PMCs -------------------------------------------------- */
+
+/*
+ * A record about pm for its owner's log, if the owner has one: its
+ * allocation (PMCALLOCATEDYN, which carries the event's name, so readers
+ * need no libpmc event table), an attach or detach of p, p's exec, p's
+ * exit with its count (value), a switch-out with the count of the slice.
+ */
+void
+vpmu__log_pmc(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint32_t type,
+    const struct vpmu_proc *p, uint64_t value)
+{
+	struct vpmu_pmclog_ev ev;
+	const char *name;
+
+	if (pm->owner->log == NULL)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = type;
+	switch (type) {
+	case VPMU_PMCLOG_PMCALLOCATEDYN:
+		ev.u.pmcallocatedyn.pmcid = pm->id;
+		ev.u.pmcallocatedyn.event = pm->spec.event;
+		ev.u.pmcallocatedyn.flags = pm->flags & VPMU_F_ALLOCATE_MASK;
+		name = vpmu_event_name(pm->spec.event);
+		if (pm->spec.event == VPMU_EV_RAW)
+			snprintf(ev.u.pmcallocatedyn.evname, sizeof(ev.u.pmcallocatedyn.evname),
+			    "raw-0x%llx", (unsigned long long)pm->spec.raw);
+		else
+			snprintf(ev.u.pmcallocatedyn.evname, sizeof(ev.u.pmcallocatedyn.evname),
+			    "%s", name != NULL ? name : "unknown");
+		break;
+	case VPMU_PMCLOG_PMCATTACH:
+		ev.u.pmcattach.pmcid = pm->id;
+		ev.u.pmcattach.pid = (uint32_t)p->cred.pid;
+		snprintf(ev.u.pmcattach.path, sizeof(ev.u.pmcattach.path), "%s",
+		    p->path != NULL ? p->path : "");
+		break;
+	case VPMU_PMCLOG_PMCDETACH:
+		ev.u.pmcdetach.pmcid = pm->id;
+		ev.u.pmcdetach.pid = (uint32_t)p->cred.pid;
+		break;
+	case VPMU_PMCLOG_PROCEXEC:
+		ev.u.procexec.pid = (uint32_t)p->cred.pid;
+		ev.u.procexec.pmcid = pm->id;
+		snprintf(ev.u.procexec.path, sizeof(ev.u.procexec.path), "%s",
+		    p->path != NULL ? p->path : "");
+		break;
+	case VPMU_PMCLOG_PROCEXIT:
+		ev.u.procexit.pmcid = pm->id;
+		ev.u.procexit.pid = (uint32_t)p->cred.pid;
+		ev.u.procexit.value = value;
+		break;
+	case VPMU_PMCLOG_PROCCSW:
+		ev.u.proccsw.value = value;
+		ev.u.proccsw.pmcid = pm->id;
+		ev.u.proccsw.pid = (uint32_t)p->cred.pid;
+		ev.u.proccsw.tid = (uint32_t)p->cred.tid;
+		break;
+	default:
+		return;
+	}
+	vpmu__log_emit(vm, pm->owner, &ev);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include <vpmu/pmclog.h>
 
 /* ---- the table -------------------------------------------------------------- */
 
@@ -125,10 +126,20 @@ vpmu__unload(struct vpmu_vm *vm, unsigned cpu, unsigned row)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 	struct vpmu_pmc *pm = v->loaded[row];
+	struct vpmu_pmclog_ev ev = { .type = VPMU_PMCLOG_PROCCSW };
 
 	VPMU_ASSERT(pm != NULL);
 	(void)vpmu__hw_deactivate(vm, pm, cpu);
 	v->loaded[row] = NULL;
+	/* LOG_PROCCSW: what the process counted while it was scheduled. */
+	if ((pm->flags & VPMU_F_LOG_PROCCSW) && VPMU_MODE_IS_COUNTING(pm->mode) &&
+	    v->cur != NULL && pm->owner->log != NULL) {
+		ev.u.proccsw.value = pm->hw[cpu].loaded;
+		ev.u.proccsw.pmcid = pm->id;
+		ev.u.proccsw.pid = (uint32_t)v->cur->cred.pid;
+		ev.u.proccsw.tid = (uint32_t)v->cur_tid;
+		vpmu__log_emit(vm, pm->owner, &ev);
+	}
 }
 
 /* ---- attach and detach of one process ----------------------------------------- */
@@ -158,6 +169,7 @@ vpmu__attach_one(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_proc *p)
 	if (p->cred.pid == pm->owner->pid)
 		pm->flags |= VPMU_PF_ATTACHED_TO_OWNER;
 	pm->flags |= VPMU_PF_ATTACH_DONE;
+	vpmu__log_pmc(vm, pm, VPMU_PMCLOG_PMCATTACH, p, 0);
 	/* A target already on a vCPU (a child forked from one) counts now. */
 	if (pm->state == VPMU_STATE_RUNNING)
 		for (c = 0; c < vm->nvcpus; c++)
@@ -190,6 +202,7 @@ vpmu__detach_one(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_proc *p, b
 	p->slots[pm->row] = NULL;
 	p->nattached--;
 	free(t);
+	vpmu__log_pmc(vm, pm, VPMU_PMCLOG_PMCDETACH, p, 0);
 	if (p->cred.pid == pm->owner->pid)
 		pm->flags &= ~VPMU_PF_ATTACHED_TO_OWNER;
 	if (pm->ntargets == 0 && notify)
@@ -233,6 +246,20 @@ vpmu_proc_create(vpmu_vm *vm, const struct vpmu_cred *proc, int32_t ppid)
 	return (hook_leave(vm, error));
 }
 
+/* PROCFORK to an owner, once per fork (its PMCs may share the parent). */
+static void
+log_fork(struct vpmu_vm *vm, struct vpmu_owner *o, int32_t parent, int32_t child)
+{
+	struct vpmu_pmclog_ev ev = { .type = VPMU_PMCLOG_PROCFORK };
+
+	if (o->log == NULL || o->forked == child)
+		return;
+	o->forked = child;
+	ev.u.procfork.oldpid = (uint32_t)parent;
+	ev.u.procfork.newpid = (uint32_t)child;
+	vpmu__log_emit(vm, o, &ev);
+}
+
 /*
  * Fork: the child gets the parent's credentials and, for every PMC
  * attached to the parent with PMC_F_DESCENDANTS, becomes a target too.
@@ -261,8 +288,10 @@ vpmu_proc_fork(vpmu_vm *vm, int32_t parent, int32_t child)
 	cp = vpmu__proc_find(vm, child);
 	for (row = 0; pp->slots != NULL && row < vm->npmc && error == 0; row++)
 		if (pp->slots[row] != NULL &&
-		    (pp->slots[row]->pmc->flags & VPMU_F_DESCENDANTS))
+		    (pp->slots[row]->pmc->flags & VPMU_F_DESCENDANTS)) {
+			log_fork(vm, pp->slots[row]->pmc->owner, parent, child);
 			error = vpmu__attach_one(vm, pp->slots[row]->pmc, cp);
+		}
 	if (error != 0) {
 		/* All or nothing: the child is forgotten again. */
 		for (row = 0; cp->slots != NULL && row < vm->npmc; row++)
@@ -273,12 +302,20 @@ vpmu_proc_fork(vpmu_vm *vm, int32_t parent, int32_t child)
 	return (hook_leave(vm, error));
 }
 
-/* Release every PMC pid owns; the owner record goes with the last one. */
+/*
+ * Release every PMC pid owns (its log closed first, as at hwpmc's process
+ * exit); the owner record goes with the last one.
+ */
 static void
 release_owned(struct vpmu_vm *vm, int32_t pid)
 {
 	struct vpmu_owner *o;
 
+	for (o = vm->owners; o != NULL; o = o->next)
+		if (o->pid == pid && o->log != NULL) {
+			(void)vpmu__log_close(vm, o);
+			break;
+		}
 again:
 	for (o = vm->owners; o != NULL; o = o->next)
 		if (o->pid == pid && o->pmcs != NULL) {
@@ -315,6 +352,9 @@ vpmu_proc_exec(vpmu_vm *vm, int32_t pid, const char *path, const struct vpmu_cre
 	}
 	free(p->path);
 	p->path = copy;
+	for (row = 0; p->slots != NULL && row < vm->npmc; row++)
+		if (p->slots[row] != NULL)
+			vpmu__log_pmc(vm, p->slots[row]->pmc, VPMU_PMCLOG_PROCEXEC, p, 0);
 	release_owned(vm, pid);
 	if (newcred != NULL) {
 		p->cred = *newcred;
@@ -367,9 +407,16 @@ vpmu_proc_exit(vpmu_vm *vm, int32_t pid)
 	for (c = 0; c < vm->nvcpus; c++)
 		if (vm->vcpu[c].cur == p)
 			switch_out(vm, c);
-	for (row = 0; p->slots != NULL && row < vm->npmc; row++)
-		if (p->slots[row] != NULL)
-			(void)vpmu__detach_one(vm, p->slots[row]->pmc, p, true);
+	for (row = 0; p->slots != NULL && row < vm->npmc; row++) {
+		if (p->slots[row] == NULL)
+			continue;
+		/* LOG_PROCEXIT: the process's own total (hwpmc's pp_pmcval). */
+		if ((p->slots[row]->pmc->flags & VPMU_PF_NEEDS_LOGFILE) &&
+		    VPMU_MODE_IS_COUNTING(p->slots[row]->pmc->mode))
+			vpmu__log_pmc(vm, p->slots[row]->pmc, VPMU_PMCLOG_PROCEXIT, p,
+			    p->slots[row]->value);
+		(void)vpmu__detach_one(vm, p->slots[row]->pmc, p, true);
+	}
 	release_owned(vm, pid);
 	for (b = 0; b < vm->proc_hash_size; b++)
 		for (q = vm->proc_hash[b]; q != NULL; q = q->hnext)

@@ -141,16 +141,19 @@ vpmu_vm_destroy(vpmu_vm *vm)
 	if (vm == NULL)
 		return;
 	vpmu__vm_lock(vm);
-	for (o = vm->owners; o != NULL; o = o->next)
+	for (o = vm->owners; o != NULL; o = o->next) {
 		if (o->pid != 0)		/* 0: the guest's own MSR counters */
 			vpmu__notify(vm, o->pid, SIGBUS);
+		if (o->log != NULL)
+			(void)vpmu__log_close(vm, o);	/* CLOSELOG, all written */
+	}
 	/* Releasing an owner's last PMC frees the owner: re-read the list. */
 	while ((o = vm->owners) != NULL) {
 		if (o->pmcs != NULL) {
 			vpmu__pmc_release(vm, o->pmcs);
 			continue;
 		}
-		vm->owners = o->next;		/* an owner kept only by its log */
+		vm->owners = o->next;		/* an owner kept only by its log (closed) */
 		free(o);
 	}
 	vpmu__gpmu_fini(vm);

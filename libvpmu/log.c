@@ -1,0 +1,366 @@
+/*
+ * log.c -- an owner's log: hwpmc's CONFIGURELOG, FLUSHLOG, WRITELOG and
+ * CLOSELOG, and the records the core emits into it, in FreeBSD's modern
+ * pmclog format (pmclog(5), <vpmu/pmclog.h>).
+ *
+ * Records are encoded into the owner's current buffer (logbuffersize KB);
+ * a full buffer goes to the owner's writer thread, which writes buffers to
+ * the file in order, and a fresh one comes from the owner's pool of
+ * nbuffers_pcpu x vCPUs buffers.  With no buffer free the record is
+ * dropped and counted (buffer_requests_failed), as hwpmc does.  A write
+ * error stops the logging; the next FLUSHLOG returns it.
+ *
+ * Locking: records are emitted with the VM lock held; the buffer queue has
+ * its own mutex, the only lock the writer thread takes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include <vpmu/pmclog.h>
+
+struct logbuf {
+	struct logbuf *next;
+	size_t used;
+	uint8_t data[];
+};
+
+struct vpmu_log {
+	int fd;
+	size_t bufsize;
+	struct logbuf *cur;		/* being filled (VM lock) */
+	pthread_mutex_t mtx;		/* the rest */
+	pthread_cond_t cv;
+	struct logbuf *free;
+	struct logbuf *qhead, *qtail;	/* full, to write, in order */
+	bool writing;
+	bool stop;
+	int error;			/* first write error: logging stopped */
+	pthread_t writer;
+	uint64_t dropped;
+};
+
+static uint64_t
+tsc(void)
+{
+	return (__builtin_ia32_rdtsc());
+}
+
+/* The TSC's rate, measured once against CLOCK_MONOTONIC (about 5 ms). */
+static uint64_t
+tsc_freq(void)
+{
+	static uint64_t hz;
+	struct timespec a, b;
+	uint64_t t0, t1, ns;
+
+	if (hz != 0)
+		return (hz);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	t0 = tsc();
+	do {
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		ns = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u +
+		    (uint64_t)b.tv_nsec - (uint64_t)a.tv_nsec;
+	} while (ns < 5000000);
+	t1 = tsc();
+	hz = (uint64_t)((unsigned __int128)(t1 - t0) * 1000000000u / ns);
+	return (hz);
+}
+
+/* ---- the writer thread ----------------------------------------------------- */
+
+static int
+write_all(int fd, const uint8_t *p, size_t n)
+{
+	ssize_t w;
+
+	while (n > 0) {
+		if ((w = write(fd, p, n)) < 0) {
+			if (errno == EINTR)
+				continue;
+			return (errno);
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return (0);
+}
+
+static void *
+writer_main(void *arg)
+{
+	struct vpmu_log *l = arg;
+	struct logbuf *b;
+	int error;
+
+	pthread_mutex_lock(&l->mtx);
+	for (;;) {
+		while (l->qhead == NULL && !l->stop)
+			pthread_cond_wait(&l->cv, &l->mtx);
+		if ((b = l->qhead) == NULL)
+			break;			/* stopping, everything written */
+		if ((l->qhead = b->next) == NULL)
+			l->qtail = NULL;
+		l->writing = true;
+		pthread_mutex_unlock(&l->mtx);
+		error = l->error == 0 ? write_all(l->fd, b->data, b->used) : 0;
+		pthread_mutex_lock(&l->mtx);
+		if (error != 0 && l->error == 0)
+			l->error = error;
+		b->used = 0;
+		b->next = l->free;
+		l->free = b;
+		l->writing = false;
+		pthread_cond_broadcast(&l->cv);
+	}
+	pthread_mutex_unlock(&l->mtx);
+	return (NULL);
+}
+
+/* Hand the current buffer to the writer (log->mtx held). */
+static void
+queue_cur(struct vpmu_log *l)
+{
+	struct logbuf *b = l->cur;
+
+	if (b == NULL || b->used == 0)
+		return;
+	l->cur = NULL;
+	b->next = NULL;
+	if (l->qtail != NULL)
+		l->qtail->next = b;
+	else
+		l->qhead = b;
+	l->qtail = b;
+	pthread_cond_broadcast(&l->cv);
+}
+
+/* ---- records -------------------------------------------------------------------- */
+
+/* Encode ev into owner o's log, if it has one that still works. */
+void
+vpmu__log_emit(struct vpmu_vm *vm, struct vpmu_owner *o, struct vpmu_pmclog_ev *ev)
+{
+	struct vpmu_log *l = o->log;
+	size_t n;
+
+	if (l == NULL)
+		return;
+	ev->tsc = ev->tsc != 0 ? ev->tsc : tsc();
+	pthread_mutex_lock(&l->mtx);
+	if (l->error != 0)
+		goto out;			/* logging stopped at the error */
+	for (;;) {
+		if (l->cur == NULL) {
+			vm->stats.buffer_requests++;
+			if ((l->cur = l->free) == NULL) {
+				vm->stats.buffer_requests_failed++;
+				l->dropped++;
+				goto out;
+			}
+			l->free = l->cur->next;
+			l->cur->used = 0;
+		}
+		n = vpmu_pmclog_encode(ev, l->cur->data + l->cur->used,
+		    l->bufsize - l->cur->used);
+		if (n != 0)
+			break;
+		if (l->cur->used == 0)
+			goto out;		/* cannot be encoded at all */
+		queue_cur(l);
+	}
+	l->cur->used += n;
+out:
+	pthread_mutex_unlock(&l->mtx);
+}
+
+static void
+log_free(struct vpmu_log *l)
+{
+	struct logbuf *b;
+
+	while ((b = l->free) != NULL) {
+		l->free = b->next;
+		free(b);
+	}
+	free(l->cur);
+	pthread_mutex_destroy(&l->mtx);
+	pthread_cond_destroy(&l->cv);
+	free(l);
+}
+
+/* Write out everything emitted so far; the pending error, if any. */
+static int
+log_flush(struct vpmu_log *l)
+{
+	int error;
+
+	pthread_mutex_lock(&l->mtx);
+	queue_cur(l);
+	while (l->qhead != NULL || l->writing)
+		pthread_cond_wait(&l->cv, &l->mtx);
+	error = l->error;
+	pthread_mutex_unlock(&l->mtx);
+	return (error);
+}
+
+/*
+ * Close o's log: CLOSELOG last, everything written, the writer gone.
+ * The file descriptor is the caller's: it is not closed.
+ */
+int
+vpmu__log_close(struct vpmu_vm *vm, struct vpmu_owner *o)
+{
+	struct vpmu_pmclog_ev ev = { .type = VPMU_PMCLOG_CLOSELOG };
+	struct vpmu_log *l = o->log;
+	int error;
+
+	if (l == NULL)
+		return (EINVAL);
+	vpmu__log_emit(vm, o, &ev);
+	error = log_flush(l);
+	pthread_mutex_lock(&l->mtx);
+	l->stop = true;
+	pthread_cond_broadcast(&l->cv);
+	pthread_mutex_unlock(&l->mtx);
+	pthread_join(l->writer, NULL);
+	log_free(l);
+	o->log = NULL;
+	o->has_log = false;
+	return (error);
+}
+
+static int
+log_open(struct vpmu_vm *vm, struct vpmu_owner *o, int fd)
+{
+	struct vpmu_pmclog_ev ev = { .type = VPMU_PMCLOG_INITIALIZE };
+	struct vpmu_log *l;
+	struct logbuf *b;
+	struct timespec ts;
+	unsigned i, n;
+
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return (ENOMEM);
+	l->fd = fd;
+	l->bufsize = (size_t)vm->tun.v[VPMU_T_LOGBUFFERSIZE] * 1024;
+	pthread_mutex_init(&l->mtx, NULL);
+	pthread_cond_init(&l->cv, NULL);
+	n = (unsigned)vm->tun.v[VPMU_T_NBUFFERS_PCPU] * vm->nvcpus;
+	for (i = 0; i < n; i++) {
+		if ((b = malloc(sizeof(*b) + l->bufsize)) == NULL) {
+			log_free(l);
+			return (ENOMEM);
+		}
+		b->used = 0;
+		b->next = l->free;
+		l->free = b;
+	}
+	if (pthread_create(&l->writer, NULL, writer_main, l) != 0) {
+		log_free(l);
+		return (EAGAIN);		/* hwpmc: helper process creation failed */
+	}
+	o->log = l;
+	o->has_log = true;
+	/* INITIALIZE first: the version, the CPU type, how to read the TSC. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ev.u.initialize.version = VPMU_PMC_VERSION;
+	ev.u.initialize.cputype = vm->cputype;
+	ev.u.initialize.tsc_freq = tsc_freq();
+	ev.u.initialize.sec = ts.tv_sec;
+	ev.u.initialize.nsec = ts.tv_nsec;
+	snprintf(ev.u.initialize.cpuid, sizeof(ev.u.initialize.cpuid), "libvpmu %s",
+	    vpmu_version());
+	vpmu__log_emit(vm, o, &ev);
+	return (0);
+}
+
+/* ---- the operations ---------------------------------------------------------- */
+
+/*
+ * PMC_OP_CONFIGURELOG: fd >= 0 gives the caller a log (EBUSY if it has
+ * one; EBADF unless fd is open for writing); fd < 0 closes it, after
+ * stopping its running PMCs that need a log (EINVAL if it has none).
+ */
+int
+vpmu_do_op_configurelog(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
+{
+	struct vpmu_op_configurelog *cl = arg;
+	struct vpmu_owner *o;
+	struct vpmu_pmc *pm;
+	int fl, error;
+
+	if (cl->flags != 0)
+		return (EINVAL);
+	o = vpmu__owner_get(vm, cr, cl->logfd >= 0);
+	if (cl->logfd < 0) {
+		if (o == NULL || o->log == NULL)
+			return (EINVAL);
+		for (pm = o->pmcs; pm != NULL; pm = pm->owner_next)
+			if ((pm->flags & VPMU_PF_NEEDS_LOGFILE) &&
+			    pm->state == VPMU_STATE_RUNNING)
+				(void)vpmu__pmc_stop(vm, pm);
+		error = vpmu__log_close(vm, o);
+		vpmu__owner_maybe_free(vm, o);
+		return (error);
+	}
+	if (o == NULL)
+		return (ENOMEM);
+	if (o->log != NULL)
+		return (EBUSY);
+	if ((fl = fcntl(cl->logfd, F_GETFL)) < 0 ||
+	    ((fl & O_ACCMODE) != O_WRONLY && (fl & O_ACCMODE) != O_RDWR)) {
+		vpmu__owner_maybe_free(vm, o);
+		return (EBADF);
+	}
+	if ((error = log_open(vm, o, cl->logfd)) != 0)
+		vpmu__owner_maybe_free(vm, o);
+	return (error);
+}
+
+/* PMC_OP_FLUSHLOG: synchronous; the pending write error, if any. */
+int
+vpmu_do_op_flushlog(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
+{
+	struct vpmu_owner *o = vpmu__owner_get(vm, cr, false);
+
+	(void)arg;
+	if (o == NULL || o->log == NULL)
+		return (EINVAL);
+	return (log_flush(o->log));
+}
+
+/* PMC_OP_WRITELOG: a USERDATA record. */
+int
+vpmu_do_op_writelog(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
+{
+	struct vpmu_op_writelog *wl = arg;
+	struct vpmu_owner *o = vpmu__owner_get(vm, cr, false);
+	struct vpmu_pmclog_ev ev = { .type = VPMU_PMCLOG_USERDATA };
+	uint64_t failed;
+
+	if (o == NULL || o->log == NULL)
+		return (EINVAL);
+	ev.u.userdata.userdata = wl->userdata;
+	failed = vm->stats.buffer_requests_failed;
+	vpmu__log_emit(vm, o, &ev);
+	return (vm->stats.buffer_requests_failed != failed ? ENOMEM : 0);
+}
+
+/* PMC_OP_CLOSELOG. */
+int
+vpmu_do_op_closelog(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
+{
+	struct vpmu_owner *o = vpmu__owner_get(vm, cr, false);
+	int error;
+
+	(void)arg;
+	if (o == NULL || o->log == NULL)
+		return (EINVAL);
+	error = vpmu__log_close(vm, o);
+	vpmu__owner_maybe_free(vm, o);
+	return (error);
+}
