@@ -51,6 +51,7 @@
 struct vpmu_exact_regs {
 	uint64_t rip;			/* regs.rip (= debug.arch.pc at a step) */
 	uint64_t rsp;			/* regs.rsp */
+	uint64_t rbp;			/* regs.rbp (call chains of samples) */
 	uint64_t rcx;			/* regs.rcx (kept for traces; not needed) */
 	uint64_t rflags;		/* regs.rflags (likewise) */
 	uint64_t cr0, cr3, cr4, efer;	/* sregs */

@@ -31,6 +31,7 @@
 #include "gmem.h"
 #include "../guest-api/gpmu.h"
 #include <vpmu/kvm.h>
+#include <vpmu/pmclog.h>
 
 #define DR6_BS		(1u << 14)	/* single-step */
 
@@ -339,6 +340,7 @@ guest_regs(vpmu_kvm *k, struct kvm_vcpu_ctx *c, struct vpmu_exact_regs *r)
 	}
 	r->rip = rp->rip;
 	r->rsp = rp->rsp;
+	r->rbp = rp->rbp;
 	r->rcx = rp->rcx;
 	r->rflags = rp->rflags;
 	r->cr0 = sp->cr0;
@@ -379,6 +381,39 @@ msr_exit(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool write)
 		c->st.msr_gp++;
 	}
 	return (true);
+}
+
+/*
+ * A sample: the guest RIP, then return addresses up the frame-pointer
+ * chain ([rbp] the caller's rbp, [rbp + 8] the return address), read
+ * through the guest's page tables.  An unmapped or unreadable frame, or
+ * one that does not move up the stack, ends the walk: the guest's memory
+ * is only ever read, and never outside its RAM.
+ */
+static __attribute__((noinline)) int
+sample_exit(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
+{
+	struct vpmu_exact_regs r;
+	struct vpmu_gmem_paging pg;
+	uint64_t pc[VPMU_PMCLOG_CALLCHAIN_MAX], fp, frame[2];
+	unsigned n = 1, depth = (unsigned)k->vm->tun.v[VPMU_T_CALLCHAINDEPTH];
+	int error;
+
+	if ((error = guest_regs(k, c, &r)) != 0)
+		return (error);
+	pg = (struct vpmu_gmem_paging){ r.cr0, r.cr3, r.cr4, r.efer };
+	pc[0] = r.rip;
+	for (fp = r.rbp; n < depth && n < VPMU_PMCLOG_CALLCHAIN_MAX && fp != 0; n++) {
+		if (vpmu__gmem_read_gva(&k->mem, &pg, fp, frame, sizeof(frame)) !=
+		    (int)sizeof(frame) || frame[1] == 0)
+			break;
+		pc[n] = frame[1];
+		if (frame[0] <= fp)
+			{ n++; break; }		/* the stack grows down: must go up */
+		fp = frame[0];
+	}
+	vpmu__sample_take(k->vm, cpu, pc, n, r.cpl > 0);
+	return (0);
 }
 
 /*
@@ -429,6 +464,11 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 		c->ran = 0;
 	}
 	vpmu__gpmu_check_overflow(k->vm, cpu);
+	if (k->vm->vcpu[cpu].nact != 0 && vpmu__sample_due(k->vm, cpu) &&
+	    (error = sample_exit(k, cpu, c)) != 0) {
+		vpmu__vm_unlock(k->vm);
+		return (error);
+	}
 
 	switch (c->run->exit_reason) {
 	case KVM_EXIT_X86_RDMSR:

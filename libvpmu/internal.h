@@ -161,6 +161,8 @@ struct vpmu_pmc {
 	uint64_t tot_running;
 	uint64_t shown;			/* highest estimate a guest has read */
 	uint64_t reload;
+	uint64_t sample_mark;		/* counted at the last sample */
+	bool dropped;			/* a sample was lost: DROPNOTIFY due */
 	uint32_t group;			/* scheduled together with its group (0: alone) */
 
 	struct vpmu_target *targets;
@@ -205,6 +207,7 @@ struct vpmu_vcpu {
 	unsigned nact, actcap;
 	unsigned ncounting;
 	bool dirty;			/* demand changed while PMCs wait */
+	struct vpmu_ring *ring;		/* samples (sample.c) */
 	uint64_t now;			/* ns the vCPU has run */
 	uint64_t since_rotate;
 	uint64_t rotations;
@@ -240,7 +243,19 @@ struct vpmu_vm {
 	struct vpmu_driverstats stats;
 
 	struct gpmu *gpmu;		/* the guest-visible PMU (guest-api/) */
+
+	pthread_t sweeper;		/* sample rings -> logs (sample.c) */
+	bool sweeper_on, sweeper_stop;
 };
+
+/* sample.c */
+int	vpmu__rings_init(struct vpmu_vm *vm);
+void	vpmu__rings_fini(struct vpmu_vm *vm);
+bool	vpmu__sample_due(struct vpmu_vm *vm, unsigned cpu);
+void	vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc,
+	    unsigned npc, bool user);
+int	vpmu__sweeper_start(struct vpmu_vm *vm);
+void	vpmu__sweeper_stop(struct vpmu_vm *vm);
 
 struct gpmu;
 int	vpmu__gpmu_init(struct vpmu_vm *vm, const struct vpmu_model *m);

@@ -549,6 +549,11 @@ vpmu_do_op_pmcstart(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 		return (EINVAL);
 	if ((pm->flags & VPMU_PF_NEEDS_LOGFILE) && !pm->owner->has_log)
 		return (VPMU_EDOOFUS);
+	if (VPMU_MODE_IS_SAMPLING(pm->mode)) {
+		if ((error = vpmu__sweeper_start(vm)) != 0)
+			return (error);
+		pm->sample_mark = vpmu__pmc_counted(vm, pm);
+	}
 
 	if (VPMU_MODE_IS_SYSTEM(pm->mode)) {
 		if (!vm->vcpu[pm->cpu].online)

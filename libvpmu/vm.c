@@ -99,6 +99,8 @@ vpmu_vm_create(const vpmu_config *cfg, vpmu_vm **vmp)
 		    (v->disabled = calloc(vm->npmc, sizeof(*v->disabled))) == NULL)
 			goto err;
 	}
+	if (vpmu__rings_init(vm) != 0)
+		goto err;
 	vm->proc_hash_size = (unsigned)vm->tun.v[VPMU_T_HASHSIZE];
 	if ((vm->proc_hash = calloc(vm->proc_hash_size,
 	    sizeof(*vm->proc_hash))) == NULL)
@@ -140,6 +142,7 @@ vpmu_vm_destroy(vpmu_vm *vm)
 
 	if (vm == NULL)
 		return;
+	vpmu__sweeper_stop(vm);			/* the rings swept into the logs */
 	vpmu__vm_lock(vm);
 	for (o = vm->owners; o != NULL; o = o->next) {
 		if (o->pid != 0)		/* 0: the guest's own MSR counters */
@@ -168,6 +171,7 @@ vpmu_vm_destroy(vpmu_vm *vm)
 			free(vm->vcpu[i].sys);
 			free(vm->vcpu[i].disabled);
 		}
+	vpmu__rings_fini(vm);
 	free(vm->vcpu);
 	free(vm->disp);
 	free(vm->proc_hash);

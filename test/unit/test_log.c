@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <vpmu/pmclog.h>
+#include "internal.h"		/* vpmu__sample_take(): what the KVM glue calls */
 
 #define MS	1000000ull
 
@@ -282,6 +283,75 @@ full_buffers_drop_records_and_count_them(void **state)
 	close(p[0]);
 }
 
+/*
+ * Samples: a system sampling PMC with reload 1000 on the synthetic source;
+ * the vCPU side takes samples as the KVM glue does after an exit.  The test
+ * holds the VM lock while it takes them, so the sweeper cannot drain the
+ * 4-entry ring: 4 samples fit, 6 are dropped and counted, and the log gets
+ * the 4 CALLCHAIN records (with their call chains) and a DROPNOTIFY.
+ */
+static void
+samples_fill_the_ring_then_drop_with_dropnotify(void **state)
+{
+	struct vpmu_pmc_alloc a = { .cpu = 0, .cls = VPMU_CLASS_PV,
+	    .event = VPMU_EV_INSTRUCTIONS, .mode = VPMU_MODE_SS, .count = 1000,
+	    .flags = VPMU_F_CALLCHAIN };
+	static const uint64_t chain[3] = { 0x101234, 0x105678, 0x109abc };
+	struct vpmu_driverstats st;
+	struct logfile lf;
+	vpmu_config *cfg;
+	struct fx f = { 0 };
+	unsigned n, i, ncc = 0, ndrop = 0;
+
+	(void)state;
+	logfile_open(&lf);
+	assert_int_equal(vpmu_config_create(&cfg), 0);
+	assert_int_equal(vpmu_config_set_tunable(cfg, "nsamples", 4), 0);
+	assert_int_equal(vpmu_vm_create(cfg, &f.vm), 0);
+	vpmu_config_destroy(cfg);
+	assert_int_equal(vpmu_synthetic_set_rate(f.vm, 0, VPMU_EV_INSTRUCTIONS, 1000), 0);
+	assert_int_equal(vpmu_pmc_allocate(f.vm, &ROOT, &a), 0);
+	assert_int_equal(vpmu_pmc_start(f.vm, &ROOT, a.pmcid), VPMU_EDOOFUS);	/* no log */
+	assert_int_equal(configure(&f, &ROOT, lf.fd), 0);
+	assert_int_equal(vpmu_pmc_start(f.vm, &ROOT, a.pmcid), 0);
+	assert_int_equal(vpmu_synthetic_advance(f.vm, 0, MS / 2), 0);
+	vpmu__vm_lock(f.vm);
+	assert_false(vpmu__sample_due(f.vm, 0));		/* 500 of 1000 */
+	vpmu__vm_unlock(f.vm);
+	assert_int_equal(vpmu_synthetic_advance(f.vm, 0, 10 * MS), 0);	/* 10 periods */
+	/*
+	 * Ten samples taken under one hold of the VM lock: the sweeper waits
+	 * for the lock on the first entry, so the 4-entry ring stays full.
+	 */
+	vpmu__vm_lock(f.vm);
+	for (i = 0; i < 10; i++) {
+		assert_true(vpmu__sample_due(f.vm, 0));
+		vpmu__sample_take(f.vm, 0, chain, 3, false);
+	}
+	assert_false(vpmu__sample_due(f.vm, 0));		/* 500 of the next */
+	vpmu__vm_unlock(f.vm);
+	assert_int_equal(vpmu_vm_get_driverstats(f.vm, &ROOT, &st), 0);
+	assert_int_equal(st.intr_processed, 4);
+	assert_int_equal(st.intr_bufferfull, 6);
+	vpmu_vm_destroy(f.vm);			/* the sweeper drains, CLOSELOG */
+	n = logfile_read(&lf, evs, 256);
+	for (i = 0; i < n; i++) {
+		if (evs[i].type == VPMU_PMCLOG_CALLCHAIN) {
+			ncc++;
+			assert_int_equal(evs[i].u.callchain.pmcid, a.pmcid);
+			assert_int_equal(evs[i].u.callchain.npc, 3);
+			assert_int_equal(evs[i].u.callchain.pc[0], 0x101234);
+			assert_int_equal(evs[i].u.callchain.pc[2], 0x109abc);
+			assert_int_equal(evs[i].u.callchain.cpuflags, 0);	/* cpu 0, kernel */
+		}
+		ndrop += evs[i].type == VPMU_PMCLOG_DROPNOTIFY;
+	}
+	assert_int_equal(ncc, 4);
+	assert_int_equal(ndrop, 1);
+	assert_int_equal(evs[n - 1].type, VPMU_PMCLOG_CLOSELOG);
+	close(lf.fd);
+}
+
 #define T(fn)	cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int
@@ -294,6 +364,7 @@ main(void)
 		T(pmcallocatedyn_names_the_event),
 		T(flushlog_returns_the_pending_write_error),
 		cmocka_unit_test(full_buffers_drop_records_and_count_them),
+		cmocka_unit_test(samples_fill_the_ring_then_drop_with_dropnotify),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

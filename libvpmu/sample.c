@@ -1,0 +1,224 @@
+/*
+ * sample.c -- sampling PMCs: when one has counted its reload count since
+ * its last sample, the vCPU's state goes into the vCPU's sample ring; a
+ * sweeper thread turns ring entries into CALLCHAIN records in the owner's
+ * log.
+ *
+ * The ring (nsamples entries of callchaindepth addresses) has one producer,
+ * the vCPU's thread, and one consumer, the sweeper: indices only grow, the
+ * producer publishes an entry with a release store of prod, the consumer
+ * frees it with a release store of cons, so neither takes a lock.  A full
+ * ring drops the sample (intr_bufferfull) and the owner's log gets a
+ * DROPNOTIFY record, which hwpmc's format has for it.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include <vpmu/pmclog.h>
+
+struct ring_entry {
+	int32_t owner;
+	vpmu_pmc_id pmcid;
+	uint32_t pid, tid;
+	uint32_t cpuflags;		/* cpu << 16 | user mode */
+	uint32_t npc;
+	uint64_t tsc;
+	uint64_t pc[];			/* callchaindepth */
+};
+
+struct vpmu_ring {
+	uint64_t prod;			/* written by the vCPU thread */
+	uint64_t cons;			/* written by the sweeper */
+	unsigned n;
+	unsigned depth;
+	size_t esize;
+	uint8_t *e;
+};
+
+static struct ring_entry *
+entry(struct vpmu_ring *r, uint64_t i)
+{
+	return ((struct ring_entry *)(void *)(r->e + (size_t)(i % r->n) * r->esize));
+}
+
+int
+vpmu__rings_init(struct vpmu_vm *vm)
+{
+	unsigned i;
+	struct vpmu_ring *r;
+
+	for (i = 0; i < vm->nvcpus; i++) {
+		if ((r = calloc(1, sizeof(*r))) == NULL)
+			return (ENOMEM);
+		vm->vcpu[i].ring = r;
+		r->n = (unsigned)vm->tun.v[VPMU_T_NSAMPLES];
+		r->depth = (unsigned)vm->tun.v[VPMU_T_CALLCHAINDEPTH];
+		r->esize = (sizeof(struct ring_entry) + r->depth * sizeof(uint64_t) + 7) & ~7ul;
+		if ((r->e = calloc(r->n, r->esize)) == NULL)
+			return (ENOMEM);
+	}
+	return (0);
+}
+
+void
+vpmu__rings_fini(struct vpmu_vm *vm)
+{
+	unsigned i;
+
+	for (i = 0; vm->vcpu != NULL && i < vm->nvcpus; i++)
+		if (vm->vcpu[i].ring != NULL) {
+			free(vm->vcpu[i].ring->e);
+			free(vm->vcpu[i].ring);
+		}
+}
+
+/* ---- the producer: the vCPU's thread ------------------------------------------ */
+
+/* A sampling PMC on cpu has counted its reload count since its last sample. */
+bool
+vpmu__sample_due(struct vpmu_vm *vm, unsigned cpu)
+{
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+	struct vpmu_pmc *pm;
+	unsigned i;
+
+	for (i = 0; i < v->nact; i++) {
+		pm = v->act[i];
+		if (VPMU_MODE_IS_SAMPLING(pm->mode) &&
+		    vpmu__pmc_counted(vm, pm) - pm->sample_mark >= pm->reload)
+			return (true);
+	}
+	return (false);
+}
+
+/*
+ * Take a sample for every due sampling PMC on cpu: pc[0..npc) is the call
+ * chain the caller walked (pc[0] the guest RIP), user says CPL > 0.  With
+ * the VM lock held, on the vCPU's thread.
+ */
+void
+vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc, unsigned npc,
+    bool user)
+{
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+	struct vpmu_ring *r = v->ring;
+	struct ring_entry *e;
+	struct vpmu_pmc *pm;
+	uint64_t n, cons;
+	unsigned i;
+
+	for (i = 0; i < v->nact; i++) {
+		pm = v->act[i];
+		if (!VPMU_MODE_IS_SAMPLING(pm->mode) ||
+		    (n = vpmu__pmc_counted(vm, pm)) - pm->sample_mark < pm->reload)
+			continue;
+		pm->sample_mark += pm->reload;	/* one sample per reload events */
+		cons = __atomic_load_n(&r->cons, __ATOMIC_ACQUIRE);
+		if (r->prod - cons >= r->n) {
+			vm->stats.intr_bufferfull++;
+			pm->dropped = true;	/* DROPNOTIFY at the next sweep */
+			continue;
+		}
+		e = entry(r, r->prod);
+		e->owner = pm->owner->pid;
+		e->pmcid = pm->id;
+		e->pid = v->cur != NULL ? (uint32_t)v->cur->cred.pid : 0;
+		e->tid = v->cur != NULL ? (uint32_t)v->cur_tid : 0;
+		e->cpuflags = (uint32_t)cpu << 16 | (user ? 1u : 0u);
+		/* Without PMC_F_CALLCHAIN a sample is the interrupted PC alone. */
+		e->npc = !(pm->flags & VPMU_F_CALLCHAIN) ? 1 : npc < r->depth ? npc : r->depth;
+		memcpy(e->pc, pc, e->npc * sizeof(pc[0]));
+		e->tsc = __builtin_ia32_rdtsc();
+		__atomic_store_n(&r->prod, r->prod + 1, __ATOMIC_RELEASE);
+		vm->stats.intr_processed++;
+	}
+}
+
+/* ---- the consumer: the sweeper ---------------------------------------------------- */
+
+/* Each ring's entries into their owners' logs; the VM lock is taken per entry. */
+static void
+sweep(struct vpmu_vm *vm)
+{
+	struct vpmu_pmclog_ev ev;
+	struct vpmu_owner *o;
+	struct vpmu_pmc *pm;
+	struct vpmu_ring *r;
+	struct ring_entry *e;
+	uint64_t prod;
+	unsigned c;
+
+	for (c = 0; c < vm->nvcpus; c++) {
+		r = vm->vcpu[c].ring;
+		prod = __atomic_load_n(&r->prod, __ATOMIC_ACQUIRE);
+		for (; r->cons < prod; __atomic_store_n(&r->cons, r->cons + 1, __ATOMIC_RELEASE)) {
+			e = entry(r, r->cons);
+			vpmu__vm_lock(vm);
+			if ((pm = vpmu__pmc_by_id(vm, e->owner, e->pmcid)) != NULL &&
+			    pm->owner->log != NULL) {
+				memset(&ev, 0, sizeof(ev));
+				ev.type = VPMU_PMCLOG_CALLCHAIN;
+				ev.tsc = e->tsc;
+				ev.u.callchain.pid = e->pid;
+				ev.u.callchain.tid = e->tid;
+				ev.u.callchain.pmcid = e->pmcid;
+				ev.u.callchain.cpuflags = e->cpuflags;
+				ev.u.callchain.npc = e->npc;
+				memcpy(ev.u.callchain.pc, e->pc, e->npc * sizeof(e->pc[0]));
+				vpmu__log_emit(vm, pm->owner, &ev);
+			}
+			vpmu__vm_unlock(vm);
+		}
+	}
+	vpmu__vm_lock(vm);
+	for (o = vm->owners; o != NULL; o = o->next)
+		for (pm = o->pmcs; pm != NULL; pm = pm->owner_next)
+			if (pm->dropped) {
+				pm->dropped = false;
+				memset(&ev, 0, sizeof(ev));
+				ev.type = VPMU_PMCLOG_DROPNOTIFY;
+				vpmu__log_emit(vm, o, &ev);
+			}
+	vm->stats.log_sweeps++;
+	vpmu__vm_unlock(vm);
+}
+
+static void *
+sweeper_main(void *arg)
+{
+	struct vpmu_vm *vm = arg;
+	struct timespec ts = { 0, 1000000 };	/* every millisecond */
+
+	while (!__atomic_load_n(&vm->sweeper_stop, __ATOMIC_ACQUIRE)) {
+		sweep(vm);
+		nanosleep(&ts, NULL);
+	}
+	sweep(vm);				/* what is left, before the logs close */
+	return (NULL);
+}
+
+/* The sweeper starts with the first sampling PMC; 0 or EAGAIN. */
+int
+vpmu__sweeper_start(struct vpmu_vm *vm)
+{
+	if (vm->sweeper_on)
+		return (0);
+	vm->sweeper_stop = false;
+	if (pthread_create(&vm->sweeper, NULL, sweeper_main, vm) != 0)
+		return (EAGAIN);
+	vm->sweeper_on = true;
+	return (0);
+}
+
+/* Stop it, the rings swept (VM lock not held). */
+void
+vpmu__sweeper_stop(struct vpmu_vm *vm)
+{
+	if (!vm->sweeper_on)
+		return;
+	__atomic_store_n(&vm->sweeper_stop, true, __ATOMIC_RELEASE);
+	pthread_join(vm->sweeper, NULL);
+	vm->sweeper_on = false;
+}
