@@ -11,6 +11,9 @@
  * record split across feeds (or reads) simply waits there for the rest.
  * A record is decoded in place, once all of it is held, and nothing is
  * read beyond the bytes held.
+ *
+ * Encoder and reader stay in one file (about 560 lines) because both are
+ * driven by layouts[]; split, the table would need a private header.
  */
 #include <endian.h>
 #include <errno.h>
@@ -24,7 +27,7 @@
 #include <vpmu/pmclog.h>
 
 #define NTYPES		21		/* types 0 .. PROC_CREATE */
-#define FD_BUFSIZE	(256 * 1024)	/* read() size of an fd reader */
+#define FD_BUFSIZE	(256 * 1024)	/* read() size of an fd reader (FreeBSD: 512 KB) */
 #define FEED_BUFSIZE	(64 * 1024)	/* first buffer of a buffer reader */
 
 /* ---- the layouts ---------------------------------------------------------- */
@@ -194,7 +197,7 @@ copy64s(void *dst, const void *src, size_t n)
 
 	for (i = 0; i < n; i++) {
 		memcpy(&v, s + 8 * i, 8);
-		v = bswap64(v);
+		v = __builtin_bswap64(v);
 		memcpy(d + 8 * i, &v, 8);
 	}
 #endif

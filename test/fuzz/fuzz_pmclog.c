@@ -1,0 +1,154 @@
+/*
+ * fuzz_pmclog.c -- libFuzzer target for the pmclog reader (issue 5).
+ *
+ * Input: 4 bytes that pick the chunk sizes, then the log.  The log is
+ * fed to a buffer reader in chunks of those sizes, reading after each
+ * feed until the reader stops; then the whole log is read again through
+ * an fd reader (a memfd).  The reader must never crash or read outside
+ * its data (ASan), and:
+ *   - every record it returns is well formed (magic-less fields in range,
+ *     strings NUL-terminated within their arrays, offsets contiguous);
+ *   - a returned record re-encodes, and the re-encoding reads back as a
+ *     record that encodes to the same bytes;
+ *   - the chunking changes nothing: both readers return the same number
+ *     of records, and ERROR for the same logs;
+ *   - after ERROR the reader stays in ERROR.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <vpmu/pmclog.h>
+
+#define CHECK(c)	do { if (!(c)) { fprintf(stderr, "%s:%d: %s\n", \
+			    __FILE__, __LINE__, #c); abort(); } } while (0)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct vpmu_pmclog_ev ev, ev2;
+static unsigned char enc1[VPMU_PMCLOG_MAX_RECORD], enc2[VPMU_PMCLOG_MAX_RECORD];
+
+static void
+check_string(const char *s, size_t size)
+{
+	CHECK(strnlen(s, size) < size);
+}
+
+/* A record the reader returned: in range, and it survives a round trip. */
+static void
+check_record(const struct vpmu_pmclog_ev *e, uint64_t offset)
+{
+	vpmu_pmclog_reader *r;
+	size_t n1, n2;
+
+	CHECK(vpmu_pmclog_type_name(e->type) != NULL);
+	CHECK(e->len >= VPMU_PMCLOG_HEADER_SIZE && e->len <= VPMU_PMCLOG_MAX_RECORD);
+	CHECK(e->len % 4 == 0);
+	CHECK(e->offset == offset);
+	switch (e->type) {
+	case VPMU_PMCLOG_CALLCHAIN:
+		CHECK(e->u.callchain.npc <= VPMU_PMCLOG_CALLCHAIN_MAX);
+		CHECK(e->u.callchain.npc == (e->len - 32) / 8);
+		break;
+	case VPMU_PMCLOG_INITIALIZE:
+		check_string(e->u.initialize.cpuid, sizeof(e->u.initialize.cpuid));
+		break;
+	case VPMU_PMCLOG_MAP_IN:
+		check_string(e->u.map_in.path, VPMU_PMCLOG_PATH_MAX);
+		break;
+	case VPMU_PMCLOG_PMCATTACH:
+		check_string(e->u.pmcattach.path, VPMU_PMCLOG_PATH_MAX);
+		break;
+	case VPMU_PMCLOG_PROCEXEC:
+		check_string(e->u.procexec.path, VPMU_PMCLOG_PATH_MAX);
+		break;
+	case VPMU_PMCLOG_PMCALLOCATEDYN:
+		check_string(e->u.pmcallocatedyn.evname, sizeof(e->u.pmcallocatedyn.evname));
+		break;
+	case VPMU_PMCLOG_THR_CREATE:
+		check_string(e->u.thr_create.tdname, sizeof(e->u.thr_create.tdname));
+		break;
+	case VPMU_PMCLOG_PROC_CREATE:
+		check_string(e->u.proc_create.pcomm, sizeof(e->u.proc_create.pcomm));
+		break;
+	}
+	n1 = vpmu_pmclog_encode(e, enc1, sizeof(enc1));
+	CHECK(n1 > 0 && n1 <= e->len);
+	CHECK(vpmu_pmclog_open_buffer(&r) == 0);
+	CHECK(vpmu_pmclog_feed(r, enc1, n1) == 0);
+	CHECK(vpmu_pmclog_read(r, &ev2) == VPMU_PMCLOG_OK);
+	CHECK(ev2.len == n1 && ev2.type == e->type && ev2.tsc == e->tsc);
+	n2 = vpmu_pmclog_encode(&ev2, enc2, sizeof(enc2));
+	CHECK(n2 == n1 && memcmp(enc1, enc2, n1) == 0);
+	CHECK(vpmu_pmclog_read(r, &ev2) ==
+	    (e->type == VPMU_PMCLOG_CLOSELOG ? VPMU_PMCLOG_EOF : VPMU_PMCLOG_REQUIRE_DATA));
+	vpmu_pmclog_close(r);
+}
+
+/* Read until the reader stops; count and check what it returns. */
+static int
+drain(vpmu_pmclog_reader *r, unsigned *count, uint64_t *offset)
+{
+	int st;
+
+	while ((st = vpmu_pmclog_read(r, &ev)) == VPMU_PMCLOG_OK) {
+		check_record(&ev, *offset);
+		*offset += ev.len;
+		(*count)++;
+	}
+	CHECK(st == VPMU_PMCLOG_EOF || st == VPMU_PMCLOG_REQUIRE_DATA ||
+	    st == VPMU_PMCLOG_ERROR);
+	if (st == VPMU_PMCLOG_ERROR)
+		CHECK(vpmu_pmclog_read(r, &ev) == VPMU_PMCLOG_ERROR);
+	return (st);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	vpmu_pmclog_reader *r;
+	uint64_t offset = 0, foffset = 0;
+	uint32_t x;
+	size_t off, n;
+	unsigned count = 0, fcount = 0;
+	int st = VPMU_PMCLOG_REQUIRE_DATA, fst, fd;
+
+	if (size < 4)
+		return (0);
+	memcpy(&x, data, 4);
+	x |= 1;
+	data += 4;
+	size -= 4;
+
+	/* The buffer reader, fed in chunks of 1 .. 2^k bytes (xorshift32). */
+	CHECK(vpmu_pmclog_open_buffer(&r) == 0);
+	for (off = 0; off < size && st != VPMU_PMCLOG_ERROR; off += n) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		n = 1 + (x >> 8) % (1u << (x & 7) * 2);
+		if (n > size - off)
+			n = size - off;
+		CHECK(vpmu_pmclog_feed(r, data + off, n) == 0);
+		st = drain(r, &count, &offset);
+	}
+	vpmu_pmclog_close(r);
+
+	/* The fd reader, over the whole log. */
+	fd = memfd_create("fuzz_pmclog", 0);
+	CHECK(fd >= 0);
+	CHECK(write(fd, data, size) == (ssize_t)size);
+	CHECK(lseek(fd, 0, SEEK_SET) == 0);
+	CHECK(vpmu_pmclog_open_fd(fd, &r) == 0);
+	fst = drain(r, &fcount, &foffset);
+	vpmu_pmclog_close(r);
+	close(fd);
+
+	CHECK(fst == VPMU_PMCLOG_EOF || fst == VPMU_PMCLOG_ERROR);
+	CHECK((st == VPMU_PMCLOG_ERROR) == (fst == VPMU_PMCLOG_ERROR));
+	CHECK(count == fcount);
+	return (0);
+}
