@@ -184,7 +184,7 @@ struct vpmu_owner {
 	struct vpmu_pmc *pmcs;
 	bool has_log;			/* a log is configured */
 	struct vpmu_log *log;		/* log.c */
-	int32_t forked;			/* the last PROCFORK's child (once per fork) */
+	uint64_t forked;		/* the fork that last got a PROCFORK (once per fork) */
 };
 
 /* ---- vCPUs and the VM (vm.c) --------------------------------------------- */
@@ -244,6 +244,7 @@ struct vpmu_vm {
 
 	struct gpmu *gpmu;		/* the guest-visible PMU (guest-api/) */
 
+	uint64_t forks;			/* forks seen: PROCFORK once per fork and owner */
 	pthread_t sweeper;		/* sample rings -> logs (sample.c) */
 	bool sweeper_on, sweeper_stop;
 };

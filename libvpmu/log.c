@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -95,8 +96,13 @@ writer_main(void *arg)
 {
 	struct vpmu_log *l = arg;
 	struct logbuf *b;
+	sigset_t pipe;
 	int error;
 
+	/* A reader gone from a pipe is EPIPE for the log, not a dead VMM. */
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe, NULL);
 	pthread_mutex_lock(&l->mtx);
 	for (;;) {
 		while (l->qhead == NULL && !l->stop)
@@ -169,8 +175,11 @@ vpmu__log_emit(struct vpmu_vm *vm, struct vpmu_owner *o, struct vpmu_pmclog_ev *
 		    l->bufsize - l->cur->used);
 		if (n != 0)
 			break;
-		if (l->cur->used == 0)
-			goto out;		/* cannot be encoded at all */
+		if (l->cur->used == 0) {
+			vm->stats.buffer_requests_failed++;	/* larger than a buffer */
+			l->dropped++;
+			goto out;
+		}
 		queue_cur(l);
 	}
 	l->cur->used += n;
@@ -210,7 +219,8 @@ log_flush(struct vpmu_log *l)
 
 /*
  * Close o's log: CLOSELOG last, everything written, the writer gone.
- * The file descriptor is the caller's: it is not closed.
+ * The log writes through its own duplicate of the caller's descriptor,
+ * closed here; the caller's stays open.
  */
 int
 vpmu__log_close(struct vpmu_vm *vm, struct vpmu_owner *o)
@@ -228,6 +238,7 @@ vpmu__log_close(struct vpmu_vm *vm, struct vpmu_owner *o)
 	pthread_cond_broadcast(&l->cv);
 	pthread_mutex_unlock(&l->mtx);
 	pthread_join(l->writer, NULL);
+	close(l->fd);			/* the log's own descriptor */
 	log_free(l);
 	o->log = NULL;
 	o->has_log = false;
@@ -316,8 +327,15 @@ vpmu_do_op_configurelog(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *ar
 		vpmu__owner_maybe_free(vm, o);
 		return (EBADF);
 	}
-	if ((error = log_open(vm, o, cl->logfd)) != 0)
+	/* Its own descriptor: the caller may close or reuse its number. */
+	if ((fl = fcntl(cl->logfd, F_DUPFD_CLOEXEC, 3)) < 0) {
 		vpmu__owner_maybe_free(vm, o);
+		return (errno == EMFILE ? EMFILE : EBADF);
+	}
+	if ((error = log_open(vm, o, fl)) != 0) {
+		close(fl);
+		vpmu__owner_maybe_free(vm, o);
+	}
 	return (error);
 }
 

@@ -962,7 +962,7 @@ vpmu__model_pmc_set(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint64_t value)
  * A record about pm for its owner's log, if the owner has one: its
  * allocation (PMCALLOCATEDYN, which carries the event's name, so readers
  * need no libpmc event table), an attach or detach of p, p's exec, p's
- * exit with its count (value), a switch-out with the count of the slice.
+ * exit with its count (value).  (PROCCSW is written by vpmu__unload().)
  */
 void
 vpmu__log_pmc(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint32_t type,
@@ -1008,12 +1008,6 @@ vpmu__log_pmc(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint32_t type,
 		ev.u.procexit.pmcid = pm->id;
 		ev.u.procexit.pid = (uint32_t)p->cred.pid;
 		ev.u.procexit.value = value;
-		break;
-	case VPMU_PMCLOG_PROCCSW:
-		ev.u.proccsw.value = value;
-		ev.u.proccsw.pmcid = pm->id;
-		ev.u.proccsw.pid = (uint32_t)p->cred.pid;
-		ev.u.proccsw.tid = (uint32_t)p->cred.tid;
 		break;
 	default:
 		return;

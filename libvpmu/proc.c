@@ -252,9 +252,9 @@ log_fork(struct vpmu_vm *vm, struct vpmu_owner *o, int32_t parent, int32_t child
 {
 	struct vpmu_pmclog_ev ev = { .type = VPMU_PMCLOG_PROCFORK };
 
-	if (o->log == NULL || o->forked == child)
+	if (o->log == NULL || o->forked == vm->forks)
 		return;
-	o->forked = child;
+	o->forked = vm->forks;
 	ev.u.procfork.oldpid = (uint32_t)parent;
 	ev.u.procfork.newpid = (uint32_t)child;
 	vpmu__log_emit(vm, o, &ev);
@@ -286,6 +286,7 @@ vpmu_proc_fork(vpmu_vm *vm, int32_t parent, int32_t child)
 	if ((error = proc_add(vm, &cred, parent)) != 0)
 		return (hook_leave(vm, error));
 	cp = vpmu__proc_find(vm, child);
+	vm->forks++;
 	for (row = 0; pp->slots != NULL && row < vm->npmc && error == 0; row++)
 		if (pp->slots[row] != NULL &&
 		    (pp->slots[row]->pmc->flags & VPMU_F_DESCENDANTS)) {
@@ -314,6 +315,7 @@ release_owned(struct vpmu_vm *vm, int32_t pid)
 	for (o = vm->owners; o != NULL; o = o->next)
 		if (o->pid == pid && o->log != NULL) {
 			(void)vpmu__log_close(vm, o);
+			vpmu__owner_maybe_free(vm, o);	/* it may have had only the log */
 			break;
 		}
 again:

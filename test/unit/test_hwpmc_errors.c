@@ -3,10 +3,11 @@
  * section, named <operation>_<condition>_<errno>.
  *
  * Lines that do not apply to libvpmu, and why:
- *   EAGAIN (helper process for CONFIGURELOG): libvpmu starts no process.
+ *   EAGAIN (helper process for CONFIGURELOG): libvpmu starts a writer thread,
+ *     not a process; a thread that cannot start gives EAGAIN.
  *   EINVAL (Pentium 4 HTT process PMCs), EOPNOTSUPP (i386 without APIC):
  *     no such hardware is modelled.
- * The log lines (CONFIGURELOG EBUSY, EDOOFUS for a log-less WRITELOG...)
+ * The log lines (CONFIGURELOG EBUSY, EINVAL for a log-less WRITELOG...)
  * that need a configured log are tested with the log; the ones that hold
  * without a log are here.
  */
