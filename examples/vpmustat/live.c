@@ -1,0 +1,762 @@
+/*
+ * live.c -- vpmustat's run: a guest booted as vpmu-run boots it, with PMCs
+ * of the host API on it.
+ *
+ * The VMM is vpmu-run's: elf.c loads the guest, boot.c builds the boot
+ * protocol's state and each vCPU (vr_vcpu_setup()), run.c runs the vCPU
+ * threads.  This file does the set-up in <vpmu/kvm.h>'s order as vpmu-run's
+ * main.c does, then, before any vCPU runs, as one privileged caller
+ * (pid 1):
+ *
+ *   the process      for -p / -P: pid 1 is created as the guest's only
+ *                    process (the guest runs no hooks of its own), named by
+ *                    an exec of the guest's path -- before the log, as an
+ *                    exec releases what the process owns; after the PMCs it
+ *                    is switched in on every vCPU, one thread per vCPU
+ *   a log            CONFIGURELOG on -O LOG, or on an unlinked temporary
+ *                    file when there are sampling PMCs and no -O
+ *   the PMCs         -S: one system-sampling PMC (SS) per event per vCPU;
+ *                    -s: one system-counting PMC (SC) per event per vCPU;
+ *                    -P / -p: one process PMC (TS / TC) per event, attached
+ *                    to pid 1; all in the paravirtual class, all started
+ *
+ * While the guest runs, the main thread wakes every 100 ms: the progress
+ * line (standard error is a terminal, after the first second), the counting
+ * table every -w seconds, and SIGINT / SIGTERM, which end the run.  After
+ * the run: final counts, the PMCs stopped, two whole sweeps of the sample
+ * rings waited for (so every sample taken is in the log), FLUSHLOG,
+ * CLOSELOG, and the report from the log read back.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/kvm.h>
+
+#include <vpmu/model.h>
+
+#include "../vpmu-run/vpmu-run.h"
+#include "vpmustat.h"
+
+#define MiB		(1ull << 20)
+#define KVM_API		12
+#define TSS_ADDR_KVM	0xfffbd000ul	/* KVM_SET_TSS_ADDR: 3 pages, far above RAM */
+#define MAX_PMCS	(VS_MAX_EVENTS * VR_MAX_VCPUS)
+#define GUEST_PID	1
+
+/* The caller of every operation: privileged, pid 1 (also the guest's process). */
+static const struct vpmu_cred caller = { .pid = GUEST_PID, .tid = GUEST_PID,
+    .uid = 0, .privileged = 1 };
+
+struct pmc {
+	const struct vs_event *ev;
+	uint32_t cpu;			/* vCPU, or VPMU_CPU_ANY */
+	vpmu_pmc_id id;
+	uint64_t last;			/* the count at the last row (-w) */
+	uint64_t total;			/* at the end of the run */
+	char	 label[96];		/* "s/00/instructions", "p/instructions" */
+};
+
+struct live {
+	struct vs_live_opts *o;
+	struct vr_vm *vm;
+	struct pmc pmc[MAX_PMCS];
+	unsigned npmc;
+	bool	 sampling, counting, process;
+	int	 logfd;			/* -1: no log */
+	FILE	*out;			/* counts and the report */
+	bool	 readable;		/* the log can be read back for the report */
+	bool	 progress;		/* the progress line is on */
+	bool	 progress_shown;
+	struct timespec t0;
+};
+
+/* boot.c's messages name the program. */
+const char *vr_progname = "vpmustat";
+
+static volatile sig_atomic_t interrupted;
+
+static void
+on_signal(int sig)
+{
+	interrupted = sig;
+}
+
+static double
+since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return ((double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9);
+}
+
+/* /dev/kvm is missing or unusable: a skip where the caller asked for one. */
+static int
+no_kvm(const char *what)
+{
+	const char *skip = getenv("VPMU_SKIP_NO_KVM");
+
+	if (skip != NULL && strcmp(skip, "1") == 0) {
+		printf("SKIP: %s\n", what);
+		return (VS_EXIT_SKIP);
+	}
+	fprintf(stderr, "vpmustat: %s\n", what);
+	return (VS_EXIT_HOST);
+}
+
+/*
+ * End the run from the main thread (SIGINT): run.c's rule -- the first
+ * stop sets the status, and every vCPU is kicked out of KVM_RUN with
+ * immediate_exit and run.c's kick signal (SIGRTMIN, whose handler
+ * vr_run_prepare() installed).
+ */
+static void
+stop_run(struct vr_vm *vm, int status)
+{
+	unsigned i;
+
+	pthread_mutex_lock(&vm->lock);
+	if (!vm->stopping) {
+		vm->status = status;
+		__atomic_store_n(&vm->stopping, 1, __ATOMIC_RELEASE);
+		for (i = 0; i < vm->nvcpus; i++)
+			if (vm->vcpu[i].started) {
+				__atomic_store_n(&vm->vcpu[i].run->immediate_exit, 1,
+				    __ATOMIC_RELEASE);
+				pthread_kill(vm->vcpu[i].thread, SIGRTMIN);
+			}
+	}
+	pthread_mutex_unlock(&vm->lock);
+}
+
+/* ---- the VM, in <vpmu/kvm.h>'s order ------------------------------------------------ */
+
+static int
+vm_setup(struct vs_live_opts *o, struct vr_vm *vm, vpmu_config **cfgp)
+{
+	static struct vpmu_exact_params exact_params;	/* CPI 1; the vendor */
+	const struct vpmu_source_ops *src;
+	struct kvm_userspace_memory_region region;
+	struct kvm_cpuid2 *cpuid = NULL;
+	struct vpmu_model model;
+	struct vr_image img;
+	uint8_t *file = NULL;
+	size_t flen, i;
+	char err[256];
+	unsigned max = 0;
+	long api;
+	int e;
+
+	if (vpmu_model_parse(o->pmu, &model, err, sizeof(err)) != 0) {
+		fprintf(stderr, "vpmustat: --pmu %s: %s\n", o->pmu, err);
+		return (VS_EXIT_USAGE);
+	}
+	if ((src = vpmu_source_lookup(o->source)) == NULL) {
+		fprintf(stderr, "vpmustat: --source %s: no such source (exact, perf, "
+		    "synthetic)\n", o->source);
+		return (VS_EXIT_USAGE);
+	}
+	vm->nvcpus = o->vcpus;
+	vm->ram_size = (uint64_t)o->mem * MiB;
+	vm->ram = mmap(NULL, vm->ram_size, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (vm->ram == MAP_FAILED) {
+		vm->ram = NULL;
+		fprintf(stderr, "vpmustat: guest RAM (%u MiB): %s\n", o->mem, strerror(errno));
+		return (VS_EXIT_HOST);
+	}
+	if (vr_elf_read(o->guest, &file, &flen, err, sizeof(err)) < 0 ||
+	    vr_elf_load(file, flen, vm->ram, vm->ram_size, &img, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vpmustat: %s%s%s\n", file ? o->guest : "",
+		    file ? ": " : "", err);
+		free(file);
+		return (VS_EXIT_USAGE);
+	}
+	free(file);
+	if ((uint64_t)vm->nvcpus * VR_STACK_SIZE > vm->ram_size ||
+	    vm->ram_size - (uint64_t)vm->nvcpus * VR_STACK_SIZE < img.hi) {
+		fprintf(stderr, "vpmustat: %s: %u MiB of RAM holds the image but not "
+		    "the vCPU stacks above it; raise --mem\n", o->guest, o->mem);
+		return (VS_EXIT_USAGE);
+	}
+	vr_boot_tables(vm->ram);
+
+	if ((vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC)) < 0) {
+		snprintf(err, sizeof(err), "/dev/kvm: %s", strerror(errno));
+		return (no_kvm(err));
+	}
+	if ((api = ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0)) != KVM_API) {
+		snprintf(err, sizeof(err), "/dev/kvm: KVM API version %ld, want %d", api,
+		    KVM_API);
+		return (no_kvm(err));
+	}
+	exact_params.vendor = model.vendor;
+	if ((e = vpmu_config_create(cfgp)) != 0 ||
+	    (e = vpmu_config_set_vcpus(*cfgp, vm->nvcpus)) != 0 ||
+	    (e = vpmu_config_set_model(*cfgp, &model)) != 0 ||
+	    (e = vpmu_config_set_source(*cfgp, src, src == &vpmu_source_exact ?
+	    (void *)&exact_params : NULL)) != 0 ||
+	    (e = vpmu_config_set_capacity(*cfgp, o->host_counters)) != 0 ||
+	    (o->mux_us != 0 &&
+	    (e = vpmu_config_set_mux_interval(*cfgp, (uint64_t)o->mux_us * 1000)) != 0)) {
+		fprintf(stderr, "vpmustat: libvpmu configuration: %s\n", vpmu_strerror(e));
+		return (VS_EXIT_HOST);
+	}
+	for (i = 0; i < o->ntunables; i++)
+		if ((e = vpmu_config_set_tunable(*cfgp, o->tunables[i].name,
+		    o->tunables[i].value)) != 0) {
+			fprintf(stderr, "vpmustat: --tunable %s: %s\n", o->tunables[i].name,
+			    vpmu_strerror(e));
+			return (VS_EXIT_USAGE);
+		}
+	if ((e = vpmu_vm_create(*cfgp, &vm->pmu)) != 0) {
+		fprintf(stderr, "vpmustat: vpmu_vm_create: %s\n", vpmu_strerror(e));
+		return (VS_EXIT_HOST);
+	}
+	if ((vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0)) < 0) {
+		snprintf(err, sizeof(err), "KVM_CREATE_VM: %s", strerror(errno));
+		return (no_kvm(err));
+	}
+	if ((e = vpmu_kvm_create(vm->pmu, vm->vm_fd, &vm->k)) != 0) {
+		fprintf(stderr, "vpmustat: vpmu_kvm_create: %s\n", vpmu_strerror(e));
+		return (VS_EXIT_HOST);
+	}
+	memset(&region, 0, sizeof(region));
+	region.memory_size = vm->ram_size;
+	region.userspace_addr = (uintptr_t)vm->ram;
+	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, TSS_ADDR_KVM) < 0 ||
+	    ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &region) < 0) {
+		fprintf(stderr, "vpmustat: KVM_SET_TSS_ADDR / KVM_SET_USER_MEMORY_REGION: "
+		    "%s\n", strerror(errno));
+		return (VS_EXIT_HOST);
+	}
+	if ((e = vpmu_kvm_add_memory(vm->k, 0, vm->ram_size, vm->ram)) != 0) {
+		fprintf(stderr, "vpmustat: vpmu_kvm_add_memory: %s\n", vpmu_strerror(e));
+		return (VS_EXIT_HOST);
+	}
+	if ((api = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0)) <= 0) {
+		fprintf(stderr, "vpmustat: KVM_GET_VCPU_MMAP_SIZE: %s\n", strerror(errno));
+		return (VS_EXIT_HOST);
+	}
+	vm->run_size = (size_t)api;
+	if ((cpuid = vr_supported_cpuid(vm->kvm_fd, &max)) == NULL) {
+		fprintf(stderr, "vpmustat: KVM_GET_SUPPORTED_CPUID: %s\n", strerror(errno));
+		return (VS_EXIT_HOST);
+	}
+	for (i = 0; i < vm->nvcpus; i++) {
+		vm->vcpu[i].vm = vm;
+		vm->vcpu[i].index = (unsigned)i;
+		if (vr_vcpu_setup(vm, &vm->vcpu[i], cpuid, max, &img) < 0) {
+			free(cpuid);
+			return (VS_EXIT_HOST);
+		}
+	}
+	free(cpuid);
+	return (0);
+}
+
+static void
+vm_teardown(struct vr_vm *vm, vpmu_config *cfg)
+{
+	size_t i;
+
+	if (vm->k != NULL)
+		vpmu_kvm_destroy(vm->k);
+	for (i = 0; i < VR_MAX_VCPUS; i++) {
+		if (vm->vcpu[i].run != NULL)
+			munmap(vm->vcpu[i].run, vm->run_size);
+		if (vm->vcpu[i].fd >= 0)
+			close(vm->vcpu[i].fd);
+	}
+	if (vm->vm_fd >= 0)
+		close(vm->vm_fd);
+	if (vm->kvm_fd >= 0)
+		close(vm->kvm_fd);
+	vpmu_vm_destroy(vm->pmu);
+	if (cfg != NULL)
+		vpmu_config_destroy(cfg);
+	if (vm->ram != NULL)
+		munmap(vm->ram, vm->ram_size);
+}
+
+/* ---- the PMCs ------------------------------------------------------------------------ */
+
+static int
+op_fail(const char *what, const char *ev, int err)
+{
+	fprintf(stderr, "vpmustat: %s%s%s: %s\n", what, ev ? " " : "", ev ? ev : "",
+	    vpmu_strerror(err));
+	return (VS_EXIT_HOST);
+}
+
+static int
+pmc_add(struct live *l, const struct vs_event *ev, uint32_t cpu)
+{
+	static const uint32_t modes[] = { [VS_SS] = VPMU_MODE_SS, [VS_SC] = VPMU_MODE_SC,
+	    [VS_TS] = VPMU_MODE_TS, [VS_TC] = VPMU_MODE_TC };
+	struct vpmu_pmc_alloc a;
+	struct pmc *p = &l->pmc[l->npmc];
+	bool sampling = ev->scope == VS_SS || ev->scope == VS_TS;
+	char why[200];
+	int err;
+
+	memset(&a, 0, sizeof(a));
+	a.caps = ev->caps;
+	a.cmask = ev->cmask;
+	a.cpu = cpu;
+	a.cls = VPMU_CLASS_PV;
+	a.event = ev->event;
+	a.raw = ev->raw;
+	a.mode = modes[ev->scope];
+	a.flags = sampling && l->o->callchain ? VPMU_F_CALLCHAIN : 0;
+	a.count = sampling ? l->o->rate : 0;
+	if ((err = vpmu_pmc_allocate(l->vm->pmu, &caller, &a)) != 0) {
+		if (err == EINVAL && l->npmc > 0)
+			fprintf(stderr, "vpmustat: event %s: no free PMC: the paravirtual "
+			    "class has 16 rows, shared by -S/-s (one row per event) "
+			    "and -P/-p (one row each)\n", ev->name);
+		return (op_fail("PMCALLOCATE", ev->name, err));
+	}
+	p->ev = ev;
+	p->cpu = cpu;
+	p->id = a.pmcid;
+	if (cpu == VPMU_CPU_ANY) {
+		snprintf(p->label, sizeof(p->label), "p/%s", ev->name);
+		if ((err = vpmu_pmc_attach(l->vm->pmu, &caller, p->id, GUEST_PID)) != 0)
+			return (op_fail("PMCATTACH", ev->name, err));
+	} else
+		snprintf(p->label, sizeof(p->label), "s/%02u/%s", cpu, ev->name);
+	l->npmc++;
+	/* Never a silent zero: say when the source cannot count the event. */
+	if (cpu != VPMU_CPU_ANY && cpu != 0)
+		return (0);
+	if (vpmu_pmc_get_unsupported(l->vm->pmu, caller.pid, p->id, why, sizeof(why)) ==
+	    EOPNOTSUPP)
+		fprintf(stderr, "vpmustat: warning: event %s: source %s does not count "
+		    "it: %s\n", ev->name, l->o->source, why[0] ? why : "unsupported");
+	return (0);
+}
+
+/*
+ * The guest's process, pid 1, named by the guest's path.  Before the log:
+ * pid 1 is also the caller, and an exec releases what its process owns
+ * (its log too), as hwpmc does.
+ */
+static int
+proc_setup(struct live *l)
+{
+	int err;
+
+	if ((err = vpmu_proc_create(l->vm->pmu, &caller, 0)) != 0)
+		return (op_fail("vpmu_proc_create", NULL, err));
+	if ((err = vpmu_proc_exec(l->vm->pmu, GUEST_PID, l->o->guest, NULL)) != 0)
+		return (op_fail("vpmu_proc_exec", NULL, err));
+	return (0);
+}
+
+static int
+pmcs_setup(struct live *l)
+{
+	const struct vs_event *ev;
+	unsigned i, c;
+	long min;
+	int err, ret;
+
+	/* hwpmc clamps a sampling rate below mincount: say so. */
+	if (l->sampling && vpmu_vm_get_tunable(l->vm->pmu, "mincount", &min) == 0 &&
+	    min > 0 && l->o->rate < (uint64_t)min) {
+		fprintf(stderr, "vpmustat: warning: -n %" PRIu64 " is below the tunable "
+		    "mincount (%ld): one sample every %ld events (--tunable mincount=N "
+		    "lowers it)\n", l->o->rate, min, min);
+		l->o->rate = (uint64_t)min;
+	}
+
+	for (i = 0; i < l->o->nev; i++) {
+		ev = &l->o->ev[i];
+		if (ev->scope == VS_SS || ev->scope == VS_SC) {
+			for (c = 0; c < l->vm->nvcpus; c++)
+				if ((ret = pmc_add(l, ev, c)) != 0)
+					return (ret);
+		} else if ((ret = pmc_add(l, ev, VPMU_CPU_ANY)) != 0)
+			return (ret);
+	}
+	if (l->process)
+		for (c = 0; c < l->vm->nvcpus; c++)
+			if ((err = vpmu_proc_switch_in(l->vm->pmu, c, GUEST_PID,
+			    GUEST_PID + (int32_t)c)) != 0)
+				return (op_fail("vpmu_proc_switch_in", NULL, err));
+	for (i = 0; i < l->npmc; i++)
+		if ((err = vpmu_pmc_start(l->vm->pmu, &caller, l->pmc[i].id)) != 0)
+			return (op_fail("PMCSTART", l->pmc[i].ev->name, err));
+	return (0);
+}
+
+/* ---- while it runs ------------------------------------------------------------------- */
+
+static bool
+is_counting(const struct pmc *p)
+{
+	return (p->ev->scope == VS_SC || p->ev->scope == VS_TC);
+}
+
+static int
+colw(const struct pmc *p)
+{
+	int w = (int)strlen(p->label);
+
+	return (w < 14 ? 14 : w);
+}
+
+static void
+count_header(struct live *l)
+{
+	unsigned i;
+
+	fprintf(l->out, "#");
+	for (i = 0; i < l->npmc; i++)
+		if (is_counting(&l->pmc[i]))
+			fprintf(l->out, " %*s", colw(&l->pmc[i]), l->pmc[i].label);
+	fprintf(l->out, "\n");
+}
+
+/* One row of counts: since the last row, or (-C) since the start. */
+static void
+count_row(struct live *l)
+{
+	struct pmc *p;
+	uint64_t v;
+	unsigned i;
+
+	fprintf(l->out, " ");
+	for (i = 0; i < l->npmc; i++) {
+		p = &l->pmc[i];
+		if (!is_counting(p))
+			continue;
+		if (vpmu_pmc_read(l->vm->pmu, &caller, p->id, &v) != 0)
+			v = p->last;
+		fprintf(l->out, " %*" PRIu64, colw(p), l->o->cumulative ? v : v - p->last);
+		p->last = v;
+	}
+	fprintf(l->out, "\n");
+	fflush(l->out);
+}
+
+static void
+progress_clear(struct live *l)
+{
+	if (l->progress_shown) {
+		fprintf(stderr, "\r\033[K");
+		l->progress_shown = false;
+	}
+}
+
+static void
+progress(struct live *l)
+{
+	struct vpmu_driverstats st;
+	struct stat sb;
+	double bytes = 0;
+
+	if (vpmu_vm_get_driverstats(l->vm->pmu, &caller, &st) != 0)
+		return;
+	if (l->logfd >= 0 && fstat(l->logfd, &sb) == 0)
+		bytes = (double)sb.st_size;
+	fprintf(stderr, "\r\033[Kvpmustat: %.1f s, %" PRIu32 " samples, %" PRIu32
+	    " dropped, log %.1f KiB written", since(&l->t0), st.intr_processed,
+	    st.intr_bufferfull + st.buffer_requests_failed, bytes / 1024.0);
+	fflush(stderr);
+	l->progress_shown = true;
+}
+
+static void
+watch(struct live *l)
+{
+	struct timespec tick = { 0, 100000000 };	/* 100 ms */
+	double next_row = l->o->wait_s, next_progress = 1.0, t;
+
+	while (!__atomic_load_n(&l->vm->stopping, __ATOMIC_ACQUIRE)) {
+		nanosleep(&tick, NULL);
+		if (interrupted) {
+			stop_run(l->vm, 128 + interrupted);
+			break;
+		}
+		t = since(&l->t0);
+		if (l->progress && t >= next_progress) {
+			progress(l);
+			next_progress = t + 0.25;
+		}
+		if (l->counting && l->o->wait_s != 0 && t >= next_row) {
+			if (l->progress && l->out == stderr)
+				progress_clear(l);
+			count_row(l);
+			next_row += l->o->wait_s;
+		}
+	}
+}
+
+/* ---- after the run --------------------------------------------------------------------- */
+
+/* Every sample taken is in the log: two whole sweeps after the vCPUs stopped. */
+static void
+wait_sweeps(struct live *l)
+{
+	struct vpmu_driverstats st;
+	struct timespec ms = { 0, 1000000 };
+	uint32_t s0;
+	int i;
+
+	if (vpmu_vm_get_driverstats(l->vm->pmu, &caller, &st) != 0)
+		return;
+	s0 = st.log_sweeps;
+	for (i = 0; i < 5000; i++) {
+		nanosleep(&ms, NULL);
+		if (vpmu_vm_get_driverstats(l->vm->pmu, &caller, &st) != 0 ||
+		    st.log_sweeps - s0 >= 2)
+			return;
+	}
+	fprintf(stderr, "vpmustat: warning: the sample sweeper did not run: samples "
+	    "may be missing from the log\n");
+}
+
+static void
+totals(struct live *l)
+{
+	struct pmc *p;
+	unsigned i;
+	int w = 0;
+
+	for (i = 0; i < l->npmc; i++)
+		if (is_counting(&l->pmc[i]) && (int)strlen(l->pmc[i].label) > w)
+			w = (int)strlen(l->pmc[i].label);
+	fprintf(l->out, "vpmustat: totals\n");
+	for (i = 0; i < l->npmc; i++) {
+		p = &l->pmc[i];
+		if (is_counting(p))
+			fprintf(l->out, "  %-*s %20" PRIu64 "\n", w, p->label, p->total);
+	}
+}
+
+static int
+finish_log(struct live *l)
+{
+	int err, ret = 0;
+
+	if (l->sampling)
+		wait_sweeps(l);
+	if ((err = vpmu_vm_op(l->vm->pmu, &caller, VPMU_OP_FLUSHLOG, NULL)) != 0) {
+		fprintf(stderr, "vpmustat: FLUSHLOG: %s\n", vpmu_strerror(err));
+		ret = -1;
+	}
+	if ((err = vpmu_vm_op(l->vm->pmu, &caller, VPMU_OP_CLOSELOG, NULL)) != 0) {
+		fprintf(stderr, "vpmustat: CLOSELOG: %s\n", vpmu_strerror(err));
+		ret = -1;
+	}
+	return (ret);
+}
+
+/* The log read back: the report and the files asked for. */
+static int
+report(struct live *l)
+{
+	struct vs_profile p;
+	struct vs_symtab syms = { 0 };
+	char err[256];
+	unsigned i;
+	int fd, ret;
+
+	if (vs_symtab_load(&syms, l->o->guest, err, sizeof(err)) < 0)
+		fprintf(stderr, "vpmustat: warning: symbols: %s\n", err);
+	vs_profile_init(&p, &syms);
+	for (i = 0; i < l->npmc; i++)
+		vs_profile_name_pmc(&p, l->pmc[i].id, l->pmc[i].ev->name);
+	/* An -O file is read through its name (it may be a FIFO's other end: not read). */
+	if (l->o->log != NULL) {
+		if ((fd = open(l->o->log, O_RDONLY | O_CLOEXEC)) < 0) {
+			fprintf(stderr, "vpmustat: %s: %s\n", l->o->log, strerror(errno));
+			vs_symtab_free(&syms);
+			return (VS_EXIT_HOST);
+		}
+	} else {
+		fd = l->logfd;
+		(void)lseek(fd, 0, SEEK_SET);
+	}
+	if (vs_profile_read(&p, fd, NULL) < 0)
+		fprintf(stderr, "vpmustat: the log: %s\n", p.error);
+	if (fd != l->logfd)
+		close(fd);
+	if (l->o->log != NULL)
+		fprintf(l->out, "vpmustat: log %s\n", l->o->log);
+	ret = vs_outputs(&p, l->out, l->o->top, l->o->event, l->o->graph, l->o->folded,
+	    l->o->svg, l->o->guest);
+	vs_profile_free(&p);
+	vs_symtab_free(&syms);
+	return (ret);
+}
+
+/* ---- the whole run ---------------------------------------------------------------------- */
+
+static int
+open_log(struct live *l)
+{
+	char path[] = "/tmp/vpmustat-XXXXXX";
+	const char *tmp = getenv("TMPDIR");
+	char tpath[4096];
+	struct stat sb;
+
+	if (l->o->log != NULL) {
+		l->logfd = open(l->o->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (l->logfd < 0) {
+			fprintf(stderr, "vpmustat: -O %s: %s\n", l->o->log, strerror(errno));
+			return (VS_EXIT_USAGE);
+		}
+		/* Only a regular file is read back for the report. */
+		l->readable = fstat(l->logfd, &sb) == 0 && S_ISREG(sb.st_mode);
+		if (!l->readable && l->sampling)
+			fprintf(stderr, "vpmustat: -O %s is not a regular file: no report "
+			    "(read it later with -R)\n", l->o->log);
+		return (0);
+	}
+	if (tmp != NULL && tmp[0] != '\0' &&
+	    (size_t)snprintf(tpath, sizeof(tpath), "%s/vpmustat-XXXXXX", tmp) < sizeof(tpath))
+		l->logfd = mkstemp(tpath);
+	else {
+		l->logfd = mkstemp(path);
+		snprintf(tpath, sizeof(tpath), "%s", path);
+	}
+	if (l->logfd < 0) {
+		fprintf(stderr, "vpmustat: a temporary log file: %s\n", strerror(errno));
+		return (VS_EXIT_HOST);
+	}
+	unlink(tpath);			/* read back through the descriptor */
+	l->readable = true;
+	return (0);
+}
+
+int
+vs_live(struct vs_live_opts *o, const char *modelstr)
+{
+	static struct vr_vm vm;		/* large; zeroed */
+	struct vpmu_op_configurelog cl;
+	struct vpmu_driverstats st;
+	struct sigaction sa;
+	vpmu_config *cfg = NULL;
+	struct live l;
+	double secs;
+	unsigned i;
+	int ret, err, status;
+
+	memset(&l, 0, sizeof(l));
+	l.o = o;
+	l.vm = &vm;
+	l.logfd = -1;
+	l.out = stderr;
+	vm.kvm_fd = vm.vm_fd = -1;
+	for (i = 0; i < VR_MAX_VCPUS; i++)
+		vm.vcpu[i].fd = -1;
+	pthread_mutex_init(&vm.lock, NULL);
+	for (i = 0; i < o->nev; i++) {
+		l.sampling |= o->ev[i].scope == VS_SS || o->ev[i].scope == VS_TS;
+		l.counting |= o->ev[i].scope == VS_SC || o->ev[i].scope == VS_TC;
+		l.process |= o->ev[i].scope == VS_TS || o->ev[i].scope == VS_TC;
+	}
+
+	if (o->out != NULL && (l.out = fopen(o->out, "w")) == NULL) {
+		fprintf(stderr, "vpmustat: -o %s: %s\n", o->out, strerror(errno));
+		l.out = stderr;
+		ret = VS_EXIT_USAGE;
+		goto out;
+	}
+	if ((ret = vm_setup(o, &vm, &cfg)) != 0)
+		goto out;
+	if (l.process && (ret = proc_setup(&l)) != 0)
+		goto out;
+	/* The log before the PMCs: their PMCALLOCATE records go to it. */
+	if (l.sampling || o->log != NULL) {
+		if ((ret = open_log(&l)) != 0)
+			goto out;
+		cl.flags = 0;
+		cl.logfd = l.logfd;
+		if ((err = vpmu_vm_op(vm.pmu, &caller, VPMU_OP_CONFIGURELOG, &cl)) != 0) {
+			ret = op_fail("CONFIGURELOG", NULL, err);
+			goto out;
+		}
+	}
+	if ((ret = pmcs_setup(&l)) != 0)
+		goto out;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	l.progress = isatty(STDERR_FILENO) && l.sampling;
+	fprintf(stderr, "vpmustat: %s: model %s, source %s, %u vCPU%s", o->guest, modelstr,
+	    o->source, vm.nvcpus, vm.nvcpus == 1 ? "" : "s");
+	if (l.sampling)
+		fprintf(stderr, ", sampling every %" PRIu64 " events%s", o->rate,
+		    o->callchain ? " with call chains" : "");
+	fprintf(stderr, "\n");
+	if (l.counting && o->wait_s != 0)
+		count_header(&l);
+	clock_gettime(CLOCK_MONOTONIC, &l.t0);
+	if (vr_run_prepare() < 0) {
+		ret = VS_EXIT_HOST;
+		goto out;
+	}
+	(void)vr_run_start(&vm);
+	watch(&l);
+	vr_run_wait(&vm);
+	secs = since(&l.t0);
+	status = vm.status;
+	progress_clear(&l);
+
+	/* The counts, then the PMCs stopped, then the log closed. */
+	for (i = 0; i < l.npmc; i++) {
+		if (is_counting(&l.pmc[i]) &&
+		    (err = vpmu_pmc_read(vm.pmu, &caller, l.pmc[i].id, &l.pmc[i].total)) != 0)
+			fprintf(stderr, "vpmustat: PMCRW %s: %s\n", l.pmc[i].label,
+			    vpmu_strerror(err));
+		(void)vpmu_pmc_stop(vm.pmu, &caller, l.pmc[i].id);
+	}
+	if (l.logfd >= 0 && finish_log(&l) < 0)
+		status = status != 0 ? status : VS_EXIT_HOST;
+	if (vpmu_vm_get_driverstats(vm.pmu, &caller, &st) != 0)
+		memset(&st, 0, sizeof(st));
+	if (vm.guest_exit)
+		fprintf(stderr, "vpmustat: the guest exited with status %d after %.2f s",
+		    vm.status, secs);
+	else if (interrupted)
+		fprintf(stderr, "vpmustat: interrupted after %.2f s", secs);
+	else
+		fprintf(stderr, "vpmustat: the run ended without a guest exit (status %d) "
+		    "after %.2f s", vm.status, secs);
+	if (l.sampling)
+		fprintf(stderr, "; %" PRIu32 " samples, %" PRIu32 " dropped (ring full), %"
+		    PRIu32 " log buffers unavailable", st.intr_processed, st.intr_bufferfull,
+		    st.buffer_requests_failed);
+	fprintf(stderr, "\n");
+	if (l.counting)
+		totals(&l);
+	if (l.sampling && l.readable && (err = report(&l)) != 0 && status == 0)
+		status = err;
+	ret = status;
+out:
+	if (l.out != stderr && l.out != NULL && fclose(l.out) != 0 && ret == 0) {
+		fprintf(stderr, "vpmustat: -o %s: %s\n", o->out, strerror(errno));
+		ret = VS_EXIT_HOST;
+	}
+	vm_teardown(&vm, cfg);
+	if (l.logfd >= 0)
+		close(l.logfd);
+	pthread_mutex_destroy(&vm.lock);
+	return (ret);
+}

@@ -1,0 +1,705 @@
+/*
+ * profile.c -- a pmclog log read back into profiles.
+ *
+ * Every record is read with libvpmu's reader (vpmu_pmclog_read()).  The
+ * PMC allocations name the events; each CALLCHAIN record is a sample of
+ * the event of its PMC: pc[0] the guest RIP, pc[1..] return addresses.
+ * A return address points after its CALL, so it is looked up one byte
+ * back (a CALL at the very end of a function still names that function).
+ *
+ * Per event: a call tree from the root ("all") through the chain's frames,
+ * outermost first; per function the samples it is the leaf of (self) and
+ * the samples it is anywhere in (total, once per sample however deep the
+ * recursion); per caller -> callee pair the samples with that call on the
+ * stack; per leaf address its samples.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <vpmu/pmclog.h>
+
+#include "vpmustat.h"
+
+#define ROOT	UINT32_MAX
+
+static void
+oom(void)
+{
+	fprintf(stderr, "vpmustat: out of memory\n");
+	exit(VS_EXIT_HOST);
+}
+
+static void *
+grow(void *p, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return (p);
+	*cap = *cap ? *cap * 2 : 64;
+	if ((p = realloc(p, *cap * size)) == NULL)
+		oom();
+	return (p);
+}
+
+/* ---- a map from 64-bit keys (open addressing, linear probing) ---------------------- */
+
+static size_t
+map_slot(uint64_t key, size_t cap)
+{
+	key ^= key >> 33;
+	key *= UINT64_C(0xff51afd7ed558ccd);
+	key ^= key >> 33;
+	return ((size_t)key & (cap - 1));
+}
+
+/* The value of key, or -1. */
+static int64_t
+map_get(const struct vs_map *m, uint64_t key)
+{
+	size_t i;
+
+	if (m->cap == 0)
+		return (-1);
+	for (i = map_slot(key, m->cap); m->vals[i] != 0; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == key)
+			return ((int64_t)m->vals[i] - 1);
+	return (-1);
+}
+
+static void
+map_put(struct vs_map *m, uint64_t key, uint32_t val)
+{
+	struct vs_map old = *m;
+	size_t i;
+
+	if (2 * (m->n + 1) > m->cap) {
+		m->cap = m->cap ? m->cap * 2 : 256;
+		m->n = 0;
+		if ((m->keys = calloc(m->cap, sizeof(*m->keys))) == NULL ||
+		    (m->vals = calloc(m->cap, sizeof(*m->vals))) == NULL)
+			oom();
+		for (i = 0; i < old.cap; i++)
+			if (old.vals[i] != 0)
+				map_put(m, old.keys[i], old.vals[i] - 1);
+		free(old.keys);
+		free(old.vals);
+	}
+	for (i = map_slot(key, m->cap); m->vals[i] != 0; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == key)
+			break;
+	if (m->vals[i] == 0)
+		m->n++;
+	m->keys[i] = key;
+	m->vals[i] = val + 1;
+}
+
+static void
+map_free(struct vs_map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+void
+vs_profile_init(struct vs_profile *p, const struct vs_symtab *syms)
+{
+	memset(p, 0, sizeof(*p));
+	p->syms = syms;
+}
+
+static void
+node_free(struct vs_node *n)
+{
+	struct vs_node *c, *next;
+
+	for (c = n->child; c != NULL; c = next) {
+		next = c->next;
+		node_free(c);
+		free(c);
+	}
+	n->child = NULL;
+}
+
+void
+vs_profile_free(struct vs_profile *p)
+{
+	struct vs_evprof *e;
+	size_t i, j;
+
+	for (i = 0; i < p->nev; i++) {
+		e = &p->ev[i];
+		node_free(&e->root);
+		for (j = 0; j < e->nfuncs; j++)
+			free(e->funcs[j].name);
+		free(e->funcs);
+		free(e->edges);
+		free(e->addrs);
+		map_free(&e->leaf_map);
+		map_free(&e->ret_map);
+		map_free(&e->edge_map);
+		map_free(&e->addr_map);
+	}
+	free(p->ev);
+	p->ev = NULL;
+	p->nev = 0;
+}
+
+void
+vs_profile_name_pmc(struct vs_profile *p, uint32_t id, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < p->npmcs; i++)
+		if (p->pmcs[i].id == id)
+			break;
+	if (i == p->npmcs) {
+		if (p->npmcs == sizeof(p->pmcs) / sizeof(p->pmcs[0]))
+			return;
+		p->npmcs++;
+	}
+	p->pmcs[i].id = id;
+	snprintf(p->pmcs[i].name, sizeof(p->pmcs[i].name), "%s", name);
+}
+
+static const char *
+pmc_name(const struct vs_profile *p, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < p->npmcs; i++)
+		if (p->pmcs[i].id == id)
+			return (p->pmcs[i].name);
+	return (NULL);
+}
+
+static struct vs_evprof *
+evprof(struct vs_profile *p, const char *name)
+{
+	struct vs_evprof *e;
+	size_t i;
+
+	for (i = 0; i < p->nev; i++)
+		if (strcmp(p->ev[i].name, name) == 0)
+			return (&p->ev[i]);
+	if ((e = realloc(p->ev, (p->nev + 1) * sizeof(*e))) == NULL)
+		oom();
+	p->ev = e;
+	e = &p->ev[p->nev++];
+	memset(e, 0, sizeof(*e));
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	e->root.func = ROOT;
+	return (e);
+}
+
+/*
+ * The function of a frame: a PC seen before is in a map; a new one is
+ * resolved and its function found by name (a search over the functions,
+ * once per distinct PC).
+ */
+static uint32_t
+func_of(const struct vs_profile *p, struct vs_evprof *e, uint64_t pc, bool leaf)
+{
+	struct vs_map *m = leaf ? &e->leaf_map : &e->ret_map;
+	const struct vs_sym *s;
+	char buf[32];
+	const char *name;
+	int64_t known;
+	size_t i;
+
+	if ((known = map_get(m, pc)) >= 0)
+		return ((uint32_t)known);
+	s = p->syms != NULL ? vs_symtab_find(p->syms, leaf ? pc : pc - 1, NULL) : NULL;
+	if (s != NULL)
+		name = s->name;
+	else {
+		snprintf(buf, sizeof(buf), "%#" PRIx64, pc);
+		name = buf;
+	}
+	for (i = e->nfuncs; i-- > 0; )
+		if (strcmp(e->funcs[i].name, name) == 0)
+			break;
+	if (i == SIZE_MAX) {
+		e->funcs = grow(e->funcs, &e->capfuncs, e->nfuncs, sizeof(*e->funcs));
+		memset(&e->funcs[e->nfuncs], 0, sizeof(e->funcs[0]));
+		if ((e->funcs[e->nfuncs].name = strdup(name)) == NULL)
+			oom();
+		i = e->nfuncs++;
+	}
+	map_put(m, pc, (uint32_t)i);
+	return ((uint32_t)i);
+}
+
+static struct vs_node *
+child_of(struct vs_node *n, uint32_t func)
+{
+	struct vs_node *c;
+
+	for (c = n->child; c != NULL; c = c->next)
+		if (c->func == func)
+			return (c);
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		oom();
+	c->func = func;
+	c->next = n->child;
+	n->child = c;
+	return (c);
+}
+
+static void
+count_edge(struct vs_evprof *e, uint32_t caller, uint32_t callee, uint64_t serial)
+{
+	uint64_t key = (uint64_t)caller << 32 | callee;
+	int64_t known = map_get(&e->edge_map, key);
+	size_t i;
+
+	if (known >= 0)
+		i = (size_t)known;
+	else {
+		e->edges = grow(e->edges, &e->capedges, e->nedges, sizeof(*e->edges));
+		i = e->nedges++;
+		e->edges[i] = (struct vs_edge){ caller, callee, 0, 0 };
+		map_put(&e->edge_map, key, (uint32_t)i);
+	}
+	if (e->edges[i].mark != serial) {
+		e->edges[i].mark = serial;
+		e->edges[i].count++;
+	}
+}
+
+static void
+count_addr(struct vs_evprof *e, uint64_t pc)
+{
+	int64_t known = map_get(&e->addr_map, pc);
+
+	if (known >= 0) {
+		e->addrs[known].count++;
+		return;
+	}
+	e->addrs = grow(e->addrs, &e->capaddrs, e->naddrs, sizeof(*e->addrs));
+	map_put(&e->addr_map, pc, (uint32_t)e->naddrs);
+	e->addrs[e->naddrs++] = (struct vs_addr){ pc, 1 };
+}
+
+/* One CALLCHAIN record. */
+static void
+add_sample(struct vs_profile *p, const struct vpmu_pmclog_ev *ev)
+{
+	uint32_t f[VPMU_PMCLOG_CALLCHAIN_MAX];
+	const char *name = pmc_name(p, ev->u.callchain.pmcid);
+	char buf[32];
+	struct vs_evprof *e;
+	struct vs_node *n;
+	uint32_t i, npc = ev->u.callchain.npc;
+
+	if (name == NULL) {
+		snprintf(buf, sizeof(buf), "pmc %#" PRIx32, ev->u.callchain.pmcid);
+		name = buf;
+	}
+	e = evprof(p, name);
+	if (npc == 0)
+		return;
+	e->samples++;
+	if (VPMU_PMCLOG_CPUFLAGS_FLAGS(ev->u.callchain.cpuflags) & VPMU_PMCLOG_CC_F_USERSPACE)
+		e->user++;
+	for (i = 0; i < npc; i++)
+		f[i] = func_of(p, e, ev->u.callchain.pc[i], i == 0);
+	count_addr(e, ev->u.callchain.pc[0]);
+	e->funcs[f[0]].self++;
+	/* Root first: the outermost frame is the last of the chain. */
+	n = &e->root;
+	n->total++;
+	for (i = npc; i-- > 0; ) {
+		n = child_of(n, f[i]);
+		n->total++;
+		if (e->funcs[f[i]].mark != e->samples) {
+			e->funcs[f[i]].mark = e->samples;
+			e->funcs[f[i]].total++;
+		}
+		if (i + 1 < npc)
+			count_edge(e, f[i + 1], f[i], e->samples);
+	}
+	n->self++;
+}
+
+/* ---- the record dump ------------------------------------------------------------ */
+
+static void
+dump_record(FILE *f, const struct vs_profile *p, const struct vpmu_pmclog_ev *ev)
+{
+	const char *tn = vpmu_pmclog_type_name(ev->type);
+	char sym[160];
+	uint32_t i;
+
+	fprintf(f, "0x%08" PRIx64 " %-14s tsc=%" PRIu64, ev->offset, tn ? tn : "?", ev->tsc);
+	switch (ev->type) {
+	case VPMU_PMCLOG_INITIALIZE:
+		fprintf(f, " version=%#010" PRIx32 " cputype=%#" PRIx32 " tsc_freq=%"
+		    PRIu64 " time=%" PRId64 ".%09" PRId64 " cpuid=\"%s\"",
+		    ev->u.initialize.version, ev->u.initialize.cputype,
+		    ev->u.initialize.tsc_freq, ev->u.initialize.sec,
+		    ev->u.initialize.nsec, ev->u.initialize.cpuid);
+		break;
+	case VPMU_PMCLOG_PMCALLOCATE:
+		fprintf(f, " pmcid=%#" PRIx32 " event=%#" PRIx32 " flags=%#" PRIx32
+		    " rate=%" PRIu64, ev->u.pmcallocate.pmcid, ev->u.pmcallocate.event,
+		    ev->u.pmcallocate.flags, ev->u.pmcallocate.rate);
+		break;
+	case VPMU_PMCLOG_PMCALLOCATEDYN:
+		fprintf(f, " pmcid=%#" PRIx32 " event=%#" PRIx32 " flags=%#" PRIx32
+		    " name=\"%s\"", ev->u.pmcallocatedyn.pmcid,
+		    ev->u.pmcallocatedyn.event, ev->u.pmcallocatedyn.flags,
+		    ev->u.pmcallocatedyn.evname);
+		break;
+	case VPMU_PMCLOG_PMCATTACH:
+		fprintf(f, " pmcid=%#" PRIx32 " pid=%" PRIu32 " path=\"%s\"",
+		    ev->u.pmcattach.pmcid, ev->u.pmcattach.pid, ev->u.pmcattach.path);
+		break;
+	case VPMU_PMCLOG_PMCDETACH:
+		fprintf(f, " pmcid=%#" PRIx32 " pid=%" PRIu32, ev->u.pmcdetach.pmcid,
+		    ev->u.pmcdetach.pid);
+		break;
+	case VPMU_PMCLOG_PROCCSW:
+		fprintf(f, " pmcid=%#" PRIx32 " pid=%" PRIu32 " tid=%" PRIu32
+		    " value=%" PRIu64, ev->u.proccsw.pmcid, ev->u.proccsw.pid,
+		    ev->u.proccsw.tid, ev->u.proccsw.value);
+		break;
+	case VPMU_PMCLOG_PROCEXEC:
+		fprintf(f, " pid=%" PRIu32 " pmcid=%#" PRIx32 " path=\"%s\"",
+		    ev->u.procexec.pid, ev->u.procexec.pmcid, ev->u.procexec.path);
+		break;
+	case VPMU_PMCLOG_PROCEXIT:
+		fprintf(f, " pmcid=%#" PRIx32 " pid=%" PRIu32 " value=%" PRIu64,
+		    ev->u.procexit.pmcid, ev->u.procexit.pid, ev->u.procexit.value);
+		break;
+	case VPMU_PMCLOG_PROCFORK:
+		fprintf(f, " oldpid=%" PRIu32 " newpid=%" PRIu32, ev->u.procfork.oldpid,
+		    ev->u.procfork.newpid);
+		break;
+	case VPMU_PMCLOG_USERDATA:
+		fprintf(f, " userdata=%#" PRIx32, ev->u.userdata.userdata);
+		break;
+	case VPMU_PMCLOG_CALLCHAIN:
+		fprintf(f, " pid=%" PRIu32 " tid=%" PRIu32 " pmcid=%#" PRIx32
+		    " cpu=%" PRIu32 " user=%" PRIu32 " npc=%" PRIu32,
+		    ev->u.callchain.pid, ev->u.callchain.tid, ev->u.callchain.pmcid,
+		    VPMU_PMCLOG_CPUFLAGS_CPU(ev->u.callchain.cpuflags),
+		    VPMU_PMCLOG_CPUFLAGS_FLAGS(ev->u.callchain.cpuflags) &
+		    VPMU_PMCLOG_CC_F_USERSPACE, ev->u.callchain.npc);
+		for (i = 0; i < ev->u.callchain.npc; i++) {
+			fprintf(f, "%s%#" PRIx64, i == 0 ? " pc=" : ",", ev->u.callchain.pc[i]);
+			if (p->syms != NULL && p->syms->n != 0) {
+				vs_symtab_format(p->syms, ev->u.callchain.pc[i], sym, sizeof(sym));
+				fprintf(f, "[%s]", sym);
+			}
+		}
+		break;
+	default:
+		break;
+	}
+	fputc('\n', f);
+}
+
+/* ---- reading ------------------------------------------------------------------------ */
+
+int
+vs_profile_read(struct vs_profile *p, int fd, FILE *dump)
+{
+	struct vpmu_pmclog_ev *ev;
+	vpmu_pmclog_reader *r;
+	uint64_t end = 0, last = 0;
+	struct stat st;
+	off_t start;
+	int err, state, ret = 0;
+
+	if ((ev = malloc(sizeof(*ev))) == NULL)
+		oom();
+	start = lseek(fd, 0, SEEK_CUR);
+	if ((err = vpmu_pmclog_open_fd(fd, &r)) != 0) {
+		snprintf(p->error, sizeof(p->error), "vpmu_pmclog_open_fd: %s",
+		    strerror(err));
+		free(ev);
+		return (-1);
+	}
+	while ((state = vpmu_pmclog_read(r, ev)) == VPMU_PMCLOG_OK) {
+		if (p->records == 0)
+			p->initialized = ev->type == VPMU_PMCLOG_INITIALIZE;
+		p->records++;
+		p->bytes += ev->len;
+		end = ev->offset + ev->len;
+		last = ev->type;
+		if (ev->type < sizeof(p->by_type) / sizeof(p->by_type[0]))
+			p->by_type[ev->type]++;
+		if (dump != NULL)
+			dump_record(dump, p, ev);
+		switch (ev->type) {
+		case VPMU_PMCLOG_INITIALIZE:
+			p->version = ev->u.initialize.version;
+			p->cputype = ev->u.initialize.cputype;
+			p->tsc_freq = ev->u.initialize.tsc_freq;
+			break;
+		case VPMU_PMCLOG_PMCALLOCATEDYN:
+			if (pmc_name(p, ev->u.pmcallocatedyn.pmcid) == NULL)
+				vs_profile_name_pmc(p, ev->u.pmcallocatedyn.pmcid,
+				    ev->u.pmcallocatedyn.evname);
+			break;
+		case VPMU_PMCLOG_PMCALLOCATE:
+			if (pmc_name(p, ev->u.pmcallocate.pmcid) == NULL) {
+				char name[64];
+
+				snprintf(name, sizeof(name), "event %#" PRIx32,
+				    ev->u.pmcallocate.event);
+				vs_profile_name_pmc(p, ev->u.pmcallocate.pmcid, name);
+			}
+			break;
+		case VPMU_PMCLOG_CALLCHAIN:
+			add_sample(p, ev);
+			break;
+		case VPMU_PMCLOG_DROPNOTIFY:
+			p->drops++;
+			break;
+		default:
+			break;
+		}
+	}
+	p->closed = last == VPMU_PMCLOG_CLOSELOG;
+	if (state == VPMU_PMCLOG_ERROR) {
+		snprintf(p->error, sizeof(p->error), "%s", vpmu_pmclog_error(r));
+		ret = -1;
+	} else if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && start >= 0 &&
+	    (uint64_t)st.st_size > (uint64_t)start + end) {
+		/* The reader leaves a cut record unread: say that there was one. */
+		snprintf(p->error, sizeof(p->error), "the log ends inside a record: "
+		    "%" PRIu64 " bytes after offset %" PRIu64 " are not a whole record",
+		    (uint64_t)st.st_size - (uint64_t)start - end, end);
+		ret = -1;
+	}
+	vpmu_pmclog_close(r);
+	free(ev);
+	return (ret);
+}
+
+const struct vs_evprof *
+vs_profile_event(const struct vs_profile *p, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < p->nev; i++)
+		if (name != NULL ? strcmp(p->ev[i].name, name) == 0 : p->ev[i].samples != 0)
+			return (&p->ev[i]);
+	return (NULL);
+}
+
+/* ---- the report ------------------------------------------------------------------------ */
+
+static const struct vs_evprof *sort_ev;		/* for the qsort comparators */
+
+static int
+func_cmp(const void *a, const void *b)
+{
+	const struct vs_func *x = &sort_ev->funcs[*(const uint32_t *)a];
+	const struct vs_func *y = &sort_ev->funcs[*(const uint32_t *)b];
+
+	if (x->self != y->self)
+		return (x->self > y->self ? -1 : 1);
+	if (x->total != y->total)
+		return (x->total > y->total ? -1 : 1);
+	return (strcmp(x->name, y->name));
+}
+
+static int
+addr_cmp(const void *a, const void *b)
+{
+	const struct vs_addr *x = a, *y = b;
+
+	if (x->count != y->count)
+		return (x->count > y->count ? -1 : 1);
+	return (x->pc < y->pc ? -1 : x->pc > y->pc);
+}
+
+static double
+pct(uint64_t n, uint64_t of)
+{
+	return (of != 0 ? 100.0 * (double)n / (double)of : 0.0);
+}
+
+static void
+report_event(FILE *f, const struct vs_profile *p, const struct vs_evprof *e, unsigned top)
+{
+	struct vs_addr *addrs;
+	uint32_t *order;
+	char sym[160];
+	size_t i, n;
+
+	fprintf(f, "\nevent %s: %" PRIu64 " samples (%" PRIu64 " in user mode)\n",
+	    e->name, e->samples, e->user);
+	if (e->samples == 0)
+		return;
+	if ((order = malloc(e->nfuncs * sizeof(*order))) == NULL)
+		oom();
+	for (i = 0; i < e->nfuncs; i++)
+		order[i] = (uint32_t)i;
+	sort_ev = e;
+	qsort(order, e->nfuncs, sizeof(*order), func_cmp);
+	fprintf(f, "  %7s %9s %7s %9s  %s\n", "self%", "self", "total%", "total",
+	    "function");
+	n = top != 0 && top < e->nfuncs ? top : e->nfuncs;
+	for (i = 0; i < n; i++) {
+		const struct vs_func *fn = &e->funcs[order[i]];
+
+		fprintf(f, "  %7.2f %9" PRIu64 " %7.2f %9" PRIu64 "  %s\n",
+		    pct(fn->self, e->samples), fn->self, pct(fn->total, e->samples),
+		    fn->total, fn->name);
+	}
+	if (n < e->nfuncs)
+		fprintf(f, "  (%zu more functions)\n", e->nfuncs - n);
+	free(order);
+
+	/* Where in the functions: the hottest sampled instructions. */
+	if ((addrs = malloc(e->naddrs * sizeof(*addrs))) == NULL)
+		oom();
+	memcpy(addrs, e->addrs, e->naddrs * sizeof(*addrs));
+	qsort(addrs, e->naddrs, sizeof(*addrs), addr_cmp);
+	n = e->naddrs < 10 ? e->naddrs : 10;
+	fprintf(f, "  hottest addresses:\n");
+	for (i = 0; i < n; i++) {
+		sym[0] = '\0';
+		if (p->syms != NULL && p->syms->n != 0)
+			vs_symtab_format(p->syms, addrs[i].pc, sym, sizeof(sym));
+		fprintf(f, "  %7.2f %9" PRIu64 "  %#-18" PRIx64 " %s\n",
+		    pct(addrs[i].count, e->samples), addrs[i].count, addrs[i].pc, sym);
+	}
+	free(addrs);
+}
+
+void
+vs_report(FILE *f, const struct vs_profile *p, unsigned top)
+{
+	static const char *const nosym = " (no symbols: give --elf)";
+	size_t i;
+
+	fprintf(f, "vpmustat: %" PRIu64 " records, %" PRIu64 " bytes; %s first, "
+	    "%s last; %" PRIu64 " CALLCHAIN, %" PRIu64 " DROPNOTIFY%s\n", p->records,
+	    p->bytes, p->initialized ? "INITIALIZE" : "no INITIALIZE",
+	    p->closed ? "CLOSELOG" : "no CLOSELOG",
+	    p->by_type[VPMU_PMCLOG_CALLCHAIN], p->drops,
+	    p->syms == NULL || p->syms->n == 0 ? nosym : "");
+	if (p->nev == 0)
+		fprintf(f, "no samples in the log\n");
+	for (i = 0; i < p->nev; i++)
+		report_event(f, p, &p->ev[i], top);
+}
+
+/* ---- the call graph ----------------------------------------------------------------------- */
+
+static int
+edge_cmp(const void *a, const void *b)
+{
+	const struct vs_edge *x = a, *y = b;
+	const struct vs_func *cx = &sort_ev->funcs[x->caller], *cy = &sort_ev->funcs[y->caller];
+	int c;
+
+	/* Callers by their total, then callees by the call's count. */
+	if (cx->total != cy->total)
+		return (cx->total > cy->total ? -1 : 1);
+	if ((c = strcmp(cx->name, cy->name)) != 0)
+		return (c);
+	if (x->count != y->count)
+		return (x->count > y->count ? -1 : 1);
+	return (strcmp(sort_ev->funcs[x->callee].name, sort_ev->funcs[y->callee].name));
+}
+
+void
+vs_callgraph(FILE *f, const struct vs_evprof *e)
+{
+	struct vs_edge *edges;
+	size_t i;
+
+	fprintf(f, "# vpmustat call graph: event %s, %" PRIu64 " samples\n", e->name,
+	    e->samples);
+	fprintf(f, "# caller -> callee: samples with the call on the stack, %% of all;"
+	    " self: samples in the function itself\n");
+	if ((edges = malloc((e->nedges + 1) * sizeof(*edges))) == NULL)
+		oom();
+	memcpy(edges, e->edges, e->nedges * sizeof(*edges));
+	sort_ev = e;
+	qsort(edges, e->nedges, sizeof(*edges), edge_cmp);
+	for (i = 0; i < e->nedges; i++) {
+		const struct vs_func *caller = &e->funcs[edges[i].caller];
+
+		if (i == 0 || edges[i].caller != edges[i - 1].caller)
+			fprintf(f, "%s%s  total %" PRIu64 " (%.2f%%)  self %" PRIu64
+			    " (%.2f%%)\n", i == 0 ? "" : "\n", caller->name,
+			    caller->total, pct(caller->total, e->samples), caller->self,
+			    pct(caller->self, e->samples));
+		fprintf(f, "  -> %-40s %9" PRIu64 " %7.2f%%\n",
+		    e->funcs[edges[i].callee].name, edges[i].count,
+		    pct(edges[i].count, e->samples));
+	}
+	free(edges);
+}
+
+/* ---- folded stacks -------------------------------------------------------------------------- */
+
+static int
+node_cmp(const void *a, const void *b)
+{
+	const struct vs_node *x = *(const struct vs_node *const *)a;
+	const struct vs_node *y = *(const struct vs_node *const *)b;
+
+	return (strcmp(sort_ev->funcs[x->func].name, sort_ev->funcs[y->func].name));
+}
+
+size_t
+vs_children(const struct vs_evprof *e, const struct vs_node *n, const struct vs_node ***out)
+{
+	const struct vs_node *c, **v;
+	size_t k = 0;
+
+	for (c = n->child; c != NULL; c = c->next)
+		k++;
+	if ((v = malloc((k + 1) * sizeof(*v))) == NULL)
+		oom();
+	k = 0;
+	for (c = n->child; c != NULL; c = c->next)
+		v[k++] = c;
+	sort_ev = e;
+	qsort(v, k, sizeof(*v), node_cmp);
+	*out = v;
+	return (k);
+}
+
+/* path[0 .. depth) holds the frames above n, root first. */
+static void
+folded_node(FILE *f, const struct vs_evprof *e, const struct vs_node *n, uint32_t *path,
+    unsigned depth)
+{
+	const struct vs_node **kids;
+	size_t i, k;
+
+	if (n->func != ROOT) {
+		if (depth == VPMU_PMCLOG_CALLCHAIN_MAX)
+			return;
+		path[depth++] = n->func;
+	}
+	if (n->self != 0 && depth != 0) {
+		for (i = 0; i < depth; i++)
+			fprintf(f, "%s%s", i ? ";" : "", e->funcs[path[i]].name);
+		fprintf(f, " %" PRIu64 "\n", n->self);
+	}
+	k = vs_children(e, n, &kids);
+	for (i = 0; i < k; i++)
+		folded_node(f, e, kids[i], path, depth);
+	free(kids);
+}
+
+void
+vs_folded(FILE *f, const struct vs_evprof *e)
+{
+	uint32_t path[VPMU_PMCLOG_CALLCHAIN_MAX];
+
+	folded_node(f, e, &e->root, path, 0);
+}

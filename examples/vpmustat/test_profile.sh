@@ -1,0 +1,70 @@
+#!/bin/sh
+# test_profile.sh VPMUSTAT HOT.elf WORKDIR
+#
+# vpmustat samples the hot-function guest (examples/guests/hot.c) on
+# instructions with the exact source, then reads its log back:
+#   - the run: exit 0, the guest's "hot: done" on the console
+#   - the log, record for record (--dump): INITIALIZE first, CLOSELOG last,
+#     as many records as the report counts, one CALLCHAIN per sample
+#   - hot() has 90 % +- 1 % of the samples (self), work() 100 % (total)
+#   - the folded stacks sum to the sample count and hold main;work;hot
+#   - the SVG is an <svg> document naming hot
+# Exit 77 (skip) where vpmustat finds no usable /dev/kvm (VPMU_SKIP_NO_KVM=1).
+set -u
+vs=$1 elf=$2 dir=$3
+
+fail() {
+	echo "test_profile.sh: FAIL: $*"
+	exit 1
+}
+
+rm -rf "$dir" && mkdir -p "$dir" || exit 1
+"$vs" -S instructions -n 1000 -O "$dir/hot.log" -o "$dir/live.txt" \
+    --svg "$dir/live.svg" "$elf" >"$dir/console.txt" 2>"$dir/stderr.txt"
+st=$?
+cat "$dir/stderr.txt" "$dir/live.txt" 2>/dev/null
+[ $st -eq 77 ] && { echo "test_profile.sh: skipped (no usable /dev/kvm)"; exit 77; }
+[ $st -eq 0 ] || fail "the run exited $st"
+grep -q "^hot: done" "$dir/console.txt" || fail "no 'hot: done' from the guest"
+grep -q "<svg" "$dir/live.svg" || fail "the run's --svg is no SVG"
+
+"$vs" -R "$dir/hot.log" --elf "$elf" --dump --folded "$dir/hot.folded" \
+    --svg "$dir/hot.svg" -G "$dir/hot.graph" >"$dir/read.txt" ||
+	fail "vpmustat -R exited $?"
+grep -v '^0x' "$dir/read.txt"
+
+# The records, in order.
+awk '/^0x[0-9a-f]+ / { n++; t[n] = $2 }
+     END { if (n == 0 || t[1] != "INITIALIZE" || t[n] != "CLOSELOG") exit 1 }' \
+    "$dir/read.txt" || fail "the log does not go from INITIALIZE to CLOSELOG"
+records=$(grep -c '^0x' "$dir/read.txt")
+said=$(sed -n 's/^vpmustat: \([0-9]*\) records.*/\1/p' "$dir/read.txt")
+[ "$records" = "$said" ] || fail "$records records dumped, the report says $said"
+callchains=$(grep -c '^0x[0-9a-f]* CALLCHAIN ' "$dir/read.txt")
+samples=$(sed -n 's/^event instructions: \([0-9]*\) samples.*/\1/p' "$dir/read.txt")
+[ -n "$samples" ] && [ "$samples" -ge 500 ] || fail "too few samples: '$samples'"
+[ "$callchains" = "$samples" ] || fail "$callchains CALLCHAIN records, $samples samples"
+
+# The profile: hot 90 % +- 1 %, work on every stack.
+awk '$NF == "hot" && NF == 5 { found = 1; if ($1 < 89.0 || $1 > 91.0) exit 1 }
+     END { if (!found) exit 1 }' "$dir/read.txt" ||
+	fail "hot() does not have 90 % +- 1 % of the samples"
+awk '$NF == "work" && NF == 5 { found = 1; if ($3 != "100.00") exit 1 }
+     END { if (!found) exit 1 }' "$dir/read.txt" ||
+	fail "work() is not on every stack"
+awk '/^ *self%/ { getline; top = $NF } END { if (top != "hot") exit 1 }' \
+    "$dir/read.txt" || fail "hot is not the report's top function"
+
+# Folded stacks: the counts sum to the samples.
+sum=$(awk '{ s += $NF } END { print s + 0 }' "$dir/hot.folded")
+[ "$sum" = "$samples" ] || fail "folded stacks sum to $sum, not $samples"
+grep -q "main;work;hot [0-9]*$" "$dir/hot.folded" || fail "no main;work;hot stack"
+grep -q "^work  total" "$dir/hot.graph" || fail "no work() in the call graph"
+grep -q -- "-> hot " "$dir/hot.graph" || fail "no work -> hot in the call graph"
+
+# The flame graph.
+grep -q "<svg" "$dir/hot.svg" || fail "no <svg in the flame graph"
+grep -q ">hot" "$dir/hot.svg" || fail "the flame graph does not name hot"
+grep -q "<title>hot " "$dir/hot.svg" || fail "the flame graph has no tooltip for hot"
+echo "test_profile.sh: ok: $samples samples, $records records"
+exit 0
