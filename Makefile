@@ -27,8 +27,10 @@ build: configure
 
 # The host-side hwpmc demo, then a guest under vpmu-run that programs its PMU
 # through MSRs and checks its own counts (examples/guests/demo.c); vpmu-run
-# prints its host-side table at exit.  Fails if either fails; without a
-# usable /dev/kvm the guest half is skipped with a message.
+# prints its host-side table at exit.  Then vpmustat samples the hot-function
+# guest (examples/guests/hot.c) and ends with its profile: the top functions
+# and the path of the flame graph SVG.  Fails if any part fails; without a
+# usable /dev/kvm the guest parts are skipped with a message.
 demo: build
 	@$(BUILD)/examples/vpmu-demo
 	@echo
@@ -37,6 +39,13 @@ demo: build
 	    $(BUILD)/examples/guests/demo.elf; st=$$?; \
 	if [ $$st -eq 77 ]; then \
 		echo "make demo: no usable /dev/kvm: the guest demo is skipped" >&2; st=0; \
+	fi; [ $$st -eq 0 ] || exit $$st; \
+	echo; \
+	echo "== vpmustat -S instructions -n 1009 --svg $(BUILD)/hot.svg $(BUILD)/examples/guests/hot.elf"; \
+	VPMU_SKIP_NO_KVM=1 $(BUILD)/examples/vpmustat -S instructions -n 1009 \
+	    --svg $(BUILD)/hot.svg $(BUILD)/examples/guests/hot.elf; st=$$?; \
+	if [ $$st -eq 77 ]; then \
+		echo "make demo: no usable /dev/kvm: the profile is skipped" >&2; st=0; \
 	fi; exit $$st
 
 check: build
