@@ -352,6 +352,92 @@ samples_fill_the_ring_then_drop_with_dropnotify(void **state)
 	close(lf.fd);
 }
 
+/*
+ * A process-sampling (TS) PMC follows its process: with reload 1000 it takes
+ * a sample every 1000 events the process runs, on whichever vCPU it runs,
+ * and none while it is switched out.  101 runs 3.5 ms on vCPU 0 (3500
+ * events: 3 samples), is out while vCPU 0 runs 5 ms more, then runs 1 ms
+ * on vCPU 1 (3000 events, 6500 in all: 3 more).  Each CALLCHAIN carries
+ * 101, its tid, the vCPU and the user-mode flag the vCPU side gave.
+ */
+static void
+ts_samples_follow_the_process(void **state)
+{
+	struct fx *f = *state;
+	struct vpmu_pmc_alloc a = { .cpu = VPMU_CPU_ANY, .cls = VPMU_CLASS_PV,
+	    .event = VPMU_EV_INSTRUCTIONS, .mode = VPMU_MODE_TS, .count = 1000,
+	    .flags = VPMU_F_CALLCHAIN };
+	static const uint64_t chain[2] = { 0x401000, 0x402000 };
+	struct vpmu_driverstats st;
+	struct logfile lf;
+	unsigned n, i, taken = 0, ncc = 0, cpu0 = 0, cpu1 = 0;
+	uint32_t sweeps;
+
+	logfile_open(&lf);
+	assert_int_equal(vpmu_synthetic_set_rate(f->vm, 0, VPMU_EV_INSTRUCTIONS, 1000), 0);
+	assert_int_equal(vpmu_synthetic_set_rate(f->vm, 1, VPMU_EV_INSTRUCTIONS, 3000), 0);
+	assert_int_equal(vpmu_pmc_allocate(f->vm, &USER, &a), 0);
+	assert_int_equal(vpmu_pmc_attach(f->vm, &USER, a.pmcid, USER_CHILD.pid), 0);
+	assert_int_equal(vpmu_pmc_start(f->vm, &USER, a.pmcid), VPMU_EDOOFUS);	/* no log */
+	assert_int_equal(configure(f, &USER, lf.fd), 0);
+	assert_int_equal(vpmu_pmc_start(f->vm, &USER, a.pmcid), 0);
+
+	assert_int_equal(vpmu_proc_switch_in(f->vm, 0, USER_CHILD.pid, 7), 0);
+	assert_int_equal(vpmu_synthetic_advance(f->vm, 0, 3 * MS + MS / 2), 0);
+	vpmu__vm_lock(f->vm);
+	while (vpmu__sample_due(f->vm, 0) && taken < 100) {
+		vpmu__sample_take(f->vm, 0, chain, 2, true);
+		taken++;
+	}
+	vpmu__vm_unlock(f->vm);
+	assert_int_equal(taken, 3);
+	assert_int_equal(vpmu_proc_switch_out(f->vm, 0), 0);
+	assert_int_equal(vpmu_synthetic_advance(f->vm, 0, 5 * MS), 0);
+	vpmu__vm_lock(f->vm);
+	assert_false(vpmu__sample_due(f->vm, 0));		/* 101 is not running */
+	vpmu__vm_unlock(f->vm);
+	assert_int_equal(vpmu_proc_switch_in(f->vm, 1, USER_CHILD.pid, 7), 0);
+	assert_int_equal(vpmu_synthetic_advance(f->vm, 1, MS), 0);
+	vpmu__vm_lock(f->vm);
+	while (vpmu__sample_due(f->vm, 1) && taken < 100) {
+		vpmu__sample_take(f->vm, 1, chain, 2, true);
+		taken++;
+	}
+	vpmu__vm_unlock(f->vm);
+	assert_int_equal(taken, 6);
+	assert_int_equal(vpmu_proc_switch_out(f->vm, 1), 0);
+
+	/* Two more sweeps: every sample is in a log buffer; FLUSHLOG writes them. */
+	assert_int_equal(vpmu_vm_get_driverstats(f->vm, &ROOT, &st), 0);
+	sweeps = st.log_sweeps;
+	do {
+		usleep(1000);
+		assert_int_equal(vpmu_vm_get_driverstats(f->vm, &ROOT, &st), 0);
+	} while (st.log_sweeps < sweeps + 2);
+	assert_int_equal(st.intr_processed, 6);
+	assert_int_equal(st.intr_bufferfull, 0);
+	assert_int_equal(vpmu_vm_op(f->vm, &USER, VPMU_OP_FLUSHLOG, NULL), 0);
+	n = logfile_read(&lf, evs, 256);
+	for (i = 0; i < n; i++) {
+		if (evs[i].type != VPMU_PMCLOG_CALLCHAIN)
+			continue;
+		ncc++;
+		assert_int_equal(evs[i].u.callchain.pmcid, a.pmcid);
+		assert_int_equal(evs[i].u.callchain.pid, USER_CHILD.pid);
+		assert_int_equal(evs[i].u.callchain.tid, 7);
+		assert_int_equal(evs[i].u.callchain.npc, 2);
+		assert_int_equal(evs[i].u.callchain.pc[1], 0x402000);
+		assert_int_equal(VPMU_PMCLOG_CPUFLAGS_FLAGS(evs[i].u.callchain.cpuflags),
+		    VPMU_PMCLOG_CC_F_USERSPACE);
+		cpu0 += VPMU_PMCLOG_CPUFLAGS_CPU(evs[i].u.callchain.cpuflags) == 0;
+		cpu1 += VPMU_PMCLOG_CPUFLAGS_CPU(evs[i].u.callchain.cpuflags) == 1;
+	}
+	assert_int_equal(ncc, 6);
+	assert_int_equal(cpu0, 3);
+	assert_int_equal(cpu1, 3);
+	close(lf.fd);
+}
+
 #define T(fn)	cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int
@@ -365,6 +451,7 @@ main(void)
 		T(flushlog_returns_the_pending_write_error),
 		cmocka_unit_test(full_buffers_drop_records_and_count_them),
 		cmocka_unit_test(samples_fill_the_ring_then_drop_with_dropnotify),
+		T(ts_samples_follow_the_process),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
