@@ -2,7 +2,8 @@
  * test_log.c -- hwpmc's log operations (CONFIGURELOG, FLUSHLOG, WRITELOG,
  * CLOSELOG) and the records the core writes, read back with the project's
  * pmclog reader: order, fields, exact PROCCSW and PROCEXIT counts on the
- * synthetic source, write errors, buffer exhaustion.
+ * synthetic source, write errors, buffer exhaustion, system (SS) and process
+ * (TS) samples.
  */
 #include "fixture.h"
 
