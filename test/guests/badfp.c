@@ -23,14 +23,24 @@
 #define ITERS		100000ul
 #define LONG_FRAMES	64
 
-/* Spin ITERS times with RBP = fp; RBP is saved and restored around it. */
-#define SPIN_WITH_RBP(fp)						\
+/*
+ * Spin ITERS times with RBP = fp; RBP is saved and restored around it.  The
+ * global labels NAME_loop (the DEC) and NAME_end (the POP after the JNZ)
+ * bound the RIPs at which RBP holds fp: the test takes only the samples
+ * whose RIP is in [NAME_loop, NAME_end] (the compiler's prologue around
+ * them holds the caller's RBP).
+ */
+#define SPIN_WITH_RBP(name, fp)						\
 	do {								\
 		unsigned long n_ = ITERS;				\
 		__asm__ volatile("push %%rbp\n\t"			\
 		    "mov %1, %%rbp\n"					\
-		    "1:\tdec %0\n\t"					\
-		    "jnz 1b\n\t"					\
+		    ".globl " #name "_loop\n"				\
+		    #name "_loop:\n\t"				\
+		    "dec %0\n\t"					\
+		    "jnz " #name "_loop\n"				\
+		    ".globl " #name "_end\n"				\
+		    #name "_end:\n\t"					\
 		    "pop %%rbp"						\
 		    : "+c"(n_) : "a"(fp) : "cc", "memory");		\
 	} while (0)
@@ -46,12 +56,12 @@ static unsigned long cyc[2];
 static unsigned long down[2][2];
 static unsigned long chain[LONG_FRAMES][2];
 
-__attribute__((noinline)) void fp_unmapped(void) { SPIN_WITH_RBP(0x7fff00000000ul); }
-__attribute__((noinline)) void fp_noncanon(void) { SPIN_WITH_RBP(0xdead000000000000ul); }
-__attribute__((noinline)) void fp_ram_end(void) { SPIN_WITH_RBP((64ul << 20) - 8); }
-__attribute__((noinline)) void fp_cycle(void) { SPIN_WITH_RBP((unsigned long)cyc); }
-__attribute__((noinline)) void fp_down(void) { SPIN_WITH_RBP((unsigned long)down[1]); }
-__attribute__((noinline)) void fp_long(void) { SPIN_WITH_RBP((unsigned long)chain[0]); }
+__attribute__((noinline)) void fp_unmapped(void) { SPIN_WITH_RBP(fp_unmapped, 0x7fff00000000ul); }
+__attribute__((noinline)) void fp_noncanon(void) { SPIN_WITH_RBP(fp_noncanon, 0xdead000000000000ul); }
+__attribute__((noinline)) void fp_ram_end(void) { SPIN_WITH_RBP(fp_ram_end, (64ul << 20) - 8); }
+__attribute__((noinline)) void fp_cycle(void) { SPIN_WITH_RBP(fp_cycle, (unsigned long)cyc); }
+__attribute__((noinline)) void fp_down(void) { SPIN_WITH_RBP(fp_down, (unsigned long)down[1]); }
+__attribute__((noinline)) void fp_long(void) { SPIN_WITH_RBP(fp_long, (unsigned long)chain[0]); }
 
 int
 main(unsigned cpu)

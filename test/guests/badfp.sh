@@ -21,10 +21,20 @@ grep -q "^badfp: done" "$dir/console.txt" || fail "no 'badfp: done' from the gue
 "$vs" -R "$dir/badfp.log" --elf "$elf" --dump >"$dir/dump.txt" || fail "vpmustat -R exited $?"
 for want in fp_unmapped:1 fp_noncanon:1 fp_ram_end:1 fp_cycle:2 fp_down:2 fp_long:8; do
 	fn=${want%:*} npc=${want#*:}
-	grep " CALLCHAIN .* pc=0x[0-9a-f]*\[$fn+" "$dir/dump.txt" >"$dir/$fn.txt"
+	# The samples whose RIP is in the loop, where RBP is the bad value.
+	lo=$(nm "$elf" | sed -n "s/^\([0-9a-f]*\) . ${fn}_loop\$/\1/p")
+	hi=$(nm "$elf" | sed -n "s/^\([0-9a-f]*\) . ${fn}_end\$/\1/p")
+	[ -n "$lo" ] && [ -n "$hi" ] || fail "$fn: no ${fn}_loop/${fn}_end in the ELF"
+	: >"$dir/$fn.txt"
+	grep " CALLCHAIN " "$dir/dump.txt" | while read -r line; do
+		rip=${line#* pc=}
+		rip=${rip%%[[,]*}
+		[ $((rip)) -ge $((0x$lo)) ] && [ $((rip)) -le $((0x$hi)) ] &&
+			echo "$line" >>"$dir/$fn.txt"
+	done
 	total=$(wc -l <"$dir/$fn.txt")
 	good=$(grep -c " npc=$npc " "$dir/$fn.txt")
-	echo "badfp.sh: $fn: $total samples, $good with npc=$npc"
+	echo "badfp.sh: $fn: $total samples in the loop, $good with npc=$npc"
 	[ "$total" -ge 50 ] || fail "$fn: only $total samples"
 	[ "$good" -eq "$total" ] || { grep -v " npc=$npc " "$dir/$fn.txt" | head -3; fail "$fn: a call chain of another length"; }
 done
