@@ -255,6 +255,7 @@ void	vpmu__rings_fini(struct vpmu_vm *vm);
 bool	vpmu__sample_due(struct vpmu_vm *vm, unsigned cpu);
 void	vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc,
 	    unsigned npc, bool user);
+void	vpmu__sample_drain(struct vpmu_vm *vm);
 int	vpmu__sweeper_start(struct vpmu_vm *vm);
 void	vpmu__sweeper_stop(struct vpmu_vm *vm);
 

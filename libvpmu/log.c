@@ -314,6 +314,7 @@ vpmu_do_op_configurelog(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *ar
 			if ((pm->flags & VPMU_PF_NEEDS_LOGFILE) &&
 			    pm->state == VPMU_STATE_RUNNING)
 				(void)vpmu__pmc_stop(vm, pm);
+		vpmu__sample_drain(vm);	/* its samples so far, before CLOSELOG */
 		error = vpmu__log_close(vm, o);
 		vpmu__owner_maybe_free(vm, o);
 		return (error);
@@ -348,6 +349,7 @@ vpmu_do_op_flushlog(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 	(void)arg;
 	if (o == NULL || o->log == NULL)
 		return (EINVAL);
+	vpmu__sample_drain(vm);		/* the samples taken so far, too */
 	return (log_flush(o->log));
 }
 
@@ -378,6 +380,7 @@ vpmu_do_op_closelog(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 	(void)arg;
 	if (o == NULL || o->log == NULL)
 		return (EINVAL);
+	vpmu__sample_drain(vm);		/* the samples taken so far, before CLOSELOG */
 	error = vpmu__log_close(vm, o);
 	vpmu__owner_maybe_free(vm, o);
 	return (error);

@@ -138,41 +138,47 @@ vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc, unsigned
 
 /* ---- the consumer: the sweeper ---------------------------------------------------- */
 
-/* Each ring's entries into their owners' logs; the VM lock is taken per entry. */
+/*
+ * The oldest entry of r into its owner's log, if there is one: returns
+ * false when r is empty.  With the VM lock held: the sweeper and
+ * vpmu__sample_drain() both consume, and the lock makes them take turns
+ * (the producer, the vCPU thread, never waits on a consumer).
+ */
+static bool
+drain_one(struct vpmu_vm *vm, struct vpmu_ring *r)
+{
+	struct vpmu_pmclog_ev ev;
+	struct ring_entry *e;
+	struct vpmu_pmc *pm;
+
+	if (r == NULL || r->cons == __atomic_load_n(&r->prod, __ATOMIC_ACQUIRE))
+		return (false);
+	e = entry(r, r->cons);
+	if ((pm = vpmu__pmc_by_id(vm, e->owner, e->pmcid)) != NULL &&
+	    pm->owner->log != NULL) {
+		memset(&ev, 0, sizeof(ev));
+		ev.type = VPMU_PMCLOG_CALLCHAIN;
+		ev.tsc = e->tsc;
+		ev.u.callchain.pid = e->pid;
+		ev.u.callchain.tid = e->tid;
+		ev.u.callchain.pmcid = e->pmcid;
+		ev.u.callchain.cpuflags = e->cpuflags;
+		ev.u.callchain.npc = e->npc;
+		memcpy(ev.u.callchain.pc, e->pc, e->npc * sizeof(e->pc[0]));
+		vpmu__log_emit(vm, pm->owner, &ev);
+	}
+	__atomic_store_n(&r->cons, r->cons + 1, __ATOMIC_RELEASE);
+	return (true);
+}
+
+/* A DROPNOTIFY for each PMC that lost a sample since the last one (VM lock held). */
 static void
-sweep(struct vpmu_vm *vm)
+dropnotify(struct vpmu_vm *vm)
 {
 	struct vpmu_pmclog_ev ev;
 	struct vpmu_owner *o;
 	struct vpmu_pmc *pm;
-	struct vpmu_ring *r;
-	struct ring_entry *e;
-	uint64_t prod;
-	unsigned c;
 
-	for (c = 0; c < vm->nvcpus; c++) {
-		r = vm->vcpu[c].ring;
-		prod = __atomic_load_n(&r->prod, __ATOMIC_ACQUIRE);
-		for (; r->cons < prod; __atomic_store_n(&r->cons, r->cons + 1, __ATOMIC_RELEASE)) {
-			e = entry(r, r->cons);
-			vpmu__vm_lock(vm);
-			if ((pm = vpmu__pmc_by_id(vm, e->owner, e->pmcid)) != NULL &&
-			    pm->owner->log != NULL) {
-				memset(&ev, 0, sizeof(ev));
-				ev.type = VPMU_PMCLOG_CALLCHAIN;
-				ev.tsc = e->tsc;
-				ev.u.callchain.pid = e->pid;
-				ev.u.callchain.tid = e->tid;
-				ev.u.callchain.pmcid = e->pmcid;
-				ev.u.callchain.cpuflags = e->cpuflags;
-				ev.u.callchain.npc = e->npc;
-				memcpy(ev.u.callchain.pc, e->pc, e->npc * sizeof(e->pc[0]));
-				vpmu__log_emit(vm, pm->owner, &ev);
-			}
-			vpmu__vm_unlock(vm);
-		}
-	}
-	vpmu__vm_lock(vm);
 	for (o = vm->owners; o != NULL; o = o->next)
 		for (pm = o->pmcs; pm != NULL; pm = pm->owner_next)
 			if (pm->dropped) {
@@ -181,6 +187,39 @@ sweep(struct vpmu_vm *vm)
 				ev.type = VPMU_PMCLOG_DROPNOTIFY;
 				vpmu__log_emit(vm, o, &ev);
 			}
+}
+
+/*
+ * Every ring's samples into the logs now, with the VM lock held: FLUSHLOG
+ * and CLOSELOG call it first, so that what was sampled before them is in
+ * the file they flush or close.
+ */
+void
+vpmu__sample_drain(struct vpmu_vm *vm)
+{
+	unsigned c;
+
+	for (c = 0; c < vm->nvcpus; c++)
+		while (drain_one(vm, vm->vcpu[c].ring))
+			;
+	dropnotify(vm);
+}
+
+/* The sweeper's pass: the VM lock is taken per entry, so vCPUs get it between. */
+static void
+sweep(struct vpmu_vm *vm)
+{
+	unsigned c;
+	bool more;
+
+	for (c = 0; c < vm->nvcpus; c++)
+		do {
+			vpmu__vm_lock(vm);
+			more = drain_one(vm, vm->vcpu[c].ring);
+			vpmu__vm_unlock(vm);
+		} while (more);
+	vpmu__vm_lock(vm);
+	dropnotify(vm);
 	vm->stats.log_sweeps++;
 	vpmu__vm_unlock(vm);
 }

@@ -23,9 +23,9 @@
  * While the guest runs, the main thread wakes every 100 ms: the progress
  * line (standard error is a terminal, after the first second), the counting
  * table every -w seconds, and SIGINT / SIGTERM, which end the run.  After
- * the run: final counts, the PMCs stopped, two whole sweeps of the sample
- * rings waited for (so every sample taken is in the log), FLUSHLOG,
- * CLOSELOG, and the report from the log read back.
+ * the run: final counts, the PMCs stopped, FLUSHLOG (which first moves
+ * the samples still in the rings into the log, so every sample taken is
+ * in it), CLOSELOG, and the report from the log read back.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -505,28 +505,6 @@ watch(struct live *l)
 
 /* ---- after the run --------------------------------------------------------------------- */
 
-/* Every sample taken is in the log: two whole sweeps after the vCPUs stopped. */
-static void
-wait_sweeps(struct live *l)
-{
-	struct vpmu_driverstats st;
-	struct timespec ms = { 0, 1000000 };
-	uint32_t s0;
-	int i;
-
-	if (vpmu_vm_get_driverstats(l->vm->pmu, &caller, &st) != 0)
-		return;
-	s0 = st.log_sweeps;
-	for (i = 0; i < 5000; i++) {
-		nanosleep(&ms, NULL);
-		if (vpmu_vm_get_driverstats(l->vm->pmu, &caller, &st) != 0 ||
-		    st.log_sweeps - s0 >= 2)
-			return;
-	}
-	fprintf(stderr, "vpmustat: warning: the sample sweeper did not run: samples "
-	    "may be missing from the log\n");
-}
-
 static void
 totals(struct live *l)
 {
@@ -550,8 +528,7 @@ finish_log(struct live *l)
 {
 	int err, ret = 0;
 
-	if (l->sampling)
-		wait_sweeps(l);
+	/* FLUSHLOG moves the samples still in the rings into the log first. */
 	if ((err = vpmu_vm_op(l->vm->pmu, &caller, VPMU_OP_FLUSHLOG, NULL)) != 0) {
 		fprintf(stderr, "vpmustat: FLUSHLOG: %s\n", vpmu_strerror(err));
 		ret = -1;
