@@ -218,7 +218,9 @@ log_flush(struct vpmu_log *l)
 }
 
 /*
- * Close o's log: CLOSELOG last, everything written, the writer gone.
+ * Close o's log: the samples still in the rings moved in, CLOSELOG last,
+ * everything written, the writer gone (every way of closing comes here:
+ * CLOSELOG, CONFIGURELOG -1, the owner's exit, the VM's end).
  * The log writes through its own duplicate of the caller's descriptor,
  * closed here; the caller's stays open.
  */
@@ -231,6 +233,7 @@ vpmu__log_close(struct vpmu_vm *vm, struct vpmu_owner *o)
 
 	if (l == NULL)
 		return (EINVAL);
+	vpmu__sample_drain(vm);
 	vpmu__log_emit(vm, o, &ev);
 	error = log_flush(l);
 	pthread_mutex_lock(&l->mtx);
@@ -314,7 +317,6 @@ vpmu_do_op_configurelog(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *ar
 			if ((pm->flags & VPMU_PF_NEEDS_LOGFILE) &&
 			    pm->state == VPMU_STATE_RUNNING)
 				(void)vpmu__pmc_stop(vm, pm);
-		vpmu__sample_drain(vm);	/* its samples so far, before CLOSELOG */
 		error = vpmu__log_close(vm, o);
 		vpmu__owner_maybe_free(vm, o);
 		return (error);
@@ -380,7 +382,6 @@ vpmu_do_op_closelog(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 	(void)arg;
 	if (o == NULL || o->log == NULL)
 		return (EINVAL);
-	vpmu__sample_drain(vm);		/* the samples taken so far, before CLOSELOG */
 	error = vpmu__log_close(vm, o);
 	vpmu__owner_maybe_free(vm, o);
 	return (error);
