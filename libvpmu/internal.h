@@ -247,6 +247,7 @@ struct vpmu_vm {
 	uint64_t forks;			/* forks seen: PROCFORK once per fork and owner */
 	pthread_t sweeper;		/* sample rings -> logs (sample.c) */
 	bool sweeper_on, sweeper_stop;
+	int sweep_efd;			/* eventfd: a ring is half full (while sweeper_on) */
 };
 
 /* sample.c */

@@ -9,11 +9,15 @@
  * producer publishes an entry with a release store of prod, the consumer
  * frees it with a release store of cons, so neither takes a lock.  A full
  * ring drops the sample (intr_bufferfull) and the owner's log gets a
- * DROPNOTIFY record, which hwpmc's format has for it.
+ * DROPNOTIFY record, which hwpmc's format has for it.  The sweeper passes
+ * every millisecond, and at once when a producer fills its ring to half
+ * (an eventfd), so a burst does not have to outlast a whole ring.
  */
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
-#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
 
 #include "internal.h"
 #include <vpmu/pmclog.h>
@@ -133,6 +137,11 @@ vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc, unsigned
 		e->tsc = __builtin_ia32_rdtsc();
 		__atomic_store_n(&r->prod, r->prod + 1, __ATOMIC_RELEASE);
 		vm->stats.intr_processed++;
+		if (vm->sweeper_on && r->prod - cons == r->n / 2) {
+			uint64_t one = 1;
+
+			(void)!write(vm->sweep_efd, &one, sizeof(one));	/* sweep now */
+		}
 	}
 }
 
@@ -228,11 +237,14 @@ static void *
 sweeper_main(void *arg)
 {
 	struct vpmu_vm *vm = arg;
-	struct timespec ts = { 0, 1000000 };	/* every millisecond */
+	struct pollfd pfd = { .fd = vm->sweep_efd, .events = POLLIN };
+	uint64_t n;
 
 	while (!__atomic_load_n(&vm->sweeper_stop, __ATOMIC_ACQUIRE)) {
 		sweep(vm);
-		nanosleep(&ts, NULL);
+		/* A millisecond, or until a ring is half full. */
+		if (poll(&pfd, 1, 1) > 0)
+			(void)!read(vm->sweep_efd, &n, sizeof(n));
 	}
 	sweep(vm);				/* what is left, before the logs close */
 	return (NULL);
@@ -245,8 +257,12 @@ vpmu__sweeper_start(struct vpmu_vm *vm)
 	if (vm->sweeper_on)
 		return (0);
 	vm->sweeper_stop = false;
-	if (pthread_create(&vm->sweeper, NULL, sweeper_main, vm) != 0)
+	if ((vm->sweep_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
 		return (EAGAIN);
+	if (pthread_create(&vm->sweeper, NULL, sweeper_main, vm) != 0) {
+		close(vm->sweep_efd);
+		return (EAGAIN);
+	}
 	vm->sweeper_on = true;
 	return (0);
 }
@@ -255,9 +271,13 @@ vpmu__sweeper_start(struct vpmu_vm *vm)
 void
 vpmu__sweeper_stop(struct vpmu_vm *vm)
 {
+	uint64_t one = 1;
+
 	if (!vm->sweeper_on)
 		return;
 	__atomic_store_n(&vm->sweeper_stop, true, __ATOMIC_RELEASE);
+	(void)!write(vm->sweep_efd, &one, sizeof(one));	/* no need to wait 1 ms */
 	pthread_join(vm->sweeper, NULL);
+	close(vm->sweep_efd);
 	vm->sweeper_on = false;
 }
