@@ -103,12 +103,12 @@ guest_fail(struct vr_vcpu *c, const char *fmt, ...)
 	console_flush(c);
 	fflush(stdout);
 	if (ioctl(c->fd, KVM_GET_REGS, &r) == 0)
-		fprintf(stderr, "vpmu-run: vCPU %u: %s (exit %s) at RIP %#llx\n",
+		fprintf(stderr, "%s: vCPU %u: %s (exit %s) at RIP %#llx\n", vr_progname,
 		    c->index, what, exit_name(c->run->exit_reason),
 		    (unsigned long long)r.rip);
 	else
-		fprintf(stderr, "vpmu-run: vCPU %u: %s (exit %s), RIP unknown: "
-		    "KVM_GET_REGS: %s\n", c->index, what,
+		fprintf(stderr, "%s: vCPU %u: %s (exit %s), RIP unknown: "
+		    "KVM_GET_REGS: %s\n", vr_progname, c->index, what,
 		    exit_name(c->run->exit_reason), strerror(errno));
 }
 
@@ -206,7 +206,7 @@ static void
 lib_fail(struct vr_vcpu *c, const char *fn, int err)
 {
 	fflush(stdout);
-	fprintf(stderr, "vpmu-run: vCPU %u: %s: %s\n", c->index, fn,
+	fprintf(stderr, "%s: vCPU %u: %s: %s\n", vr_progname, c->index, fn,
 	    vpmu_strerror(err));
 }
 
@@ -235,7 +235,7 @@ vcpu_run(void *arg)
 		if (ioctl(c->fd, KVM_RUN, 0) < 0) {
 			if (errno != EINTR && errno != EAGAIN) {
 				fflush(stdout);
-				fprintf(stderr, "vpmu-run: vCPU %u: KVM_RUN: %s\n",
+				fprintf(stderr, "%s: vCPU %u: KVM_RUN: %s\n", vr_progname,
 				    c->index, strerror(errno));
 				goto fail;
 			}
@@ -255,7 +255,7 @@ vcpu_run(void *arg)
 		switch (run->exit_reason) {
 		case KVM_EXIT_IO:
 			if (!io(c)) {
-				guest_fail(c, "%s of %u byte%s at port %#x: vpmu-run "
+				guest_fail(c, "%s of %u byte%s at port %#x: the VMM "
 				    "emulates writes to 0x3f8 (console) and 0xf4 (exit) "
 				    "only", run->io.direction == KVM_EXIT_IO_OUT ?
 				    "OUT" : "IN", run->io.size,
@@ -277,7 +277,7 @@ vcpu_run(void *arg)
 			break;
 		case KVM_EXIT_HLT:
 			if (ioctl(c->fd, KVM_GET_REGS, &regs) < 0) {
-				fprintf(stderr, "vpmu-run: vCPU %u: KVM_GET_REGS: %s\n",
+				fprintf(stderr, "%s: vCPU %u: KVM_GET_REGS: %s\n", vr_progname,
 				    c->index, strerror(errno));
 				goto fail;
 			}
@@ -346,7 +346,7 @@ vr_run_prepare(void)
 	sa.sa_handler = kick_handler;	/* no SA_RESTART: KVM_RUN must return */
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIG_KICK, &sa, NULL) < 0) {
-		fprintf(stderr, "vpmu-run: sigaction: %s\n", strerror(errno));
+		fprintf(stderr, "%s: sigaction: %s\n", vr_progname, strerror(errno));
 		return (-1);
 	}
 	return (0);
@@ -365,7 +365,7 @@ vr_run_start(struct vr_vm *vm)
 
 		if ((err = pthread_create(&c->thread, NULL, vcpu_run, c)) != 0) {
 			pthread_mutex_unlock(&vm->lock);
-			fprintf(stderr, "vpmu-run: vCPU %u: pthread_create: %s\n",
+			fprintf(stderr, "%s: vCPU %u: pthread_create: %s\n", vr_progname,
 			    i, strerror(err));
 			vr_stop(vm, VR_EXIT_HOST);
 			return (-1);
