@@ -29,6 +29,7 @@
 #include "internal.h"
 #include "exact.h"
 #include "gmem.h"
+#include "pvchan.h"
 #include "../guest-api/gpmu.h"
 #include <vpmu/kvm.h>
 #include <vpmu/pmclog.h>
@@ -159,6 +160,8 @@ vpmu_kvm_add_memory(vpmu_kvm *k, uint64_t gpa, uint64_t size, void *hva)
 	vpmu__vm_lock(k->vm);		/* the exact source reads it under the lock */
 	error = vpmu__gmem_add(&k->mem, gpa, size, hva);
 	vpmu__vm_unlock(k->vm);
+	if (error == 0)			/* the paravirtual channel's copy */
+		error = vpmu_pv_add_memory(k->vm, gpa, size, hva);
 	return (error);
 }
 
@@ -321,6 +324,7 @@ vpmu_kvm_post_run(vpmu_kvm *k, unsigned cpu)
 		c->ran = t - c->entered;	/* the clock moves in handle_exit */
 		c->entered = 0;
 	}
+	vpmu__pv_vcpu_exit(k->vm, cpu);	/* the fast-read page of who runs here */
 	return (0);
 }
 
@@ -440,6 +444,35 @@ exact_exit(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
 	return (0);
 }
 
+/*
+ * A port access to the paravirtual channel (vpmu_pv(4)).  KVM hands over
+ * count items of size bytes; the channel takes single items only (a REP
+ * string to its ports is ignored, an IN reads all ones).
+ */
+static int
+pv_exit(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
+{
+	struct kvm_run *run = c->run;
+	uint8_t *data = (uint8_t *)run + run->io.data_offset;
+	uint32_t v = 0;
+	bool out = run->io.direction == KVM_EXIT_IO_OUT;
+	unsigned size = run->io.size;
+	int error;
+
+	if (size > sizeof(v))
+		return (0);
+	if (run->io.count != 1)
+		size = 0;			/* ignored by the channel */
+	if (out && size != 0)
+		memcpy(&v, data, size);
+	error = vpmu_pv_port_io(k->vm, cpu, run->io.port, out, size, &v, handled);
+	if (error == 0 && *handled && !out)
+		memset(data, 0xFF, (size_t)run->io.size * run->io.count);
+	if (error == 0 && *handled && !out && size != 0)
+		memcpy(data, &v, size);
+	return (error);
+}
+
 int
 vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 {
@@ -487,6 +520,8 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 		break;
 	}
 	vpmu__vm_unlock(k->vm);
+	if (c->run->exit_reason == KVM_EXIT_IO)
+		return (pv_exit(k, cpu, c, handled));
 	return (0);
 }
 

@@ -243,6 +243,7 @@ struct vpmu_vm {
 	struct vpmu_driverstats stats;
 
 	struct gpmu *gpmu;		/* the guest-visible PMU (guest-api/) */
+	struct vpmu_pv *pv;		/* the paravirtual channel (guest-api/pvchan.h) */
 
 	uint64_t forks;			/* forks seen: PROCFORK once per fork and owner */
 	pthread_t sweeper;		/* sample rings -> logs (sample.c) */
@@ -261,6 +262,9 @@ int	vpmu__sweeper_start(struct vpmu_vm *vm);
 void	vpmu__sweeper_stop(struct vpmu_vm *vm);
 
 struct gpmu;
+/* guest-api/pv.c: the paravirtual channel */
+int	vpmu__pv_create(struct vpmu_vm *vm);
+void	vpmu__pv_destroy(struct vpmu_vm *vm);
 int	vpmu__gpmu_init(struct vpmu_vm *vm, const struct vpmu_model *m);
 void	vpmu__gpmu_fini(struct vpmu_vm *vm);
 

@@ -121,7 +121,8 @@ vpmu_vm_create(const vpmu_config *cfg, vpmu_vm **vmp)
 		if (c != 0 && (vm->capacity == 0 || c < vm->capacity))
 			vm->capacity = c;
 	}
-	if ((error = vpmu__gpmu_init(vm, &cfg->model)) != 0)
+	if ((error = vpmu__gpmu_init(vm, &cfg->model)) != 0 ||
+	    (error = vpmu__pv_create(vm)) != 0)
 		goto err;
 	*vmp = vm;
 	return (0);
@@ -143,6 +144,7 @@ vpmu_vm_destroy(vpmu_vm *vm)
 	if (vm == NULL)
 		return;
 	vpmu__sweeper_stop(vm);			/* the rings swept into the logs */
+	vpmu__pv_destroy(vm);			/* the guest's devices and pages */
 	vpmu__vm_lock(vm);
 	for (o = vm->owners; o != NULL; o = o->next) {
 		if (o->pid != 0)		/* 0: the guest's own MSR counters */

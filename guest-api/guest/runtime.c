@@ -128,6 +128,11 @@ vg__start(uint64_t index, uint64_t rsp, uint64_t rflags)
 	c->ncpus = (r[3] & (1u << 28)) ? (r[1] >> 16) & 0xff : 1;
 	if (c->ncpus == 0)
 		c->ncpus = 1;
+	/* The paravirtual channel's caller: pid 1, one thread per vCPU, root. */
+	c->pv_ident.pid = 1;
+	c->pv_ident.tid = (int32_t)index + 1;
+	c->pv_ident.uid = 0;
+	c->pv_ident.cflags = VPMU_PV_CRED_PRIVILEGED;
 
 	ret = main((unsigned)index);
 	if (index == 0)
@@ -135,6 +140,13 @@ vg__start(uint64_t index, uint64_t rsp, uint64_t rflags)
 	vg_flush();
 	for (;;)
 		vg_pause();
+}
+
+/* <vpmu-guest/pv.h>: each vCPU calls the channel as its own thread. */
+struct vpmu_pv_ident *
+vpmu_pv_self(void)
+{
+	return (&vg_self()->pv_ident);
 }
 
 unsigned

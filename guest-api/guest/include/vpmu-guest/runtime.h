@@ -37,6 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <vpmu-guest/pv.h>
+
 /* ---- the boot protocol's constants ---------------------------------------- */
 
 #define VG_PORT_CONSOLE		0x3f8	/* each byte written goes to vpmu-run's stdout */
@@ -102,6 +104,8 @@ struct vg_cpu {
 	uint32_t	 sense;		/* barrier phase */
 	uint32_t	 conslen;	/* console line buffer */
 	char		 cons[120];
+	/* the channel's caller on this vCPU: vpmu_pv_self() (pid 1, tid index+1, root) */
+	struct vpmu_pv_ident pv_ident;
 };
 
 static inline struct vg_cpu *

@@ -1,0 +1,111 @@
+/*
+ * pv.c -- the guest side of the paravirtual channel (<vpmu-guest/pv.h>,
+ * vpmu_pv(4)): building a request block and ringing the doorbell.
+ * Freestanding: no libc, no runtime beyond what the header names.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vpmu-guest/pv.h>
+
+static struct vpmu_pv_ident pv_default = { 1, 1, 0, VPMU_PV_CRED_PRIVILEGED };
+
+__attribute__((weak)) struct vpmu_pv_ident *
+vpmu_pv_self(void)
+{
+	return (&pv_default);
+}
+
+void
+vpmu_pv_set_self(int32_t pid, int32_t tid, uint32_t uid, uint32_t cflags)
+{
+	struct vpmu_pv_ident *id = vpmu_pv_self();
+
+	id->pid = pid;
+	id->tid = tid;
+	id->uid = uid;
+	id->cflags = cflags;
+}
+
+__attribute__((weak)) uint64_t
+vpmu_pv_virt_to_phys(const void *p)
+{
+	return ((uint64_t)(uintptr_t)p);
+}
+
+static inline void
+pv_outl(uint16_t port, uint32_t v)
+{
+	__asm__ volatile("outl %0, %1" : : "a"(v), "Nd"(port) : "memory");
+}
+
+static inline uint32_t
+pv_inl(uint16_t port)
+{
+	uint32_t v;
+
+	__asm__ volatile("inl %1, %0" : "=a"(v) : "Nd"(port) : "memory");
+	return (v);
+}
+
+void
+vpmu_pv_req_init(struct vpmu_pv_req *req, uint32_t op, uint32_t arglen)
+{
+	const struct vpmu_pv_ident *id = vpmu_pv_self();
+	unsigned i;
+
+	for (i = 0; i < sizeof(*req); i++)
+		((volatile uint8_t *)req)[i] = 0;
+	req->magic = VPMU_PV_MAGIC;
+	req->version = VPMU_PV_VERSION;
+	req->hdrsize = VPMU_PV_HDRSIZE;
+	req->op = op;
+	req->arglen = arglen;
+	req->pid = id->pid;
+	req->tid = id->tid;
+	req->uid = id->uid;
+	req->cflags = id->cflags;
+}
+
+int
+vpmu_pv_ring(struct vpmu_pv_req *req)
+{
+	uint64_t gpa = vpmu_pv_virt_to_phys(req);
+
+	if ((gpa >> 32) != 0)
+		pv_outl(VPMU_PV_PORT_HI, (uint32_t)(gpa >> 32));
+	pv_outl(VPMU_PV_PORT, (uint32_t)gpa);
+	if (req->done == VPMU_PV_DONE)
+		return (req->error);
+	return ((int)pv_inl(VPMU_PV_PORT));	/* the block was never reached */
+}
+
+int
+vpmu_pv_call(uint32_t op, void *arg, uint32_t arglen, int64_t *retval)
+{
+	/* 4 KiB on the caller's stack: header + argument, 8-aligned. */
+	uint64_t blk[4096 / 8];
+	struct vpmu_pv_req *req = (struct vpmu_pv_req *)blk;
+	uint8_t *a = (uint8_t *)blk + VPMU_PV_HDRSIZE;
+	int error;
+	uint32_t i;
+
+	if (arglen > sizeof(blk) - VPMU_PV_HDRSIZE)
+		return (VPMU_PV_EINVAL);
+	vpmu_pv_req_init(req, op, arglen);
+	for (i = 0; i < arglen; i++)
+		a[i] = ((const uint8_t *)arg)[i];
+	error = vpmu_pv_ring(req);
+	if (error == 0)
+		for (i = 0; i < arglen; i++)
+			((uint8_t *)arg)[i] = a[i];
+	if (retval != NULL)
+		*retval = error == 0 ? req->retval : 0;
+	return (error);
+}
+
+int
+vpmu_pv_probe(void)
+{
+	return (pv_inl(VPMU_PV_PORT_HI) == VPMU_PV_MAGIC);
+}

@@ -1,0 +1,110 @@
+/*
+ * pvchan.h -- the paravirtual channel's host side, shared by pv.c (doorbell,
+ * block validation, errno translation, dispatch) and the personalities:
+ *
+ *   pv_hwpmc.c     PMC_OP_* and the kernel hooks
+ *   pv_perfmon.c   perfmon(4) ioctls on per-process open devices
+ *   pv_pctr.c      pctr(4) ioctls
+ *   pv_fastpage.c  the fast-read pages and their refresh thread
+ *
+ * Each personality is a struct pv_personality: its operations (with the
+ * argument lengths pv.c checks before calling them) and optional life-cycle
+ * hooks.  Locking: pv->lock guards every personality's state and is taken
+ * by pv.c around each handler; the VM lock (vpmu__vm_lock) nests inside it
+ * (core calls take it themselves).  Never take pv->lock with the VM lock held.
+ */
+#ifndef VPMU_PVCHAN_H
+#define VPMU_PVCHAN_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <vpmu-guest/pv.h>
+#include <vpmu/pv.h>
+
+#include "internal.h"
+#include "gmem.h"
+
+struct vpmu_pv;
+
+/* One request being carried out. */
+struct pv_call {
+	struct vpmu_vm *vm;
+	struct vpmu_pv *pv;
+	unsigned cpu;			/* the vCPU that rang */
+	uint32_t op;
+	struct vpmu_cred cred;		/* from the block: pid, tid, uid, flags */
+	uint8_t *arg;			/* host copy of the argument; copied back on success */
+	uint32_t arglen;
+	int64_t retval;			/* the block's retval (0 unless set) */
+};
+
+/* A handler returns 0 or a host errno (Linux values, VPMU_EDOOFUS, ...). */
+typedef int pv_fn(struct pv_call *c);
+
+struct pv_opdesc {
+	uint32_t op;
+	uint32_t minlen, maxlen;	/* argument bytes accepted; else EINVAL */
+	pv_fn *fn;
+	const char *name;
+};
+
+struct pv_personality {
+	const char *name;
+	const struct pv_opdesc *ops;
+	unsigned nops;
+	int  (*init)(struct vpmu_pv *pv);		/* optional: at VM creation */
+	void (*fini)(struct vpmu_pv *pv);		/* optional: at VM destruction */
+	/* optional: guest process pid exited (PROC_EXIT), with pv->lock held */
+	void (*proc_exit)(struct vpmu_pv *pv, int32_t pid);
+	/* optional: after every exit of vCPU cpu (vpmu_kvm_post_run), no lock held */
+	void (*vcpu_exit)(struct vpmu_pv *pv, unsigned cpu);
+};
+
+extern const struct pv_personality vpmu__pv_hwpmc;
+extern const struct pv_personality vpmu__pv_perfmon;
+extern const struct pv_personality vpmu__pv_pctr;
+extern const struct pv_personality vpmu__pv_fastpage;
+
+struct pv_vcpu {
+	uint32_t addr_hi;		/* latched by OUT32 to VPMU_PV_PORT_HI */
+	int32_t  last_error;		/* guest errno of the last doorbell (IN32) */
+};
+
+struct vpmu_pv {
+	struct vpmu_vm *vm;
+	pthread_mutex_t lock;
+	struct vpmu_gmem mem;		/* guest RAM (fixed before the vCPUs run) */
+	struct pv_vcpu *vcpu;
+	int logfd[VPMU_PV_MAX_LOGFDS];	/* host fds offered to the guest, -1 none */
+	void *perfmon;			/* pv_perfmon.c's state */
+	void *pctr;			/* pv_pctr.c's */
+	void *fast;			/* pv_fastpage.c's */
+	struct vpmu_pv_stats st;	/* under lock */
+};
+
+/* vm.c calls these. */
+int	vpmu__pv_create(struct vpmu_vm *vm);
+void	vpmu__pv_destroy(struct vpmu_vm *vm);
+/* kvm.c: after every exit of cpu (the fast pages). */
+void	vpmu__pv_vcpu_exit(struct vpmu_vm *vm, unsigned cpu);
+
+/* For the personalities. */
+/* Guest RAM: 0, or EFAULT when [gpa, gpa+len) is not inside one RAM slot. */
+int	vpmu__pv_read(const struct vpmu_pv *pv, uint64_t gpa, void *buf, size_t len);
+int	vpmu__pv_write(const struct vpmu_pv *pv, uint64_t gpa, const void *buf, size_t len);
+/* The host address of [gpa, gpa+len) inside one slot, or NULL. */
+void	*vpmu__pv_hva(const struct vpmu_pv *pv, uint64_t gpa, size_t len);
+/* A guest process ended: every personality forgets it (pv->lock held). */
+void	vpmu__pv_proc_exit(struct vpmu_pv *pv, int32_t pid);
+/* Host errno -> the guest's VPMU_PV_E* value. */
+int32_t	vpmu__pv_errno(int host_errno);
+
+static inline struct vpmu_pv *
+vpmu__pv_of(const struct vpmu_vm *vm)
+{
+	return (vm->pv);
+}
+
+#endif /* VPMU_PVCHAN_H */
