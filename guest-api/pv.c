@@ -11,7 +11,7 @@
  *   header + argument not inside one RAM slot          EFAULT
  *   unknown operation                                  EINVAL
  *   arglen outside the operation's [min, max]          EINVAL
- *   cflags with unknown bits, pid <= 0                 EINVAL
+ *   cflags with unknown bits, pid outside 1..PID_MAX   EINVAL
  * then the handler.  The argument is copied in, the handler works on the
  * copy, and the copy goes back only when the handler succeeded; error,
  * retval and done are written last.  The host never touches guest memory
@@ -162,7 +162,7 @@ request(struct vpmu_pv *pv, unsigned cpu, uint64_t gpa, bool *reached, int64_t *
 		return (EFAULT);
 	if ((d = op_find(h.op)) == NULL || h.arglen < d->minlen || h.arglen > d->maxlen)
 		return (EINVAL);
-	if ((h.cflags & ~VPMU_PV_CRED_MASK) != 0 || h.pid <= 0)
+	if ((h.cflags & ~VPMU_PV_CRED_MASK) != 0 || h.pid <= 0 || h.pid > VPMU_PV_PID_MAX)
 		return (EINVAL);
 
 	memset(&c, 0, sizeof(c));

@@ -84,6 +84,21 @@ struct vpmu_pv {
 	struct vpmu_pv_stats st;	/* under lock */
 };
 
+/*
+ * Between personalities (pv->lock held by the caller):
+ *
+ * pv_fastpage.c: give hwpmc PMC id of owner pid a slot in pid's fast-read
+ * page (PMCGETMSR); *slot is what PMCGETMSR returns.
+ */
+int	vpmu__pv_fast_bind(struct vpmu_pv *pv, int32_t pid, vpmu_pmc_id id, uint32_t *slot);
+/*
+ * pv_pctr.c: pctr counter i (0 .. PCTR_NUM-1) on vCPU cpu as rdpmc would
+ * read it (40 bits), with its function word; ENOENT if the counter has no
+ * function set.  For the fast-read page's pctr slots.
+ */
+int	vpmu__pv_pctr_peek(struct vpmu_pv *pv, unsigned cpu, unsigned i, uint64_t *value,
+	    uint32_t *fn, struct vpmu_count *times);
+
 /* vm.c calls these. */
 int	vpmu__pv_create(struct vpmu_vm *vm);
 void	vpmu__pv_destroy(struct vpmu_vm *vm);

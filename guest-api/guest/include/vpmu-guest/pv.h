@@ -59,6 +59,13 @@ struct vpmu_pv_req {
 #define VPMU_PV_HDRSIZE		64u
 #define VPMU_PV_DONE		0x454e4f44u	/* "DONE" */
 
+/*
+ * Guest pids are 1 .. VPMU_PV_PID_MAX (a block naming another pid as the
+ * caller gets EINVAL); the pids above are libvpmu's own owners (the perfmon
+ * and pctr devices' counters).
+ */
+#define VPMU_PV_PID_MAX		0x3FFFFFFF
+
 /* ---- errno values (FreeBSD's numbering; what req.error and IN32 carry) --------- */
 
 #define VPMU_PV_EPERM		1

@@ -1,0 +1,4 @@
+/*
+ * dev.c -- guest library part (placeholder).
+ */
+#include <vpmu-guest/pv.h>

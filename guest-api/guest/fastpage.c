@@ -1,0 +1,4 @@
+/*
+ * fastpage.c -- guest library part (placeholder).
+ */
+#include <vpmu-guest/pv.h>

@@ -1,0 +1,4 @@
+/*
+ * pmc.c -- guest library part (placeholder).
+ */
+#include <vpmu-guest/pv.h>
