@@ -294,6 +294,7 @@ int	vpmu_do_op_pmcallocate(struct vpmu_vm *, const struct vpmu_cred *, void *);
 int	vpmu_do_op_pmcattach(struct vpmu_vm *, const struct vpmu_cred *, void *);
 int	vpmu_do_op_pmcdetach(struct vpmu_vm *, const struct vpmu_cred *, void *);
 int	vpmu_do_op_pmcgetmsr(struct vpmu_vm *, const struct vpmu_cred *, void *);
+int	vpmu__pmc_getmsr_pv(struct vpmu_vm *, const struct vpmu_cred *, struct vpmu_op_getmsr *);
 int	vpmu_do_op_pmcrelease(struct vpmu_vm *, const struct vpmu_cred *, void *);
 int	vpmu_do_op_pmcrw(struct vpmu_vm *, const struct vpmu_cred *, void *);
 int	vpmu_do_op_pmcsetcount(struct vpmu_vm *, const struct vpmu_cred *, void *);

@@ -677,12 +677,14 @@ vpmu_do_op_pmcsetcount(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg
  * The address a guest reads the counter at with RDPMC: GP counters by
  * index, fixed counters with bit 30 set (SDM Vol. 3B 19.2.2, AMD APM
  * Vol. 2 13.2.1 uses the plain index).  The paravirtual class has no RDPMC
- * index until the fast-read page exists.
+ * index (ENOSYS), except for the paravirtual channel (pv_slot), which
+ * gives the guest a fast-read page slot instead and takes the index
+ * within the class here.
  */
-int
-vpmu_do_op_pmcgetmsr(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
+static int
+pmcgetmsr(struct vpmu_vm *vm, const struct vpmu_cred *cr, struct vpmu_op_getmsr *gm,
+    bool pv_slot)
 {
-	struct vpmu_op_getmsr *gm = arg;
 	const struct vpmu_classdesc *c;
 	struct vpmu_pmc *pm;
 	unsigned idx;
@@ -704,11 +706,29 @@ vpmu_do_op_pmcgetmsr(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 	case VPMU_CLASS_IAF:
 		gm->msr = 0x40000000u | idx;
 		break;
+	case VPMU_CLASS_PV:
+		if (!pv_slot)
+			return (ENOSYS);
+		gm->msr = idx;
+		break;
 	default:
 		return (ENOSYS);
 	}
 	pm->flags |= VPMU_PF_MSR_ACCESS;
 	return (0);
+}
+
+int
+vpmu_do_op_pmcgetmsr(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
+{
+	return (pmcgetmsr(vm, cr, arg, false));
+}
+
+/* PMC_OP_PMCGETMSR from the paravirtual channel (VM lock held). */
+int
+vpmu__pmc_getmsr_pv(struct vpmu_vm *vm, const struct vpmu_cred *cr, struct vpmu_op_getmsr *gm)
+{
+	return (pmcgetmsr(vm, cr, gm, true));
 }
 
 /* ---- PMC_OP_PMCADMIN ------------------------------------------------------ */
