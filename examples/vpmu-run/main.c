@@ -23,6 +23,7 @@
 #include <linux/kvm.h>
 
 #include <vpmu/model.h>
+#include <vpmu/pv.h>
 
 #include "vpmu-run.h"
 
@@ -43,12 +44,15 @@ struct vr_opts {
 	const char *report;
 	bool	    quiet;
 	const char *guest;
+	/* --guest-log N=PATH: the log files the guest may name in CONFIGURELOG */
+	const char *glog_path[VPMU_PV_MAX_LOGFDS];
+	int	    glog_fd[VPMU_PV_MAX_LOGFDS];
 };
 
 /* ---- options, as a table ------------------------------------------------------ */
 
-enum { O_PMU, O_SOURCE, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_REPORT, O_QUIET,
-    O_HELP };
+enum { O_PMU, O_SOURCE, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_REPORT,
+    O_GUEST_LOG, O_QUIET, O_HELP };
 
 static const struct opt {
 	const char *name;
@@ -73,6 +77,9 @@ static const struct opt {
 	    "counters the source may run at once per vCPU, 1..4096" },
 	[O_REPORT] = { "report", required_argument, 0, "FILE",
 	    "write the report to FILE instead of standard error" },
+	[O_GUEST_LOG] = { "guest-log", required_argument, 0, "N=PATH",
+	    "offer PATH (created or truncated) to the guest as hwpmc log\n"
+	    "descriptor N, 0..15 (PMC_OP_CONFIGURELOG); repeatable" },
 	[O_QUIET] = { "quiet", no_argument, 'q', NULL, "print no report" },
 	[O_HELP] = { "help", no_argument, 'h', NULL, "print this help and exit" },
 };
@@ -100,6 +107,39 @@ usage(FILE *f)
 				break;
 		}
 	}
+}
+
+/*
+ * --guest-log N=PATH: PATH opened now, so that a bad one is a usage error
+ * before KVM is touched; the descriptor goes to libvpmu once the VM exists.
+ */
+static int
+parse_guest_log(const char *s, struct vr_opts *o)
+{
+	const char *eq = strchr(s, '=');
+	unsigned long n;
+	char *end;
+	int fd;
+
+	errno = 0;
+	n = eq != NULL ? strtoul(s, &end, 10) : 0;
+	if (eq == NULL || eq == s || end != eq || errno != 0 || *s == '-' || *s == '+' ||
+	    n >= VPMU_PV_MAX_LOGFDS || eq[1] == '\0') {
+		fprintf(stderr, "vpmu-run: --guest-log %s: want N=PATH, N from 0 to %d\n",
+		    s, VPMU_PV_MAX_LOGFDS - 1);
+		return (-1);
+	}
+	if (o->glog_fd[n] >= 0) {
+		fprintf(stderr, "vpmu-run: --guest-log %s: descriptor %lu given twice\n", s, n);
+		return (-1);
+	}
+	if ((fd = open(eq + 1, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0666)) < 0) {
+		fprintf(stderr, "vpmu-run: --guest-log %s: %s\n", s, strerror(errno));
+		return (-1);
+	}
+	o->glog_path[n] = eq + 1;
+	o->glog_fd[n] = fd;
+	return (0);
 }
 
 /* A whole decimal number in [min, max]. */
@@ -173,6 +213,10 @@ parse_options(int argc, char **argv, struct vr_opts *o)
 			break;
 		case O_REPORT:
 			o->report = optarg;
+			break;
+		case O_GUEST_LOG:
+			if (parse_guest_log(optarg, o) < 0)
+				return (-1);
 			break;
 		case O_QUIET:
 			o->quiet = true;
@@ -304,19 +348,23 @@ main(int argc, char **argv)
 	long api;
 
 	vm.kvm_fd = vm.vm_fd = -1;
+	for (i = 0; i < VPMU_PV_MAX_LOGFDS; i++)
+		o.glog_fd[i] = -1;
 	for (i = 0; i < VR_MAX_VCPUS; i++)
 		vm.vcpu[i].fd = -1;
 	pthread_mutex_init(&vm.lock, NULL);
 
 	if (parse_options(argc, argv, &o) < 0) {
 		usage(stderr);
-		return (VR_EXIT_USAGE);
+		ret = VR_EXIT_USAGE;
+		goto out_logs;
 	}
 
 	/* Everything the user gave is checked before KVM is touched. */
 	if (vpmu_model_parse(o.pmu, &model, err, sizeof(err)) != 0) {
 		fprintf(stderr, "vpmu-run: --pmu %s: %s\n", o.pmu, err);
-		return (VR_EXIT_USAGE);
+		ret = VR_EXIT_USAGE;
+		goto out_logs;
 	}
 	if (vpmu_model_format(&model, modelstr, sizeof(modelstr)) != 0)
 		snprintf(modelstr, sizeof(modelstr), "%s", o.pmu);
@@ -327,7 +375,8 @@ main(int argc, char **argv)
 			if (vpmu_source_lookup(known[i]) != NULL)
 				fprintf(stderr, " %s", known[i]);
 		fprintf(stderr, "\n");
-		return (VR_EXIT_USAGE);
+		ret = VR_EXIT_USAGE;
+		goto out_logs;
 	}
 	vm.nvcpus = o.vcpus;
 	vm.ram_size = (uint64_t)o.mem * MiB;
@@ -336,7 +385,8 @@ main(int argc, char **argv)
 	if (vm.ram == MAP_FAILED) {
 		fprintf(stderr, "vpmu-run: guest RAM (%u MiB): %s\n", o.mem,
 		    strerror(errno));
-		return (VR_EXIT_HOST);
+		ret = VR_EXIT_HOST;
+		goto out_logs;
 	}
 	if (vr_elf_read(o.guest, &file, &flen, err, sizeof(err)) < 0 ||
 	    vr_elf_load(file, flen, vm.ram, vm.ram_size, &img, err, sizeof(err)) < 0) {
@@ -400,6 +450,14 @@ main(int argc, char **argv)
 		    modelstr, src->name, vpmu_strerror(e));
 		goto out;
 	}
+	/* libvpmu duplicates the descriptor at CONFIGURELOG; ours closes at the end. */
+	for (i = 0; i < VPMU_PV_MAX_LOGFDS; i++)
+		if (o.glog_fd[i] >= 0 &&
+		    (e = vpmu_pv_set_logfd(vm.pmu, (int)i, o.glog_fd[i])) != 0) {
+			fprintf(stderr, "vpmu-run: vpmu_pv_set_logfd %zu (%s): %s\n", i,
+			    o.glog_path[i], vpmu_strerror(e));
+			goto out;
+		}
 	if ((vm.vm_fd = ioctl(vm.kvm_fd, KVM_CREATE_VM, 0)) < 0) {
 		snprintf(err, sizeof(err), "KVM_CREATE_VM: %s", strerror(errno));
 		ret = no_kvm(err);
@@ -477,6 +535,10 @@ out:
 	if (cfg != NULL)
 		vpmu_config_destroy(cfg);
 	munmap(vm.ram, vm.ram_size);
+out_logs:
+	for (i = 0; i < VPMU_PV_MAX_LOGFDS; i++)
+		if (o.glog_fd[i] >= 0)
+			close(o.glog_fd[i]);
 	pthread_mutex_destroy(&vm.lock);
 	return (ret);
 }
