@@ -47,12 +47,13 @@ struct vr_opts {
 	/* --guest-log N=PATH: the log files the guest may name in CONFIGURELOG */
 	const char *glog_path[VPMU_PV_MAX_LOGFDS];
 	int	    glog_fd[VPMU_PV_MAX_LOGFDS];
+	int	    fastpage_hz;	/* -1: libvpmu's default (1000) */
 };
 
 /* ---- options, as a table ------------------------------------------------------ */
 
 enum { O_PMU, O_SOURCE, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_REPORT,
-    O_GUEST_LOG, O_QUIET, O_HELP };
+    O_GUEST_LOG, O_FASTPAGE_HZ, O_QUIET, O_HELP };
 
 static const struct opt {
 	const char *name;
@@ -80,6 +81,9 @@ static const struct opt {
 	[O_GUEST_LOG] = { "guest-log", required_argument, 0, "N=PATH",
 	    "offer PATH (created or truncated) to the guest as hwpmc log\n"
 	    "descriptor N, 0..15 (PMC_OP_CONFIGURELOG); repeatable" },
+	[O_FASTPAGE_HZ] = { "fastpage-hz", required_argument, 0, "N",
+	    "refresh the guest's fast-read pages N times a second,\n"
+	    "0..1000000, 0: at exits only (default 1000)" },
 	[O_QUIET] = { "quiet", no_argument, 'q', NULL, "print no report" },
 	[O_HELP] = { "help", no_argument, 'h', NULL, "print this help and exit" },
 };
@@ -218,6 +222,14 @@ parse_options(int argc, char **argv, struct vr_opts *o)
 			if (parse_guest_log(optarg, o) < 0)
 				return (-1);
 			break;
+		case O_FASTPAGE_HZ: {
+			unsigned hz;
+
+			if (parse_uint("fastpage-hz", optarg, 0, 1000000, &hz) < 0)
+				return (-1);
+			o->fastpage_hz = (int)hz;
+			break;
+		}
 		case O_QUIET:
 			o->quiet = true;
 			break;
@@ -331,7 +343,7 @@ main(int argc, char **argv)
 	static struct vr_vm vm;		/* large; zeroed */
 	static const char *const known[] = { "exact", "perf", "synthetic" };
 	struct vr_opts o = { .pmu = "intel-v2", .source = "exact", .vcpus = 1,
-	    .mem = MEM_DEFAULT };
+	    .mem = MEM_DEFAULT, .fastpage_hz = -1 };
 	const struct vpmu_source_ops *src;
 	struct vpmu_exact_params exact_params = { 0 };	/* CPI 1; vendor below */
 	struct kvm_userspace_memory_region region;
@@ -458,6 +470,11 @@ main(int argc, char **argv)
 			    o.glog_path[i], vpmu_strerror(e));
 			goto out;
 		}
+	if (o.fastpage_hz >= 0 &&
+	    (e = vpmu_pv_set_fastpage_rate(vm.pmu, (unsigned)o.fastpage_hz)) != 0) {
+		fprintf(stderr, "vpmu-run: vpmu_pv_set_fastpage_rate: %s\n", vpmu_strerror(e));
+		goto out;
+	}
 	if ((vm.vm_fd = ioctl(vm.kvm_fd, KVM_CREATE_VM, 0)) < 0) {
 		snprintf(err, sizeof(err), "KVM_CREATE_VM: %s", strerror(errno));
 		ret = no_kvm(err);
