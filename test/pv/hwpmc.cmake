@@ -13,3 +13,12 @@ vpmu_add_guest(guest_pv_hwpmc_exact hwpmc_exact.c)
 pv_test(pv_hwpmc_exact 0
   "^hwpmc exact: n=1000 3002 \\(want 3002\\), n=100000 300002 \\(want 300002\\)$"
   --source exact ${guest_pv_hwpmc_exact_ELF})
+
+# examples/guests/pmcstat.c: pmcstat's table for the guest's own process;
+# 49999 more iterations of the 3-instruction loop add exactly 3 x 49999
+# instructions, 49999 branches and (CPI 1) 149997 cycles.
+if(TARGET pmcstat)
+  pv_test(pv_pmcstat_example 0
+    "^pmcstat: 49999 iterations more: \\+149997 instructions \\+49999 branches \\+149997 cycles$"
+    --source exact $<TARGET_PROPERTY:pmcstat,VPMU_GUEST_ELF>)
+endif()
