@@ -428,8 +428,8 @@ operations(void)
 	    VPMU_PV_ESRCH);
 	check("attach row 0xFE EINVAL", attach_op(VPMU_PV_OP_PMCATTACH, (A & ~0xFFu) | 0xFE, 0),
 	    VPMU_PV_EINVAL);
-	check("attach unowned id EINVAL", attach_op(VPMU_PV_OP_PMCATTACH, (A & ~0xFFu) | (NPMC - 1), 0),
-	    VPMU_PV_EINVAL);
+	check("attach unowned id EINVAL", attach_op(VPMU_PV_OP_PMCATTACH,
+	    (A & ~0xFFu) | (NPMC - 1), 0), VPMU_PV_EINVAL);
 	check("attach system PMC EINVAL", attach_op(VPMU_PV_OP_PMCATTACH, S, 0), VPMU_PV_EINVAL);
 	check("attach self", attach_op(VPMU_PV_OP_PMCATTACH, A, 0), 0);
 	check("attach self again EEXIST", attach_op(VPMU_PV_OP_PMCATTACH, A, 1), VPMU_PV_EEXIST);
