@@ -11,3 +11,11 @@ endif()
 vpmu_add_guest(guest_pv_fastpage_exact fastpage_exact.c)
 pv_test(pv_fastpage_exact 0 "^fastpage exact: lag 2 instructions, 0 failed$"
   --source exact ${guest_pv_fastpage_exact_ELF})
+
+# The refresh thread while the guest spins without an exit (perf's msr/tsc
+# counts meanwhile): updates, seq and value move, no exit happens.  The same
+# guest prints test/bench/pv.sh's figures.
+vpmu_add_guest(guest_pv_fastpage_spin fastpage_spin.c)
+pv_test(pv_fastpage_spin 0
+  "^fastpage spin: ok: exits 0, updates rose, value rose, seq rose, read errors 0, max gap < 20 ms$"
+  --source perf --fastpage-hz 1000 ${guest_pv_fastpage_spin_ELF})

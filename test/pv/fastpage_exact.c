@@ -68,7 +68,7 @@ main(unsigned cpu)
 	struct vpmu_pv_req *rw = (struct vpmu_pv_req *)rwblk;
 	struct vpmu_pv_pmcrw *rwa = (struct vpmu_pv_pmcrw *)(rw + 1);
 	struct vpmu_fast_value fv;
-	uint64_t v, seq, retries, lag;
+	uint64_t v, seq, retries, lag, lag2;
 	uint32_t slot;
 	pmc_id_t id, id2;
 	int i;
@@ -155,6 +155,14 @@ main(unsigned cpu)
 		__asm__ volatile("nop" ::: "memory");
 	check("exited untouched", pg2.hdr.exit_updates, 7);
 
+	/* Instructions of one vpmu_fast_read(), between two loads of the value. */
+	check("SET again", vpmu_fast_set(&pg), 0);
+	check("GETMSR again", pmc_get_msr(id, &slot), 0);
+	__asm__ volatile("movq (%1), %0" : "=r"(v) : "r"(&pg.slot[slot].value) : "memory");
+	(void)vpmu_fast_read(&pg, slot, &lag2, NULL);
+	__asm__ volatile("movq (%1), %0" : "=r"(lag2) : "r"(&pg.slot[slot].value) : "memory");
+	vg_printf("fastpage exact: one vpmu_fast_read() and the loads around it: %lu instructions\n",
+	    (unsigned long)(lag2 - v));
 	vg_printf("fastpage exact: lag %lu instructions, %d failed\n", (unsigned long)lag,
 	    nfail);
 	return (nfail == 0 ? 0 : 1);

@@ -1,0 +1,214 @@
+/*
+ * fastpage_spin.c -- the refresh thread, seen from a guest that spins without
+ * exits (vpmu-run --source perf: a "tsc" PMC, perf's msr/tsc event, counts
+ * while the vCPU runs, so the value moves with no exit at all), and the
+ * figures test/bench/pv.sh reports.
+ *
+ * The check line (ctest): during the spin hdr.exit_updates does not move
+ * (no exit), hdr.updates, the slot's seq (the thread writes through the
+ * sequence lock) and its value do, every read succeeds, and the largest
+ * gap between two updates is under 20 ms at 1000 Hz (a loose bound: the
+ * figure itself is printed).
+ *
+ * The figures: guest TSC ticks are turned into ns with the page's own
+ * host_ns (CLOCK_MONOTONIC at each update) over the spin.
+ *   - ns per vpmu_fast_read(), over every read of the spin;
+ *   - update gaps (mean, max) as the guest saw them: a value's age is at
+ *     most the gap plus the time to notice it;
+ *   - round trips measured with RDTSC, 200 each, with no page registered
+ *     (the exit hook's one-load fast path) and with one: a channel NULL
+ *     request, a GETMODULEVERSION, a null port exit (IN32 from
+ *     VPMU_PV_PORT_HI: libvpmu's probe, which does nothing), a trapped
+ *     RDMSR of IA32_PMC0 (model intel-v2).
+ */
+#include <vpmu-guest/runtime.h>
+#include <vpmu-guest/pv.h>
+#include <vpmu-guest/pmc.h>
+#include <vpmu-guest/fastpage.h>
+
+#define RT_N		200
+#define SPIN_UPDATES	200
+#define SPIN_MAX	20000000ul
+
+static struct vpmu_fastpage pg __attribute__((aligned(4096)));
+
+struct rt {
+	uint64_t null, modver, port, rdmsr;	/* ticks per round trip */
+};
+
+static uint64_t
+ticks_null(void)
+{
+	uint64_t t = vg_rdtsc();
+	int i;
+
+	for (i = 0; i < RT_N; i++)
+		(void)vpmu_pv_call(VPMU_PV_OP_NULL, NULL, 0, NULL);
+	return ((vg_rdtsc() - t) / RT_N);
+}
+
+static uint64_t
+ticks_modver(void)
+{
+	uint64_t t = vg_rdtsc();
+	uint32_t v;
+	int i;
+
+	for (i = 0; i < RT_N; i++) {
+		v = 0x07000000;
+		(void)vpmu_pv_call(VPMU_PV_OP_GETMODULEVERSION, &v, sizeof(v), NULL);
+	}
+	return ((vg_rdtsc() - t) / RT_N);
+}
+
+static uint64_t
+ticks_port(void)
+{
+	uint64_t t = vg_rdtsc();
+	int i;
+
+	for (i = 0; i < RT_N; i++)
+		(void)vg_inl(VPMU_PV_PORT_HI);
+	return ((vg_rdtsc() - t) / RT_N);
+}
+
+static uint64_t
+ticks_rdmsr(void)
+{
+	uint64_t t = vg_rdtsc(), v;
+	int i;
+
+	for (i = 0; i < RT_N; i++)
+		(void)vg_rdmsr_safe(0xc1, &v);
+	return ((vg_rdtsc() - t) / RT_N);
+}
+
+static void
+round_trips(struct rt *r)
+{
+	r->null = ticks_null();
+	r->modver = ticks_modver();
+	r->port = ticks_port();
+	r->rdmsr = ticks_rdmsr();
+}
+
+/* x ticks in ns, at tpn1000 ticks per 1000 ns. */
+static uint64_t
+ns(uint64_t x, uint64_t tpn1000)
+{
+	return (tpn1000 == 0 ? 0 : x * 1000 / tpn1000);
+}
+
+static void
+print_rt(const char *what, const struct rt *r, uint64_t tpk)
+{
+	vg_printf("pv bench %s: NULL %lu ns, GETMODULEVERSION %lu ns, null port exit %lu ns, "
+	    "trapped RDMSR %lu ns; NULL/port x%lu.%02lu\n", what,
+	    (unsigned long)ns(r->null, tpk), (unsigned long)ns(r->modver, tpk),
+	    (unsigned long)ns(r->port, tpk), (unsigned long)ns(r->rdmsr, tpk),
+	    (unsigned long)(r->null / r->port),
+	    (unsigned long)(r->null * 100 / r->port % 100));
+}
+
+int
+main(unsigned cpu)
+{
+	struct rt before, after;
+	uint64_t v, v0 = 0, vlast = 0, u, ulast, e0, e1, seq0, h, hlast = 0, h0 = 0;
+	uint64_t t, t0 = 0, tfirst = 0, tlast = 0, gap, maxgap = 0, sumgap = 0;
+	uint64_t tread0, tread1, reads = 0, errors = 0, nupd = 0, tpk;
+	uint32_t slot = 0;
+	pmc_id_t id;
+	unsigned long i;
+	int bad = 0;
+
+	(void)cpu;
+	if (vpmu_hook_proc_create(1, 0, 0, VPMU_PV_CRED_PRIVILEGED) != 0 ||
+	    vpmu_hook_csw_in(1, 1) != 0 ||
+	    pmc_allocate("tsc", PMC_MODE_TC, 0, PMC_CPU_ANY, &id, 0) != 0 ||
+	    pmc_attach(id, 0) != 0 || pmc_start(id) != 0) {
+		vg_printf("fastpage spin: set-up failed: %s\n", pmc_errname(pmc_errno()));
+		return (1);
+	}
+	round_trips(&before);
+	if (vpmu_fast_set(&pg) != 0 || pmc_get_msr(id, &slot) != 0) {
+		vg_printf("fastpage spin: SET/GETMSR failed\n");
+		return (1);
+	}
+
+	/* The spin: loads only, no exit. */
+	e0 = __atomic_load_n(&pg.hdr.exit_updates, __ATOMIC_ACQUIRE);
+	seq0 = pg.slot[slot].seq;
+	ulast = __atomic_load_n(&pg.hdr.updates, __ATOMIC_ACQUIRE);
+	tread0 = vg_rdtsc();
+	for (i = 0; i < SPIN_MAX && nupd < SPIN_UPDATES; i++) {
+		if (vpmu_fast_read(&pg, slot, &v, NULL) != 0)
+			errors++;
+		if (reads++ == 0)
+			v0 = v;
+		vlast = v;
+		u = __atomic_load_n(&pg.hdr.updates, __ATOMIC_ACQUIRE);
+		if (u == ulast)
+			continue;
+		t = vg_rdtsc();
+		h = __atomic_load_n(&pg.hdr.host_ns, __ATOMIC_RELAXED);
+		if (nupd++ == 0) {
+			tfirst = t;
+			h0 = h;
+		} else {
+			gap = h - hlast;
+			sumgap += gap;
+			if (gap > maxgap)
+				maxgap = gap;
+		}
+		tlast = t;
+		hlast = h;
+		ulast = u;
+		t0 = t;
+	}
+	tread1 = vg_rdtsc();
+	e1 = __atomic_load_n(&pg.hdr.exit_updates, __ATOMIC_ACQUIRE);
+	(void)t0;
+
+	if (e1 != e0 || nupd < SPIN_UPDATES || vlast <= v0 || pg.slot[slot].seq <= seq0 ||
+	    errors != 0 || maxgap > 20000000)
+		bad = 1;
+	vg_printf("fastpage spin: %s: exits %lu, updates %s, value %s, seq %s, "
+	    "read errors %lu, max gap %s\n", bad ? "FAIL" : "ok",
+	    (unsigned long)(e1 - e0), nupd >= SPIN_UPDATES ? "rose" : "stuck",
+	    vlast > v0 ? "rose" : "stuck", pg.slot[slot].seq > seq0 ? "rose" : "stuck",
+	    (unsigned long)errors, maxgap <= 20000000 ? "< 20 ms" : "over 20 ms");
+
+	/* Figures: ticks per microsecond from the page's host clock. */
+	tpk = hlast > h0 ? (tlast - tfirst) * 1000 / ((hlast - h0) / 1000) / 1000 : 0;
+	vg_printf("fastpage bench: %lu reads in %lu ticks: %lu.%03lu ticks/read, "
+	    "%lu ns/read (TSC %lu.%03lu GHz)\n", (unsigned long)reads,
+	    (unsigned long)(tread1 - tread0),
+	    (unsigned long)((tread1 - tread0) / reads),
+	    (unsigned long)((tread1 - tread0) * 1000 / reads % 1000),
+	    (unsigned long)ns((tread1 - tread0) / reads, tpk),
+	    (unsigned long)(tpk / 1000), (unsigned long)(tpk % 1000));
+	vg_printf("fastpage bench: hz %u, %lu updates seen, gap mean %lu us, max %lu us\n",
+	    pg.hdr.hz, (unsigned long)nupd,
+	    (unsigned long)(nupd > 1 ? sumgap / (nupd - 1) / 1000 : 0),
+	    (unsigned long)(maxgap / 1000));
+	/* The guest's own speed: 3 instructions per LOOP iteration, no memory. */
+	t = vg_rdtsc();
+	i = 100000;
+	__asm__ volatile("1: nop; nop; loop 1b" : "+c"(i));
+	t = vg_rdtsc() - t;
+	vg_printf("fastpage bench: guest speed %lu ns per instruction (nop/loop)\n",
+	    (unsigned long)(ns(t, tpk) / 300000));
+	round_trips(&after);
+	print_rt("no page", &before, tpk);
+	print_rt("with page", &after, tpk);
+	/* vpmu_fast_read() alone, 1000 times. */
+	t = vg_rdtsc();
+	for (i = 0; i < 1000; i++)
+		(void)vpmu_fast_read(&pg, slot, &v, NULL);
+	t = (vg_rdtsc() - t) / 1000;
+	vg_printf("fastpage bench: bare read %lu ns, trapped RDMSR %lu ns: RDMSR/read x%lu.%02lu\n",
+	    (unsigned long)ns(t, tpk), (unsigned long)ns(after.rdmsr, tpk),
+	    (unsigned long)(after.rdmsr / t), (unsigned long)(after.rdmsr * 100 / t % 100));
+	return (bad);
+}
