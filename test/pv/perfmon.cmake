@@ -7,3 +7,14 @@ pv_test(perfmon_rules 0 "^perfmon: 119 of 119 ok$"
 # The device does not depend on the guest-visible model: the same with none.
 pv_test(perfmon_pmu_none 0 "^perfmon: 119 of 119 ok$"
   --source exact --pmu none ${guest_pv_perfmon_ELF})
+
+# The 40-bit mask of PMIOREAD and PCIOCRD, which no guest can reach in a
+# test's time: a host program rings the doorbell itself on a VM whose
+# synthetic source counts 2^40 + 12345 instructions (perfmon_mask.c).
+add_executable(test_pv_devmask perfmon_mask.c)
+target_include_directories(test_pv_devmask PRIVATE
+  ${PROJECT_SOURCE_DIR}/guest-api/guest/include)
+target_link_libraries(test_pv_devmask PRIVATE vpmu_static)
+add_test(NAME perfmon_pctr_mask40 COMMAND test_pv_devmask)
+set_tests_properties(perfmon_pctr_mask40 PROPERTIES
+  PASS_REGULAR_EXPRESSION "^perfmon_mask: 16 of 16 ok" TIMEOUT 60)
