@@ -300,10 +300,15 @@ pv_pmcgetmsr(struct pv_call *c)
 	struct vpmu_pv_getmsr *g = (void *)c->arg;
 	struct vpmu_op_getmsr gm = { 0, g->pmcid };
 	struct vpmu_vm *vm = c->vm;
+	struct vpmu_pmc *pm;
 	uint32_t slot;
+	bool had;
 	int error;
 
 	vpmu__vm_lock(vm);
+	/* GETMSR succeeds on the caller's own PMCs only: it is their owner. */
+	pm = vpmu__pmc_by_id(vm, c->cred.pid, g->pmcid);
+	had = pm != NULL && (pm->flags & VPMU_PF_MSR_ACCESS) != 0;
 	if ((error = vpmu__cred_check(&c->cred)) == 0)
 		error = vpmu__pmc_getmsr_pv(vm, &c->cred, &gm);
 	vm->stats.syscalls++;
@@ -313,8 +318,18 @@ pv_pmcgetmsr(struct pv_call *c)
 	if (error != 0)
 		return (error);
 	/* pv->lock is held: the fast page's state cannot change meanwhile. */
-	if ((error = vpmu__pv_fast_bind(c->pv, c->cred.pid, g->pmcid, &slot)) != 0)
+	if ((error = vpmu__pv_fast_bind(c->pv, c->cred.pid, g->pmcid, &slot)) != 0) {
+		/*
+		 * No slot (no page, page full): the PMC was not handed out,
+		 * so a later ATTACH must not see hwpmc's "MSR given" mark.
+		 */
+		vpmu__vm_lock(vm);
+		if (!had && (pm = vpmu__pmc_by_id(vm, c->cred.pid, g->pmcid)) != NULL)
+			pm->flags &= ~VPMU_PF_MSR_ACCESS;
+		vm->stats.syscall_errors++;
+		vpmu__vm_unlock(vm);
 		return (error);
+	}
 	g->msr = slot;
 	return (0);
 }

@@ -495,6 +495,9 @@ operations(void)
 	 * first hwpmc slot (4) once it has.
 	 */
 	check("getmsr without fast page EINVAL", getmsr(A, &msr), VPMU_PV_EINVAL);
+	/* A GETMSR that failed handed nothing out: ATTACH is not refused. */
+	check("attach after failed getmsr", attach_op(VPMU_PV_OP_PMCATTACH, A, 100), 0);
+	check("detach after failed getmsr", attach_op(VPMU_PV_OP_PMCDETACH, A, 100), 0);
 	check("fastpage set", vpmu_pv_call(VPMU_PV_OP_FASTPAGE_SET,
 	    &(struct vpmu_pv_fastpage){ (uintptr_t)fpage }, 8, NULL), 0);
 	e = getmsr(A, &msr);

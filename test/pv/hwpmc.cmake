@@ -3,7 +3,7 @@
 # Every operation and hook with hwpmc(4)'s errno, every malformed block
 # (hwpmc.c's table: one FAIL line per wrong case, then the count).
 vpmu_add_guest(guest_pv_hwpmc hwpmc.c)
-pv_test(pv_hwpmc_guest 0 "^hwpmc pv: 179 of 179 ok$"
+pv_test(pv_hwpmc_guest 0 "^hwpmc pv: 181 of 181 ok$"
   --source synthetic --guest-log 3=${CMAKE_CURRENT_BINARY_DIR}/pv_hwpmc.log
   ${guest_pv_hwpmc_ELF})
 
