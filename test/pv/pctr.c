@@ -126,8 +126,11 @@ raw_ioctl(int32_t fd, uint32_t cmd, void *data, uint32_t len)
 
 static volatile struct vpmu_fastpage fpage __attribute__((aligned(4096)));
 
-/* rdpmc() around spin(n): what the fast page shows the loop adding. */
-static uint64_t
+/*
+ * rdpmc() around spin(n): what the fast page shows the loop adding.  Not
+ * inlined: both calls must run the same instructions around spin().
+ */
+static __attribute__((noinline)) uint64_t
 rdpmc_span(unsigned ctr, uint64_t n)
 {
 	uint64_t a, b;
