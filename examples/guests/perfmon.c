@@ -30,7 +30,7 @@ ctl(int fd, unsigned long cmd, int num)
 }
 
 /* Set up, start, run work(n), stop, read: v[0] instructions, v[1] branches. */
-static int
+static __attribute__((noinline)) int
 run(int fd, uint64_t n, int64_t v[2])
 {
 	static const unsigned char ev[2] = { PMC6_INST_RETIRED, PMC6_BR_INST_RETIRED };

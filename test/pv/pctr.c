@@ -83,7 +83,7 @@ rd(int fd)
  * Counters a and b get functions fa and fb afresh (a function is set only
  * when it changes, so 0 first: the counter restarts at 0), spin(n), read.
  */
-static void
+static __attribute__((noinline)) void
 measure(int fd, unsigned a, unsigned fa, unsigned b, unsigned fb, uint64_t n, uint64_t v[2])
 {
 	struct pctrst st;

@@ -102,7 +102,7 @@ pm_get(int fd, int num)
 }
 
 /* Set up counters 0 and 1 (val1 0: only 0), count spin(n), read both. */
-static void
+static __attribute__((noinline)) void
 measure(int fd, uint32_t val0, uint32_t val1, uint64_t n, int64_t v[2])
 {
 	(void)pm_setup(fd, 0, val0);
