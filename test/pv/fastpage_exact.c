@@ -155,13 +155,13 @@ main(unsigned cpu)
 		__asm__ volatile("nop" ::: "memory");
 	check("exited untouched", pg2.hdr.exit_updates, 7);
 
-	/* Instructions of one vpmu_fast_read(), between two loads of the value. */
+	/* Instructions of one vpmu_fast_value(), between two loads of the value. */
 	check("SET again", vpmu_fast_set(&pg), 0);
 	check("GETMSR again", pmc_get_msr(id, &slot), 0);
 	__asm__ volatile("movq (%1), %0" : "=r"(v) : "r"(&pg.slot[slot].value) : "memory");
-	(void)vpmu_fast_read(&pg, slot, &lag2, NULL);
+	(void)vpmu_fast_value(&pg, slot, &lag2);
 	__asm__ volatile("movq (%1), %0" : "=r"(lag2) : "r"(&pg.slot[slot].value) : "memory");
-	vg_printf("fastpage exact: one vpmu_fast_read() and the loads around it: %lu instructions\n",
+	vg_printf("fastpage exact: one vpmu_fast_value() and the loads around it: %lu instructions\n",
 	    (unsigned long)(lag2 - v));
 	vg_printf("fastpage exact: lag %lu instructions, %d failed\n", (unsigned long)lag,
 	    nfail);

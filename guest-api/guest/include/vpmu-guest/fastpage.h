@@ -115,6 +115,35 @@ int	vpmu_fast_read(const volatile struct vpmu_fastpage *pg, unsigned slot,
 	    uint64_t *value, struct vpmu_fast_value *v);
 
 /*
+ * The common case, inline: slot's counter when the page is live, no
+ * writer is inside the slot and it holds a counter -- the magic, two loads
+ * of seq, one of value, one of flags, no call.  Anything else (a writer at
+ * work, an empty slot, a bad slot number, a page not yet written or
+ * cleared) takes vpmu_fast_read(), whose return values it has.
+ */
+static inline int
+vpmu_fast_value(const volatile struct vpmu_fastpage *pg, unsigned slot, uint64_t *value)
+{
+	const volatile struct vpmu_fastpage_slot *s = &pg->slot[slot];
+	uint32_t s1, f;
+	uint64_t v;
+
+	if (slot < VPMU_FP_NSLOTS &&
+	    __atomic_load_n(&pg->hdr.magic, __ATOMIC_ACQUIRE) == VPMU_FP_MAGIC) {
+		s1 = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+		v = __atomic_load_n(&s->value, __ATOMIC_RELAXED);
+		f = __atomic_load_n(&s->flags, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if ((s1 & 1) == 0 && (f & VPMU_FP_VALID) != 0 &&
+		    __atomic_load_n(&s->seq, __ATOMIC_RELAXED) == s1) {
+			*value = v;
+			return (0);
+		}
+	}
+	return (vpmu_fast_read(pg, slot, value, (struct vpmu_fast_value *)0));
+}
+
+/*
  * Register pg (4 KiB-aligned, in the caller's RAM) as the calling process's
  * page, and remove it (vpmu_pv_call() of FASTPAGE_SET / _CLEAR).
  */

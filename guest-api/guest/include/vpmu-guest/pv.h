@@ -307,6 +307,15 @@ struct vpmu_pv_fastpage {		/* 8 bytes: FASTPAGE_SET */
 	uint64_t gpa;			/* a 4 KiB-aligned page of guest RAM */
 };
 
+/* The layouts above are the ABI: their sizes, checked wherever this header is compiled. */
+_Static_assert(sizeof(struct vpmu_pv_req) == VPMU_PV_HDRSIZE, "request header");
+_Static_assert(sizeof(struct vpmu_pv_getcpuinfo) == 144, "pmc_op_getcpuinfo");
+_Static_assert(sizeof(struct vpmu_pv_pmcinfo) == 104, "pmc_info");
+_Static_assert(sizeof(struct vpmu_pv_pmcallocate) == 72, "pmc_op_pmcallocate");
+_Static_assert(sizeof(struct vpmu_pv_pmcrw) == 16, "pmc_op_pmcrw");
+_Static_assert(sizeof(struct vpmu_pv_pmcsetcount) == 16, "pmc_op_pmcsetcount");
+_Static_assert(sizeof(struct vpmu_pv_dyneventdescr) == 68, "pmc_dyn_event_descr");
+
 /* ---- the guest library (guest-api/guest/pv.c) --------------------------------------- */
 
 /* Who is calling: what the guest kernel knows of the current thread. */
