@@ -29,7 +29,9 @@ build: configure
 # through MSRs and checks its own counts (examples/guests/demo.c); vpmu-run
 # prints its host-side table at exit.  Then vpmustat samples the hot-function
 # guest (examples/guests/hot.c) and ends with its profile: the top functions
-# and the path of the flame graph SVG.  Fails if any part fails; without a
+# and the path of the flame graph SVG.  Last, three guests ask for counters
+# themselves over the paravirtual channel (vpmu_pv(4)): pmcstat through the
+# pmc(3) library, perfmon(4) and pctr(4).  Fails if any part fails; without a
 # usable /dev/kvm the guest parts are skipped with a message.
 demo: build
 	@$(BUILD)/examples/vpmu-demo
@@ -46,7 +48,15 @@ demo: build
 	    --svg $(BUILD)/hot.svg $(BUILD)/examples/guests/hot.elf; st=$$?; \
 	if [ $$st -eq 77 ]; then \
 		echo "make demo: no usable /dev/kvm: the profile is skipped" >&2; st=0; \
-	fi; exit $$st
+	fi; [ $$st -eq 0 ] || exit $$st; \
+	for g in pmcstat perfmon pctr; do \
+		echo; echo "== vpmu-run --quiet --source exact $(BUILD)/examples/guests/$$g.elf"; \
+		VPMU_SKIP_NO_KVM=1 $(BUILD)/examples/vpmu-run --quiet --source exact \
+		    $(BUILD)/examples/guests/$$g.elf; st=$$?; \
+		if [ $$st -eq 77 ]; then \
+			echo "make demo: no usable /dev/kvm: the $$g guest is skipped" >&2; st=0; \
+		fi; [ $$st -eq 0 ] || exit $$st; \
+	done
 
 check: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
