@@ -43,13 +43,6 @@ struct pctrst {				/* OpenBSD amd64, 56 bytes */
 };
 _Static_assert(sizeof(struct pctrst) == 56, "struct pctrst is 56 bytes");
 
-struct pc_fd {
-	struct pc_fd *next;
-	int32_t fd;
-	int32_t pid;
-	uint32_t fflags;
-};
-
 /* Counter i on one vCPU. */
 struct pc_pmc {
 	bool have;
@@ -57,8 +50,7 @@ struct pc_pmc {
 };
 
 struct pctr {
-	struct pc_fd *fds;
-	int32_t nextfd;
+	struct pv_fdtab fds;		/* open descriptors (pv_dev.c) */
 	unsigned num;			/* counters: 0 (no PMU), 2 or 4 */
 	uint32_t fn[PCTR_NUM];		/* the functions set (the driver's cache) */
 	struct pc_pmc *pmc;		/* [cpu * PCTR_NUM + i] */
@@ -187,50 +179,19 @@ vpmu__pv_pctr_peek(struct vpmu_pv *pv, unsigned cpu, unsigned i, uint64_t *value
 
 /* ---- descriptors ------------------------------------------------------------ */
 
-static struct pc_fd *
-fd_find(struct pctr *s, int32_t fd, int32_t pid)
-{
-	struct pc_fd *f;
-
-	for (f = s->fds; f != NULL; f = f->next)
-		if (f->fd == fd && f->pid == pid)
-			return (f);
-	return (NULL);
-}
-
-static void
-fd_close(struct pctr *s, struct pc_fd *f)
-{
-	struct pc_fd **pp;
-
-	for (pp = &s->fds; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == f) {
-			*pp = f->next;
-			break;
-		}
-	free(f);
-}
-
 static int
 op_open(struct pv_call *c)
 {
-	struct pctr *s = state(c->pv);
 	struct vpmu_pv_open *o = (struct vpmu_pv_open *)c->arg;
-	struct pc_fd *f;
+	struct pv_fd *f;
+	int error;
 
 	if (o->fflags == 0 || (o->fflags & ~(VPMU_PV_FREAD | VPMU_PV_FWRITE)) != 0)
 		return (EINVAL);
 	if (o->minor != 0)
 		return (ENXIO);
-	if (s->nextfd == INT32_MAX)
-		return (ENOSPC);
-	if ((f = calloc(1, sizeof(*f))) == NULL)
-		return (ENOMEM);
-	f->fd = s->nextfd++;
-	f->pid = c->cred.pid;
-	f->fflags = o->fflags;
-	f->next = s->fds;
-	s->fds = f;
+	if ((error = vpmu__pv_fd_open(&state(c->pv)->fds, c, o, &f)) != 0)
+		return (error);
 	c->retval = f->fd;
 	return (0);
 }
@@ -241,11 +202,11 @@ op_close(struct pv_call *c)
 {
 	struct pctr *s = state(c->pv);
 	struct vpmu_pv_close *cl = (struct vpmu_pv_close *)c->arg;
-	struct pc_fd *f;
+	struct pv_fd *f;
 
-	if ((f = fd_find(s, cl->fd, c->cred.pid)) == NULL)
+	if ((f = vpmu__pv_fd_find(&s->fds, cl->fd, c->cred.pid)) == NULL)
 		return (EBADF);
-	fd_close(s, f);
+	vpmu__pv_fd_free(&s->fds, f);
 	return (0);
 }
 
@@ -257,10 +218,10 @@ op_ioctl(struct pv_call *c)
 	uint8_t *data = c->arg + sizeof(*io);
 	uint32_t cmd = io->cmd, len = IOCPARM_LEN(cmd), fn;
 	struct pctrst st;
-	struct pc_fd *f;
+	struct pv_fd *f;
 	unsigned i;
 
-	if ((f = fd_find(s, io->fd, c->cred.pid)) == NULL)
+	if ((f = vpmu__pv_fd_find(&s->fds, io->fd, c->cred.pid)) == NULL)
 		return (EBADF);
 	if (c->arglen != sizeof(*io) + len)
 		return (EINVAL);
@@ -312,7 +273,6 @@ pctr_init(struct vpmu_pv *pv)
 		free(s);
 		return (ENOMEM);
 	}
-	s->nextfd = 1;
 	if (g != NULL && g->vendor != NULL)
 		s->num = g->model.vendor == VPMU_VENDOR_AMD ? 4 : 2;
 	pv->pctr = s;
@@ -329,8 +289,8 @@ pctr_fini(struct vpmu_pv *pv)
 		return;
 	for (i = 0; i < PCTR_NUM; i++)
 		fn_release(pv, i);
-	while (s->fds != NULL)
-		fd_close(s, s->fds);
+	while (s->fds.fds != NULL)
+		vpmu__pv_fd_free(&s->fds, s->fds.fds);
 	free(s->pmc);
 	free(s);
 	pv->pctr = NULL;
@@ -340,13 +300,10 @@ static void
 pctr_proc_exit(struct vpmu_pv *pv, int32_t pid)
 {
 	struct pctr *s = state(pv);
-	struct pc_fd *f, *next;
+	struct pv_fd *f;
 
-	for (f = s->fds; f != NULL; f = next) {
-		next = f->next;
-		if (f->pid == pid)
-			fd_close(s, f);
-	}
+	while ((f = vpmu__pv_fd_of_pid(&s->fds, pid)) != NULL)
+		vpmu__pv_fd_free(&s->fds, f);
 }
 
 static const struct pv_opdesc pctr_ops[] = {

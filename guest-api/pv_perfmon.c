@@ -88,14 +88,6 @@ static const struct {
 	{ 18, VPMU_EV_BRANCHES },	/* BRANCHES */
 };
 
-struct pm_fd {
-	struct pm_fd *next;
-	int32_t fd;
-	int32_t pid;			/* the opener */
-	uint32_t fflags;
-	enum table tab;
-};
-
 struct pm_ctr {
 	bool inuse;			/* set up (perfmon_inuse bit) */
 	uint32_t ctl;			/* control word, PMCF_EN while started */
@@ -105,9 +97,8 @@ struct pm_ctr {
 };
 
 struct perfmon {
-	struct pm_fd *fds;
-	int32_t nextfd;
-	struct pm_fd *writer;		/* the one FWRITE open, or NULL */
+	struct pv_fdtab fds;		/* open descriptors (pv_dev.c); minor = the table */
+	struct pv_fd *writer;		/* the one FWRITE open, or NULL */
 	struct pm_ctr ctr[NPMC];
 };
 
@@ -235,17 +226,6 @@ state(struct vpmu_pv *pv)
 	return (pv->perfmon);
 }
 
-static struct pm_fd *
-fd_find(struct perfmon *s, int32_t fd, int32_t pid)
-{
-	struct pm_fd *f;
-
-	for (f = s->fds; f != NULL; f = f->next)
-		if (f->fd == fd && f->pid == pid)
-			return (f);
-	return (NULL);
-}
-
 /* perfmon_fini(): stop and free every counter. */
 static void
 fini_counters(struct vpmu_pv *pv)
@@ -256,22 +236,24 @@ fini_counters(struct vpmu_pv *pv)
 		ctr_release(pv->vm, &state(pv)->ctr[i]);
 }
 
+/* The writer's close is perfmon_fini(): its counters go. */
 static void
-fd_close(struct vpmu_pv *pv, struct pm_fd *f)
+fd_close(struct vpmu_pv *pv, struct pv_fd *f)
 {
 	struct perfmon *s = state(pv);
-	struct pm_fd **pp;
 
 	if (s->writer == f) {
 		s->writer = NULL;
 		fini_counters(pv);
 	}
-	for (pp = &s->fds; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == f) {
-			*pp = f->next;
-			break;
-		}
-	free(f);
+	vpmu__pv_fd_free(&s->fds, f);
+}
+
+/* The event table a descriptor's minor chose. */
+static enum table
+table_of(const struct pv_fd *f)
+{
+	return (f->minor == MINOR_P5 ? TAB_P5 : TAB_P6);
 }
 
 static int
@@ -279,29 +261,17 @@ op_open(struct pv_call *c)
 {
 	struct perfmon *s = state(c->pv);
 	struct vpmu_pv_open *o = (struct vpmu_pv_open *)c->arg;
-	struct pm_fd *f;
-	enum table tab;
+	struct pv_fd *f;
+	int error;
 
 	if (o->fflags == 0 || (o->fflags & ~(VPMU_PV_FREAD | VPMU_PV_FWRITE)) != 0)
 		return (EINVAL);
-	if (o->minor == MINOR_P6 || o->minor == MINOR_P6_ALT)
-		tab = TAB_P6;
-	else if (o->minor == MINOR_P5)
-		tab = TAB_P5;
-	else
+	if (o->minor != MINOR_P6 && o->minor != MINOR_P6_ALT && o->minor != MINOR_P5)
 		return (ENXIO);			/* no such device */
 	if ((o->fflags & VPMU_PV_FWRITE) && s->writer != NULL)
 		return (EBUSY);			/* one writer at a time */
-	if (s->nextfd == INT32_MAX)
-		return (ENOSPC);
-	if ((f = calloc(1, sizeof(*f))) == NULL)
-		return (ENOMEM);
-	f->fd = s->nextfd++;
-	f->pid = c->cred.pid;
-	f->fflags = o->fflags;
-	f->tab = tab;
-	f->next = s->fds;
-	s->fds = f;
+	if ((error = vpmu__pv_fd_open(&s->fds, c, o, &f)) != 0)
+		return (error);
 	if (o->fflags & VPMU_PV_FWRITE)
 		s->writer = f;
 	c->retval = f->fd;
@@ -312,9 +282,9 @@ static int
 op_close(struct pv_call *c)
 {
 	struct vpmu_pv_close *cl = (struct vpmu_pv_close *)c->arg;
-	struct pm_fd *f;
+	struct pv_fd *f;
 
-	if ((f = fd_find(state(c->pv), cl->fd, c->cred.pid)) == NULL)
+	if ((f = vpmu__pv_fd_find(&state(c->pv)->fds, cl->fd, c->cred.pid)) == NULL)
 		return (EBADF);
 	fd_close(c->pv, f);
 	return (0);
@@ -335,7 +305,7 @@ ctr_get(struct perfmon *s, int32_t num, struct pm_ctr **kp)
 }
 
 static int
-do_setup(struct pv_call *c, struct pm_fd *f, uint8_t *data)
+do_setup(struct pv_call *c, struct pv_fd *f, uint8_t *data)
 {
 	struct perfmon *s = state(c->pv);
 	struct pm_ctr *k, nk;
@@ -351,7 +321,7 @@ do_setup(struct pv_call *c, struct pm_fd *f, uint8_t *data)
 		return (EINVAL);
 	k = &s->ctr[num];
 	ctl &= ~((uint32_t)PMCF_SYS_FLAGS << 16);	/* stopped; no interrupt */
-	if ((error = decode(f->tab, ctl, &a, &counts)) != 0)
+	if ((error = decode(table_of(f), ctl, &a, &counts)) != 0)
 		return (error);			/* the old set-up stays */
 	memset(&nk, 0, sizeof(nk));
 	nk.inuse = true;
@@ -411,13 +381,13 @@ op_ioctl(struct pv_call *c)
 	uint8_t *data = c->arg + sizeof(*io);
 	uint32_t cmd = io->cmd, len = IOCPARM_LEN(cmd), val;
 	struct pm_ctr *k;
-	struct pm_fd *f;
+	struct pv_fd *f;
 	bool wr;
 	int32_t num;
 	uint64_t v;
 	int error;
 
-	if ((f = fd_find(s, io->fd, c->cred.pid)) == NULL)
+	if ((f = vpmu__pv_fd_find(&s->fds, io->fd, c->cred.pid)) == NULL)
 		return (EBADF);
 	if (c->arglen != sizeof(*io) + len)
 		return (EINVAL);		/* the data must be what cmd says */
@@ -500,7 +470,6 @@ perfmon_init(struct vpmu_pv *pv)
 
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return (ENOMEM);
-	s->nextfd = 1;
 	pv->perfmon = s;
 	return (0);
 }
@@ -512,8 +481,8 @@ perfmon_fini(struct vpmu_pv *pv)
 
 	if (s == NULL)
 		return;
-	while (s->fds != NULL)
-		fd_close(pv, s->fds);
+	while (s->fds.fds != NULL)
+		fd_close(pv, s->fds.fds);
 	fini_counters(pv);
 	free(s);
 	pv->perfmon = NULL;
@@ -524,13 +493,10 @@ static void
 perfmon_proc_exit(struct vpmu_pv *pv, int32_t pid)
 {
 	struct perfmon *s = state(pv);
-	struct pm_fd *f, *next;
+	struct pv_fd *f;
 
-	for (f = s->fds; f != NULL; f = next) {
-		next = f->next;
-		if (f->pid == pid)
-			fd_close(pv, f);
-	}
+	while ((f = vpmu__pv_fd_of_pid(&s->fds, pid)) != NULL)
+		fd_close(pv, f);
 }
 
 static const struct pv_opdesc perfmon_ops[] = {

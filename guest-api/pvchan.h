@@ -6,6 +6,7 @@
  *   pv_perfmon.c   perfmon(4) ioctls on per-process open devices
  *   pv_pctr.c      pctr(4) ioctls
  *   pv_fastpage.c  the fast-read pages and their refresh thread
+ *   pv_dev.c       the devices' descriptor table
  *
  * Each personality is a struct pv_personality: its operations (with the
  * argument lengths pv.c checks before calling them) and optional life-cycle
@@ -98,6 +99,30 @@ int	vpmu__pv_fast_bind(struct vpmu_pv *pv, int32_t pid, vpmu_pmc_id id, uint32_t
  */
 int	vpmu__pv_pctr_peek(struct vpmu_pv *pv, unsigned cpu, unsigned i, uint64_t *value,
 	    uint32_t *fn, struct vpmu_count *times);
+
+/*
+ * pv_dev.c: a device's open descriptors (perfmon, pctr), per device,
+ * numbered from 1 and never reused, each valid for its opener's pid only.
+ */
+struct pv_fd {
+	struct pv_fd *next;
+	int32_t fd;
+	int32_t pid;			/* the opener */
+	uint32_t fflags;		/* VPMU_PV_FREAD | VPMU_PV_FWRITE */
+	uint32_t minor;
+};
+struct pv_fdtab {
+	struct pv_fd *fds;
+	int32_t nextfd;			/* 0: not yet used (1 is the first) */
+};
+/* A new descriptor of c's caller, as o asks (checked by the device): ENOSPC, ENOMEM. */
+int	vpmu__pv_fd_open(struct pv_fdtab *t, const struct pv_call *c,
+	    const struct vpmu_pv_open *o, struct pv_fd **fp);
+/* Descriptor fd of pid (pid 0: anyone's), or NULL. */
+struct pv_fd *vpmu__pv_fd_find(const struct pv_fdtab *t, int32_t fd, int32_t pid);
+/* The first descriptor of pid (0: any), or NULL: the device closes them one by one. */
+struct pv_fd *vpmu__pv_fd_of_pid(const struct pv_fdtab *t, int32_t pid);
+void	vpmu__pv_fd_free(struct pv_fdtab *t, struct pv_fd *f);
 
 /* vm.c calls these. */
 int	vpmu__pv_create(struct vpmu_vm *vm);
