@@ -2,7 +2,8 @@
 # run.sh BUILD_DIR SOURCE_DIR CC -- build a consumer against the INSTALLED libvpmu.
 #
 # Installs BUILD_DIR into a private prefix, then builds test/consumer/app
-# three ways and runs each program:
+# three ways and runs each program, and builds a guest from the installed
+# guest side (4.):
 #   1. CMake:      find_package(vpmu) + target_link_libraries(app vpmu::vpmu)
 #   2. pkg-config: cc main.c $(pkg-config --cflags --libs vpmu)
 #   3. static:     cc main.c <prefix>/.../libvpmu.a $(pkg-config --static --libs vpmu)
@@ -116,7 +117,41 @@ check_static() {
 	check_loads_prefix "$tmp/app-static"
 }
 
+# A guest built from the installed guest side alone: <vpmu-guest/*.h>,
+# libvpmu-guest.a and the runtime under share/vpmu/guest, with the flags
+# vpmu_add_guest() uses; then run under this build's vpmu-run when KVM is
+# usable (test/pv/smoke.c: the probe, a NULL request, EINVAL and EFAULT).
+check_guest() {
+	say "4. guest: test/pv/smoke.c with the installed <vpmu-guest/*.h>, libvpmu-guest.a, runtime"
+	gdir=$prefix/share/vpmu/guest
+	glib=$(find "$prefix" -name libvpmu-guest.a | head -n 1)
+	[ -n "$glib" ] || { fail "the install has no libvpmu-guest.a"; return 1; }
+	gflags="-std=gnu11 -O2 -ffreestanding -fno-pic -mno-red-zone -fno-stack-protector
+	    -mgeneral-regs-only -fcf-protection=none -I$prefix/include"
+	lflags="-nostdlib -static -Wl,--build-id=none -Wl,-T,$gdir/link.ld"
+	case $("$cc" --version 2>/dev/null) in
+	*clang*) ;;
+	*) gflags="$gflags -fno-tree-loop-distribute-patterns"; lflags="$lflags -no-pie" ;;
+	esac
+	# shellcheck disable=SC2086
+	run "$cc" $gflags -o "$tmp/smoke.elf" "$gdir/crt0.S" "$gdir/runtime.c" \
+	    "$2/test/pv/smoke.c" "$glib" $lflags || return 1
+	out=$(VPMU_SKIP_NO_KVM=1 "$1/examples/vpmu-run" --quiet --source synthetic \
+	    "$tmp/smoke.elf") && st=0 || st=$?
+	echo "$out"
+	if [ $st -eq 77 ]; then
+		echo "no usable /dev/kvm: the guest is built, not run"
+		return 0
+	fi
+	[ $st -eq 0 ] || { fail "vpmu-run exited $st"; return 1; }
+	case $out in
+	*"pv smoke: null 0, bad magic 22 done 0x454e4f44, outside RAM 14, unaligned 22"*) ;;
+	*) fail "the installed guest's answers differ"; return 1 ;;
+	esac
+}
+
 failed=
+check_guest "$build" "$2" || failed="$failed guest"
 check_cmake || failed="$failed cmake"
 check_pkgconfig || failed="$failed pkg-config"
 check_static || failed="$failed static"
@@ -125,4 +160,4 @@ if [ -n "$failed" ]; then
 	printf '\nconsumer_package: FAILED:%s\n' "$failed"
 	exit 1
 fi
-printf '\nconsumer_package: the installed package works with CMake, pkg-config and static linking\n'
+printf '\nconsumer_package: the installed package works with CMake, pkg-config and static linking, and for a guest\n'
