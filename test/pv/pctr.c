@@ -16,6 +16,7 @@
 #include <vpmu-guest/pv.h>
 #include <vpmu-guest/pctr.h>
 #include <vpmu-guest/fastpage.h>
+#include "check.h"
 
 #define N1	10
 #define N2	1010
@@ -24,36 +25,6 @@
 
 #define RW	(VPMU_PV_FREAD | VPMU_PV_FWRITE)
 #define RO	VPMU_PV_FREAD
-
-static unsigned nok, nall;
-
-#define CHECK(name, cond, ...) do {					\
-	nall++;								\
-	if (cond)							\
-		nok++;							\
-	else {								\
-		vg_printf("FAIL %s (line %d): ", name, __LINE__);	\
-		vg_printf(__VA_ARGS__);					\
-		vg_printf("\n");					\
-	}								\
-} while (0)
-
-static int
-E(int r)
-{
-	return (r < 0 ? vpmu_dev_errno() : 0);
-}
-
-#define CHECK_ERR(name, call, want) do {				\
-	int _e = E(call);						\
-	CHECK(name, _e == (want), "errno %d, want %d", _e, (want));	\
-} while (0)
-
-#define CHECK_EQ(name, a, b) do {					\
-	uint64_t _a = (uint64_t)(a), _b = (uint64_t)(b);		\
-	CHECK(name, _a == _b, "%s = %lu (%#lx), want %lu", #a, (unsigned long)_a, \
-	    (unsigned long)_a, (unsigned long)_b);			\
-} while (0)
 
 static __attribute__((noinline)) void
 spin(uint64_t n)

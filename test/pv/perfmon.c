@@ -15,6 +15,7 @@
 #include <vpmu-guest/runtime.h>
 #include <vpmu-guest/pv.h>
 #include <vpmu-guest/perfmon.h>
+#include "check.h"
 
 #define N1	10
 #define N2	1010
@@ -23,36 +24,6 @@
 
 #define RW	(VPMU_PV_FREAD | VPMU_PV_FWRITE)
 #define RO	VPMU_PV_FREAD
-
-static unsigned nok, nall;
-
-#define CHECK(name, cond, ...) do {					\
-	nall++;								\
-	if (cond)							\
-		nok++;							\
-	else {								\
-		vg_printf("FAIL %s (line %d): ", name, __LINE__);	\
-		vg_printf(__VA_ARGS__);					\
-		vg_printf("\n");					\
-	}								\
-} while (0)
-
-/* The errno of a device call: 0 for success. */
-static int
-E(int r)
-{
-	return (r < 0 ? vpmu_dev_errno() : 0);
-}
-
-#define CHECK_ERR(name, call, want) do {				\
-	int _e = E(call);						\
-	CHECK(name, _e == (want), "errno %d, want %d", _e, (want));	\
-} while (0)
-
-#define CHECK_EQ(name, a, b) do {					\
-	int64_t _a = (int64_t)(a), _b = (int64_t)(b);			\
-	CHECK(name, _a == _b, "%s = %ld, want %ld", #a, (long)_a, (long)_b); \
-} while (0)
 
 static __attribute__((noinline)) void
 spin(uint64_t n)

@@ -21,25 +21,14 @@
 #include <vpmu/model.h>
 #include <vpmu/pv.h>
 #include <vpmu-guest/pv.h>
+#define CHECK_PRINTF	printf
+#include "check.h"
 
 #define RAM_GPA		0x100000u
 #define RAM_SIZE	0x10000u
 #define BIG		((1ull << 40) + 12345)
 
 static uint8_t ram[RAM_SIZE] __attribute__((aligned(4096)));
-static unsigned nok, nall;
-
-#define CHECK(name, cond, ...) do {					\
-	nall++;								\
-	if (cond)							\
-		nok++;							\
-	else {								\
-		printf("FAIL %s (line %d): ", name, __LINE__);		\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-	}								\
-} while (0)
-
 /* One request from guest pid 1 on vCPU 0: errno (VPMU_PV_E*), *retval. */
 static int
 call(vpmu_vm *vm, uint32_t op, const void *arg, uint32_t len, void *out, int64_t *retval)
