@@ -20,7 +20,7 @@
  *     loop: vpmu_kvm_pre_run(k, cpu)        pending PMI (NMI), single-step
  *           KVM_RUN
  *           vpmu_kvm_post_run(k, cpu)
- *           vpmu_kvm_handle_exit(k, cpu, &handled)   MSR and debug exits
+ *           vpmu_kvm_handle_exit(k, cpu, &handled)   MSR, debug and channel exits
  *           if (!handled) the VMM's own exits (I/O, MMIO, ...)
  *
  * Every function returns 0 or a positive errno.  Threads: the vCPU calls
@@ -59,7 +59,8 @@ VPMU_EXTERN int  vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu);
 VPMU_EXTERN int  vpmu_kvm_post_run(vpmu_kvm *k, unsigned cpu);
 /*
  * Handle run->exit_reason if it is libvpmu's (an MSR exit for the model, a
- * debug exit of the exact source): *handled says so.  An error is a host
+ * debug exit of the exact source, a port exit of the paravirtual channel,
+ * ports 0x5650..0x5657, vpmu_pv(4)): *handled says so.  An error is a host
  * failure (an ioctl failed); a guest fault is not an error (#GP is
  * injected through run->msr.error).
  */
