@@ -40,8 +40,6 @@
 #include "exact.h"
 
 #define WALK_MAX	16	/* instructions one exit can account for */
-#define VEC_NMI		2
-#define VEC_GP		13
 
 #define EVF_MODES	(VPMU_EVF_USR | VPMU_EVF_OS)
 #define EVF_ALL		(VPMU_EVF_USR | VPMU_EVF_OS | VPMU_EVF_EDGE | VPMU_EVF_INV)
@@ -76,7 +74,7 @@ struct xvcpu {
 	struct xctr *ctrs;
 	unsigned nenabled;
 	bool	 known;			/* p is the last retirement point */
-	struct vpmu_exact_regs p;
+	struct vpmu_regs p;
 	struct vpmu_exact_stats st;
 };
 
@@ -86,7 +84,7 @@ struct exact {
 	unsigned ref_cpi;		/* reference cycles per instruction */
 	unsigned vendors;		/* VENDOR_* bits: the guest's vendor, or both
 					   when not known */
-	struct vpmu_gmem *mem;
+	const struct vpmu_gmem *mem;
 	struct xvcpu *vcpu;
 };
 
@@ -232,7 +230,7 @@ count_path(const struct exact *x, struct xvcpu *v, const struct path *p)
 #define PAGING(r)	(&(struct vpmu_gmem_paging){ (r)->cr0, (r)->cr3, (r)->cr4, (r)->efer })
 
 static enum vpmu_decode_mode
-mode_of(const struct vpmu_exact_regs *r)
+mode_of(const struct vpmu_regs *r)
 {
 	if (r->long_mode)
 		return (VPMU_DECODE_64);
@@ -249,7 +247,7 @@ failed(struct xvcpu *v, uint64_t gva)
 
 /* Read and decode the instruction at gva with r's paging and mode. */
 static int
-fetch(const struct exact *x, struct xvcpu *v, const struct vpmu_exact_regs *r, uint64_t gva,
+fetch(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r, uint64_t gva,
     struct vpmu_insn *in)
 {
 	uint64_t bad;
@@ -261,7 +259,7 @@ fetch(const struct exact *x, struct xvcpu *v, const struct vpmu_exact_regs *r, u
 
 /* A return address: the slot-byte value at the stack pointer rsp. */
 static int
-read_slot(const struct exact *x, struct xvcpu *v, const struct vpmu_exact_regs *r, uint64_t rsp,
+read_slot(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r, uint64_t rsp,
     unsigned slot, uint64_t *val)
 {
 	uint64_t w = 0;			/* little-endian: a short slot fills the low bytes */
@@ -277,7 +275,7 @@ read_slot(const struct exact *x, struct xvcpu *v, const struct vpmu_exact_regs *
 
 /* The entry of the handler for vector vec, from r's IDT. */
 static int
-handler_entry(const struct exact *x, struct xvcpu *v, const struct vpmu_exact_regs *r,
+handler_entry(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r,
     unsigned vec, uint64_t *entry)
 {
 	int error;
@@ -319,8 +317,8 @@ add(struct path *p, bool branch, unsigned cpl)
  * at N's privilege level.
  */
 static enum walk_end
-walk(const struct exact *x, struct xvcpu *v, uint64_t addr, const struct vpmu_exact_regs *ctx,
-    bool rsp_known, const struct vpmu_exact_regs *n, struct path *p, bool advance)
+walk(const struct exact *x, struct xvcpu *v, uint64_t addr, const struct vpmu_regs *ctx,
+    bool rsp_known, const struct vpmu_regs *n, struct path *p, bool advance)
 {
 	struct vpmu_insn in;
 	unsigned cpl = ctx->cpl, i;
@@ -393,29 +391,29 @@ account(const struct exact *x, struct xvcpu *v, enum walk_end end, struct path *
  * traps ("1: mfence; lfence; loop 1b" on kvm_pvm).
  */
 static void
-sync_same(const struct exact *x, struct xvcpu *v, const struct vpmu_exact_regs *r,
+sync_same(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r,
     unsigned flags)
 {
 	struct path p = { 0 };
 	struct vpmu_insn in;
 
-	if (!(flags & VPMU_EXACT_STEP) || fetch(x, v, &v->p, v->p.rip, &in) != 0 ||
+	if (!(flags & VPMU_SYNC_STEP) || fetch(x, v, &v->p, v->p.rip, &in) != 0 ||
 	    in.rep_string)
 		return;
 	account(x, v, walk(x, v, v->p.rip, &v->p, true, r, &p, true), &p, r->cpl);
 }
 
 /*
- * An exception or NMI was delivered instead of the instruction at P: walk
- * from the handler's entry in the IDT.  Preference goes to a path that
- * ends exactly at N: from the handler, else (an injected NMI that was not
- * delivered because NMIs were blocked) from P; then to a handler path
+ * An exception, NMI or interrupt was delivered instead of the instruction
+ * at P: walk from the handler's entry in the IDT.  Preference goes to a
+ * path that ends exactly at N: from the handler, else (an injected NMI or
+ * interrupt that was not delivered because it was blocked) from P; then to a handler path
  * that ends in a branch or unreadable code.  With no IDT to read, the one
  * instruction that surely retired (the handler's first) is a non-branch.
  */
 static void
-sync_event(const struct exact *x, struct xvcpu *v, const struct vpmu_exact_regs *r,
-    unsigned vec)
+sync_event(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r,
+    unsigned vec, bool injected)
 {
 	struct path h = { 0 }, p = { 0 };
 	enum walk_end end = W_LOST;
@@ -429,7 +427,7 @@ sync_event(const struct exact *x, struct xvcpu *v, const struct vpmu_exact_regs 
 		account(x, v, end, &h, r->cpl);
 		return;
 	}
-	if (vec == VEC_NMI && walk(x, v, v->p.rip, &v->p, true, r, &p, false) == W_REACHED) {
+	if (injected && walk(x, v, v->p.rip, &v->p, true, r, &p, false) == W_REACHED) {
 		account(x, v, W_REACHED, &p, r->cpl);
 		return;
 	}
@@ -445,7 +443,7 @@ sync_event(const struct exact *x, struct xvcpu *v, const struct vpmu_exact_regs 
 }
 
 void
-vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_exact_regs *r, unsigned flags)
+vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r, unsigned flags)
 {
 	struct exact *x = state;
 	struct xvcpu *v;
@@ -455,10 +453,10 @@ vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_exact_regs *r, uns
 		return;
 	v = &x->vcpu[cpu];
 	v->st.syncs++;
-	if ((flags & VPMU_EXACT_RESYNC) || !v->known || v->nenabled == 0)
+	if ((flags & VPMU_SYNC_RESYNC) || !v->known || v->nenabled == 0)
 		;			/* nothing to count, or nothing known */
-	else if (flags & (VPMU_EXACT_FAULTED | VPMU_EXACT_NMI_INJECTED))
-		sync_event(x, v, r, (flags & VPMU_EXACT_FAULTED) ? VEC_GP : VEC_NMI);
+	else if (flags & VPMU_SYNC_EVENT)
+		sync_event(x, v, r, VPMU_SYNC_VECTOR(flags), !(flags & VPMU_SYNC_FAULT));
 	else if (r->rip == v->p.rip)
 		sync_same(x, v, r, flags);
 	else
@@ -478,7 +476,7 @@ vpmu__exact_wants_step(void *state, unsigned cpu)
 }
 
 void
-vpmu__exact_set_memory(void *state, struct vpmu_gmem *mem)
+vpmu__exact_set_memory(void *state, const struct vpmu_gmem *mem)
 {
 	if (state != NULL)
 		((struct exact *)state)->mem = mem;
@@ -537,6 +535,23 @@ x_fini(void *state)
 		}
 	free(x->vcpu);
 	free(x);
+}
+
+/* The guest's vendor from the model, unless the parameters named one. */
+static void
+x_model(void *state, const struct vpmu_model *m)
+{
+	struct exact *x = state;
+
+	if (x != NULL && x->vendors == (VENDOR_INTEL | VENDOR_AMD) &&
+	    (m->vendor == VPMU_VENDOR_INTEL || m->vendor == VPMU_VENDOR_AMD))
+		x->vendors = 1u << m->vendor;
+}
+
+static unsigned
+x_wants(void *state, unsigned cpu)
+{
+	return (vpmu__exact_wants_step(state, cpu) ? VPMU_DEBUG_STEP : 0);
 }
 
 static unsigned
@@ -675,4 +690,8 @@ const struct vpmu_source_ops vpmu_source_exact = {
 	.disable = x_disable,
 	.read = x_read,
 	.set_period = NULL,		/* overflow: the model checks after each exit */
+	.model = x_model,
+	.exec_memory = vpmu__exact_set_memory,
+	.exec_wants = x_wants,
+	.exec_sync = vpmu__exact_sync,
 };

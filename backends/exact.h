@@ -1,5 +1,5 @@
 /*
- * exact.h -- the "exact" host source and its interface to the KVM glue.
+ * exact.h -- the "exact" host source: its internals for unit tests.
  *
  * The source counts the guest's retired instructions, branches and
  * modelled cycles while the glue single-steps the vCPU.  It does not count
@@ -7,31 +7,31 @@
  * and the source reconstructs what retired since the last report (P) by
  * decoding guest code.  vpmu_exact(7) is the model and its limits.
  *
- * The glue's part, per vCPU thread:
- *   before KVM_RUN   step = vpmu__exact_wants_step(st, cpu)
- *                    (KVM_SET_GUEST_DEBUG with KVM_GUESTDBG_SINGLESTEP or 0)
- *   after KVM_RUN    vpmu__exact_sync(st, cpu, &regs, flags) at EVERY exit,
- *                    before the exit is handled (before an MSR write can
- *                    enable or disable a counter), with the registers of
- *                    kvm_run->s.regs (kvm_valid_regs = KVM_SYNC_X86_REGS |
- *                    KVM_SYNC_X86_SREGS) and flags:
- *     VPMU_EXACT_RESYNC        the run was not single-stepped, or the glue
- *                              changed RIP itself (reset, KVM_SET_REGS):
- *                              remember N, count nothing
- *     VPMU_EXACT_STEP          the exit is a single-step trap (KVM_EXIT_DEBUG
- *                              with DR6.BS): N == P then means a branch to
- *                              itself retired, unless P is a REP string
- *     VPMU_EXACT_FAULTED       the glue injected #GP for the instruction at P
- *                              (msr.error = 1 at the previous exit)
- *     VPMU_EXACT_NMI_INJECTED  the glue injected an NMI (KVM_NMI) before this
- *                              run
+ * The core reaches it through its ops table only (<vpmu/source.h>), from
+ * the exit contract (<vpmu/vcpu.h>, libvpmu/vcpu.c), per vCPU thread:
+ *   before an entry  exec_wants(): VPMU_DEBUG_STEP while a counter of the
+ *                    vCPU is enabled (the VMM single-steps the vCPU)
+ *   at EVERY exit    exec_sync(st, cpu, &regs, flags), before the exit is
+ *                    handled (before an MSR write can enable or disable a
+ *                    counter), with flags:
+ *     VPMU_SYNC_RESYNC  the run was not single-stepped, or the VMM changed
+ *                       RIP itself (reset, KVM_SET_REGS): remember N,
+ *                       count nothing
+ *     VPMU_SYNC_STEP    the exit is a single-step trap (DR6.BS): N == P
+ *                       then means a branch to itself retired, unless P is
+ *                       a REP string
+ *     VPMU_SYNC_EVENT   an event came before the instruction at P: a fault
+ *                       of it (VPMU_SYNC_FAULT, #GP injected for an MSR
+ *                       access), or an NMI or interrupt injected before
+ *                       the run; its vector in bits 15:8
+ *   model()          the guest's vendor when the parameters name none
+ *   exec_memory()    the VM's guest-memory map, read only
  *
  * Threads: a vCPU's counters and reconstruction state are touched only by
- * that vCPU's thread (wants_step, sync) and by the core's hooks (open,
- * close, enable, disable, read).  The glue calls sync with the VM lock
- * held and the core calls the hooks with it held, so the source takes no
- * lock of its own.  The guest memory given by vpmu__exact_set_memory() is
- * only read.
+ * that vCPU's thread (exec_wants, exec_sync) and by the core's hooks
+ * (open, close, enable, disable, read).  The core calls exec_sync with the
+ * VM lock held and the other hooks with it held, so the source takes no
+ * lock of its own; exec_wants reads a per-vCPU count without it.
  */
 #ifndef VPMU_EXACT_H
 #define VPMU_EXACT_H
@@ -47,24 +47,13 @@
 
 /* struct vpmu_exact_params is public: <vpmu/source.h>. */
 
-/* Where the vCPU is at an exit: kvm_run->s.regs. */
-struct vpmu_exact_regs {
-	uint64_t rip;			/* regs.rip (= debug.arch.pc at a step) */
-	uint64_t rsp;			/* regs.rsp */
-	uint64_t rbp;			/* regs.rbp (call chains of samples) */
-	uint64_t rcx;			/* regs.rcx (kept for traces; not needed) */
-	uint64_t rflags;		/* regs.rflags (likewise) */
-	uint64_t cr0, cr3, cr4, efer;	/* sregs */
-	unsigned cpl;			/* sregs.cs.dpl (= ss.dpl) */
-	bool	 long_mode;		/* 64-bit code: EFER.LMA and sregs.cs.l */
-	uint64_t idt_base;		/* sregs.idt.base */
-	uint16_t idt_limit;		/* sregs.idt.limit; 0: handlers unknown */
-};
-
-#define VPMU_EXACT_RESYNC	0x1u
-#define VPMU_EXACT_FAULTED	0x2u
-#define VPMU_EXACT_NMI_INJECTED	0x4u
-#define VPMU_EXACT_STEP		0x8u
+/*
+ * Sync flags of the two events the KVM glue met before the contract
+ * (<vpmu/vcpu.h>) generalised them: #GP(0) of the instruction at P, and
+ * an NMI injected before the run.
+ */
+#define VPMU_EXACT_FAULTED	(VPMU_SYNC_EVENT | VPMU_SYNC_FAULT | 13u << 8)
+#define VPMU_EXACT_NMI_INJECTED	(VPMU_SYNC_EVENT | 2u << 8)
 
 /* What the reconstruction saw on one vCPU. */
 struct vpmu_exact_stats {
@@ -82,10 +71,10 @@ struct vpmu_exact_stats {
 /* An enabled counter exists on cpu: single-step it. */
 bool	vpmu__exact_wants_step(void *state, unsigned cpu);
 /* An exit of cpu; see above. */
-void	vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_exact_regs *r,
+void	vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r,
 	    unsigned flags);
 /* The guest's RAM (owned by the caller, outlives the source); NULL: none. */
-void	vpmu__exact_set_memory(void *state, struct vpmu_gmem *mem);
+void	vpmu__exact_set_memory(void *state, const struct vpmu_gmem *mem);
 /* 0, or EINVAL (no state, cpu out of range, st NULL). */
 int	vpmu__exact_get_stats(void *state, unsigned cpu, struct vpmu_exact_stats *st);
 

@@ -1,94 +1,158 @@
 /*
- * kvm.c -- libvpmu in a KVM VMM's run loop: the MSR filter that sends the
- * guest's PMU MSR accesses to user space, CPUID leaves from the model, PMIs
- * as NMIs, and the exact source's single-stepping.
+ * kvm.c -- <vpmu/kvm.h>: the exit contract (<vpmu/vcpu.h>) spoken in
+ * struct kvm_run, for VMMs that drive KVM.  Everything that decides
+ * anything is in the core (libvpmu/vcpu.c); this file translates and does
+ * the ioctls:
  *
- * Per exit (vpmu_kvm_handle_exit, called for every exit), under one
- * taking of the VM lock:
- *   1. the exact source learns where the guest is now (and counts what
- *      retired since the last exit);
- *   2. the model looks for counter overflows (status bit, pending PMI);
- *   3. an MSR exit goes to the model; #GP is injected with msr.error = 1;
- *      a single-step debug exit is ours.
- * Before each entry (vpmu_kvm_pre_run): a pending PMI becomes KVM_NMI, and
- * single-stepping is switched on exactly while some enabled counter of the
- * vCPU is on the exact source.
+ *   set-up     KVM's own vPMU off where the kernel lets us; user-space MSR
+ *              exits for the model's MSRs, merged into the VMM's own filter
+ *              if it has one; the model's CPUID leaves
+ *   pre_run    vpmu_vcpu_enter(); a PMI delivered as the guest programmed
+ *              its local APIC's LVTPC (in-kernel LAPIC), or as KVM_NMI (the
+ *              VMM emulates the APIC); single-stepping combined with the
+ *              VMM's own guest debugging
+ *   handle_exit  struct kvm_run -> struct vpmu_exit -> vpmu_vcpu_exit(),
+ *              and the answer back into kvm_run (MSR data and #GP, IN data)
  *
- * The order matters for the exact counting boundary: the WRMSR that
- * enables a counter exits before it retires; its retirement is seen at the
- * next exit, by then with the counter enabled, so it is counted.  The WRMSR
- * that disables one is seen retiring after the counter stopped.
+ * Registers are given on request from kvm_run's synced registers
+ * (KVM_CAP_SYNC_REGS) or KVM_GET_REGS/SREGS.
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <time.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <linux/kvm.h>
 
 #include "internal.h"
-#include "exact.h"
-#include "gmem.h"
-#include "pvchan.h"
 #include "../guest-api/gpmu.h"
 #include <vpmu/kvm.h>
-#include <vpmu/pmclog.h>
 
-#define DR6_BS		(1u << 14)	/* single-step */
+#define APIC_ID		0x20		/* xAPIC register offsets (SDM Vol. 3A 11.4.1) */
+#define APIC_LVTPC	0x340
+#define MSR_X2APIC_LVTPC 0x834
+#define DR7_ENABLES	0xFFu		/* L0-L3, G0-G3 */
 
 struct kvm_vcpu_ctx {
 	int fd;
 	struct kvm_run *run;
-	int *pmi;		/* the model's pending-PMI flag of this vCPU */
-	bool stepping;		/* KVM_GUESTDBG_SINGLESTEP is set */
-	bool faulted;		/* #GP injected at the last MSR exit */
-	bool nmi_injected;	/* a PMI went in before the last entry */
-	bool resync;		/* the VMM moved the vCPU: where it is is news */
-	uint64_t entered;	/* ns at pre_run, 0: no PMC wants to count */
-	uint64_t ran;		/* ns of the last KVM_RUN, for handle_exit */
-	struct vpmu_kvm_stats st;
+	bool lapic;			/* the VMM created an in-kernel irqchip */
+	bool resync;			/* the VMM moved the vCPU */
+	bool step;			/* libvpmu wants single-step */
+	int injected;			/* vector injected before this run, -1: none */
+	struct kvm_guest_debug vmm_dbg;	/* the VMM's own guest debugging */
+	uint64_t pmis_masked;
 };
 
 struct vpmu_kvm {
 	struct vpmu_vm *vm;
 	unsigned nvcpus;
 	int vm_fd;
-	bool exact;		/* the VM's source is the exact source */
-	bool sync_regs;		/* KVM_CAP_SYNC_REGS: regs come with the exit */
-	struct vpmu_gmem mem;
+	bool sync_regs;			/* KVM_CAP_SYNC_REGS: regs come with the exit */
 	struct kvm_vcpu_ctx *vcpu;
 };
 
-/* ---- set-up ------------------------------------------------------------------ */
+/* ---- the MSR filter -------------------------------------------------------------- */
+
+/* KVM's verdict on msr (read or write) under filter f: allowed to KVM? */
+static bool
+filter_allows(const struct kvm_msr_filter *f, uint32_t msr, uint32_t type)
+{
+	unsigned i;
+
+	for (i = 0; i < KVM_MSR_FILTER_MAX_RANGES; i++) {
+		const struct kvm_msr_filter_range *r = &f->ranges[i];
+
+		if (r->nmsrs == 0 || r->bitmap == NULL)
+			break;			/* the first empty range ends the list */
+		if ((r->flags & type) && msr - r->base < r->nmsrs)
+			return ((r->bitmap[(msr - r->base) / 8] >> ((msr - r->base) % 8)) & 1);
+	}
+	return (!(f->flags & KVM_MSR_FILTER_DEFAULT_DENY));
+}
 
 /*
- * Deny every PMU MSR of both vendors (the model answers the other
- * vendor's with #GP): with the filter, KVM sends each access to user
- * space instead of handling or faulting it itself.
+ * The filter KVM gets: one range per span of the library's MSRs (per
+ * access type when the VMM's filter treats reads and writes differently
+ * there) whose bitmap denies every PMU MSR and, for every other MSR in the
+ * span, says what the VMM's filter says; then the VMM's ranges.  KVM takes
+ * the first range that holds an MSR, so the result is the VMM's filter
+ * with the PMU MSRs sent to user space.
  */
 static int
-install_msr_filter(struct vpmu_kvm *k)
+filter_merge(const struct kvm_msr_filter *vmm, struct kvm_msr_filter *out, uint8_t *bits,
+    size_t bitslen)
 {
-	static uint8_t deny[8];		/* all zero: every MSR of a range denied */
-	struct kvm_msr_filter f;
-	const struct gpmu_range *tab[2];
-	size_t n[2], t, i, nr = 0;
+	struct vpmu_msr_range lib[32];
+	unsigned nlib = VPMU_ARRAY_SIZE(lib), nvmm = 0, nr = 0, i, j, t;
+	size_t used = 0;
 
-	memset(&f, 0, sizeof(f));
-	f.flags = KVM_MSR_FILTER_DEFAULT_ALLOW;
-	(void)vpmu__gpmu_msr_ranges(&tab[0], &n[0], &tab[1], &n[1]);
-	for (t = 0; t < 2; t++)
-		for (i = 0; i < n[t]; i++) {
-			VPMU_ASSERT(nr < KVM_MSR_FILTER_MAX_RANGES);
-			VPMU_ASSERT(tab[t][i].count <= 8 * sizeof(deny));
-			f.ranges[nr].flags = KVM_MSR_FILTER_READ | KVM_MSR_FILTER_WRITE;
-			f.ranges[nr].base = tab[t][i].base;
-			f.ranges[nr].nmsrs = tab[t][i].count;
-			f.ranges[nr].bitmap = deny;
+	(void)vpmu_msr_ranges(lib, &nlib);
+	while (nvmm < KVM_MSR_FILTER_MAX_RANGES && vmm->ranges[nvmm].nmsrs != 0 &&
+	    vmm->ranges[nvmm].bitmap != NULL)
+		nvmm++;
+	memset(out, 0, sizeof(*out));
+	out->flags = vmm->flags;
+	for (i = 0; i < nlib; i++) {
+		uint32_t n = lib[i].count;
+		size_t len = (n + 7) / 8;
+		bool same = true;
+		uint8_t *b[2];
+
+		if (used + 2 * len > bitslen)
+			return (ENOSPC);
+		b[0] = bits + used;
+		b[1] = bits + used + len;
+		memset(b[0], 0, 2 * len);
+		for (j = 0; j < n; j++) {
+			uint32_t msr = lib[i].base + j;
+			bool pmu = vpmu_msr_is_pmu(msr);
+			bool rd = !pmu && filter_allows(vmm, msr, KVM_MSR_FILTER_READ);
+			bool wr = !pmu && filter_allows(vmm, msr, KVM_MSR_FILTER_WRITE);
+
+			b[0][j / 8] |= (uint8_t)(rd << (j % 8));
+			b[1][j / 8] |= (uint8_t)(wr << (j % 8));
+			same = same && rd == wr;
+		}
+		used += same ? len : 2 * len;
+		for (t = 0; t < (same ? 1u : 2u); t++) {
+			if (nr == KVM_MSR_FILTER_MAX_RANGES)
+				return (E2BIG);
+			out->ranges[nr].flags = same ? KVM_MSR_FILTER_READ | KVM_MSR_FILTER_WRITE :
+			    t == 0 ? KVM_MSR_FILTER_READ : KVM_MSR_FILTER_WRITE;
+			out->ranges[nr].base = lib[i].base;
+			out->ranges[nr].nmsrs = n;
+			out->ranges[nr].bitmap = b[t];
 			nr++;
 		}
-	return (ioctl(k->vm_fd, KVM_X86_SET_MSR_FILTER, &f) < 0 ? errno : 0);
+	}
+	if (nr + nvmm > KVM_MSR_FILTER_MAX_RANGES)
+		return (E2BIG);
+	for (i = 0; i < nvmm; i++)
+		out->ranges[nr++] = vmm->ranges[i];
+	return (0);
 }
+
+int
+vpmu_kvm_set_msr_filter(vpmu_kvm *k, const struct kvm_msr_filter *vmm)
+{
+	static const struct kvm_msr_filter allow_all = { .flags = KVM_MSR_FILTER_DEFAULT_ALLOW };
+	struct kvm_msr_filter f;
+	uint8_t *bits;
+	size_t bitslen = 4096;
+	int error;
+
+	if (k == NULL || (vmm != NULL && (vmm->flags & ~KVM_MSR_FILTER_DEFAULT_DENY) != 0))
+		return (EINVAL);
+	if ((bits = malloc(bitslen)) == NULL)
+		return (ENOMEM);
+	error = filter_merge(vmm != NULL ? vmm : &allow_all, &f, bits, bitslen);
+	if (error == 0 && ioctl(k->vm_fd, KVM_X86_SET_MSR_FILTER, &f) < 0)
+		error = errno;
+	free(bits);			/* KVM copies the bitmaps */
+	return (error);
+}
+
+/* ---- set-up ------------------------------------------------------------------ */
 
 int
 vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp)
@@ -108,10 +172,10 @@ vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp)
 	k->vm = vm;
 	k->nvcpus = vm->nvcpus;
 	k->vm_fd = vm_fd;
-	k->exact = vm->src == &vpmu_source_exact;
-	vpmu__gmem_init(&k->mem);
-	for (r = 0; r < (int)vm->nvcpus; r++)
+	for (r = 0; r < (int)vm->nvcpus; r++) {
 		k->vcpu[r].fd = -1;
+		k->vcpu[r].injected = -1;
+	}
 
 	/* KVM's own vPMU off where the kernel lets us say so. */
 	r = ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_PMU_CAPABILITY);
@@ -124,17 +188,18 @@ vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp)
 	memset(&cap, 0, sizeof(cap));
 	cap.cap = KVM_CAP_X86_USER_SPACE_MSR;
 	cap.args[0] = KVM_MSR_EXIT_REASON_FILTER;
-	if (ioctl(vm_fd, KVM_ENABLE_CAP, &cap) < 0 ||
-	    (error = install_msr_filter(k)) != 0) {
-		error = errno != 0 ? errno : ENODEV;
+	if (ioctl(vm_fd, KVM_ENABLE_CAP, &cap) < 0) {
+		error = errno;
+		vpmu_kvm_destroy(k);
+		return (error);
+	}
+	if ((error = vpmu_kvm_set_msr_filter(k, NULL)) != 0) {
 		vpmu_kvm_destroy(k);
 		return (error);
 	}
 	k->sync_regs = (ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SYNC_REGS) &
 	    (KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS)) ==
 	    (KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS);
-	if (k->exact)
-		vpmu__exact_set_memory(vm->src_state, &k->mem);
 	*kp = k;
 	return (0);
 }
@@ -144,8 +209,6 @@ vpmu_kvm_destroy(vpmu_kvm *k)
 {
 	if (k == NULL)
 		return;
-	if (k->exact)
-		vpmu__exact_set_memory(k->vm->src_state, NULL);
 	free(k->vcpu);
 	free(k);
 }
@@ -153,16 +216,9 @@ vpmu_kvm_destroy(vpmu_kvm *k)
 int
 vpmu_kvm_add_memory(vpmu_kvm *k, uint64_t gpa, uint64_t size, void *hva)
 {
-	int error;
-
-	if (k == NULL || hva == NULL || size == 0)
+	if (k == NULL)
 		return (EINVAL);
-	vpmu__vm_lock(k->vm);		/* the exact source reads it under the lock */
-	error = vpmu__gmem_add(&k->mem, gpa, size, hva);
-	vpmu__vm_unlock(k->vm);
-	if (error == 0)			/* the paravirtual channel's copy */
-		error = vpmu_pv_add_memory(k->vm, gpa, size, hva);
-	return (error);
+	return (vpmu_vm_add_memory(k->vm, gpa, size, hva));
 }
 
 static struct kvm_cpuid_entry2 *
@@ -226,116 +282,16 @@ vpmu_kvm_cpuid_patch(vpmu_kvm *k, struct kvm_cpuid2 *cpuid, unsigned max_entries
 	return (0);
 }
 
-int
-vpmu_kvm_vcpu_init(vpmu_kvm *k, unsigned cpu, int vcpu_fd, struct kvm_run *run)
-{
-	if (k == NULL || cpu >= k->vm->nvcpus || vcpu_fd < 0 || run == NULL)
-		return (EINVAL);
-	k->vcpu[cpu].fd = vcpu_fd;
-	k->vcpu[cpu].run = run;
-	k->vcpu[cpu].pmi = &k->vm->gpmu->vcpu[cpu].pmi_pending;
-	if (k->sync_regs)
-		run->kvm_valid_regs = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
-	return (0);
-}
-
-/* ---- the run loop -------------------------------------------------------------- */
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
-}
-
-static struct kvm_vcpu_ctx *
-ctx_of(vpmu_kvm *k, unsigned cpu)
-{
-	if (k == NULL || cpu >= k->nvcpus || k->vcpu[cpu].run == NULL)
-		return (NULL);
-	return (&k->vcpu[cpu]);
-}
-
+/* Registers on request: kvm_run's synced copy, or two ioctls. */
 static int
-set_stepping(struct kvm_vcpu_ctx *c, bool on)
+kvm_regs(void *arg, unsigned cpu, struct vpmu_regs *r)
 {
-	struct kvm_guest_debug dbg;
-
-	memset(&dbg, 0, sizeof(dbg));
-	if (on)
-		dbg.control = KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_SINGLESTEP;
-	if (ioctl(c->fd, KVM_SET_GUEST_DEBUG, &dbg) < 0)
-		return (errno);
-	c->stepping = on;
-	return (0);
-}
-
-int
-vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
-{
-	struct kvm_vcpu_ctx *c;
-	int error;
-
-	if ((c = ctx_of(k, cpu)) == NULL)
-		return (EINVAL);
-	c->nmi_injected = false;
-	/* vpmu_vcpu_take_pmi(), inline: the check runs before every entry. */
-	if (__atomic_load_n(c->pmi, __ATOMIC_RELAXED) &&
-	    __atomic_exchange_n(c->pmi, 0, __ATOMIC_ACQ_REL)) {
-		if (ioctl(c->fd, KVM_NMI) < 0) {
-			error = errno;
-			__atomic_store_n(c->pmi, 1, __ATOMIC_RELEASE);	/* not lost */
-			return (error);
-		}
-		c->nmi_injected = true;
-		c->st.pmis++;
-	}
-	/*
-	 * The vCPU's run time drives enabled/running times and rotations; it
-	 * is only measured while some PMC wants to count here (a racy read of
-	 * the count is fine: it is looked at again before the next entry).
-	 */
-	if (__atomic_load_n(&k->vm->vcpu[cpu].dirty, __ATOMIC_RELAXED)) {
-		vpmu__vm_lock(k->vm);
-		vpmu__vcpu_prepare(k->vm, cpu);
-		vpmu__vm_unlock(k->vm);
-	}
-	c->entered = __atomic_load_n(&k->vm->vcpu[cpu].nact, __ATOMIC_RELAXED) != 0 ?
-	    now_ns() : 0;
-	/* Per-vCPU and read without the lock (see vpmu__exact_wants_step()). */
-	if (k->exact && vpmu__exact_wants_step(k->vm->src_state, cpu) != c->stepping)
-		return (set_stepping(c, !c->stepping));
-	return (0);
-}
-
-int
-vpmu_kvm_post_run(vpmu_kvm *k, unsigned cpu)
-{
-	struct kvm_vcpu_ctx *c;
-	uint64_t t;
-
-	if (k == NULL || cpu >= k->nvcpus)
-		return (EINVAL);
-	c = &k->vcpu[cpu];
-	if (c->entered != 0) {
-		t = now_ns();
-		c->ran = t - c->entered;	/* the clock moves in handle_exit */
-		c->entered = 0;
-	}
-	vpmu__pv_vcpu_exit(k->vm, cpu);	/* the fast-read page of who runs here */
-	return (0);
-}
-
-/* Where the guest is now: from the exit's synced registers, or by asking. */
-static int
-guest_regs(vpmu_kvm *k, struct kvm_vcpu_ctx *c, struct vpmu_exact_regs *r)
-{
+	struct kvm_vcpu_ctx *c = arg;
 	struct kvm_regs regs, *rp = &c->run->s.regs.regs;
 	struct kvm_sregs sregs, *sp = &c->run->s.regs.sregs;
 
-	if (!k->sync_regs) {
+	(void)cpu;
+	if (!(c->run->kvm_valid_regs & KVM_SYNC_X86_REGS)) {
 		if (ioctl(c->fd, KVM_GET_REGS, &regs) < 0 ||
 		    ioctl(c->fd, KVM_GET_SREGS, &sregs) < 0)
 			return (errno);
@@ -358,170 +314,247 @@ guest_regs(vpmu_kvm *k, struct kvm_vcpu_ctx *c, struct vpmu_exact_regs *r)
 	return (0);
 }
 
-/*
- * An MSR exit, VM lock held.  Ours if it is a PMU MSR (the filter sends
- * only those, but the VMM may have asked KVM for other exits too).
- */
-static bool
-msr_exit(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool write)
+int
+vpmu_kvm_vcpu_init(vpmu_kvm *k, unsigned cpu, int vcpu_fd, struct kvm_run *run)
 {
-	struct kvm_run *run = c->run;
-	uint64_t val = run->msr.data;
-	int res;
+	struct kvm_lapic_state la;
+	struct kvm_vcpu_ctx *c;
 
-	res = vpmu__gpmu_msr(k->vm, cpu, run->msr.index, write, &val);
-	if (res == VPMU_MSR_NOT_PMU)
-		return (false);
-	if (write)
-		c->st.msr_writes++;
-	else {
-		run->msr.data = val;	/* __u64 is unsigned long long */
-		c->st.msr_reads++;
-	}
-	/* A PMU MSR the model lacks (or the other vendor's) faults. */
-	run->msr.error = res == VPMU_MSR_OK ? 0 : 1;
-	if (run->msr.error) {
-		c->faulted = true;
-		c->st.msr_gp++;
-	}
-	return (true);
+	if (k == NULL || cpu >= k->vm->nvcpus || vcpu_fd < 0 || run == NULL)
+		return (EINVAL);
+	c = &k->vcpu[cpu];
+	c->fd = vcpu_fd;
+	c->run = run;
+	/* An in-kernel LAPIC answers; without KVM_CREATE_IRQCHIP, ENXIO. */
+	c->lapic = ioctl(vcpu_fd, KVM_GET_LAPIC, &la) == 0;
+	if (k->sync_regs)
+		run->kvm_valid_regs = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
+	return (vpmu_vcpu_set_regs_fn(k->vm, cpu, kvm_regs, c));
 }
 
-/*
- * A sample: the guest RIP, then return addresses up the frame-pointer
- * chain ([rbp] the caller's rbp, [rbp + 8] the return address), read
- * through the guest's page tables.  An unmapped or unreadable frame, or
- * one that does not move up the stack, ends the walk: the guest's memory
- * is only ever read, and never outside its RAM.
- */
-static __attribute__((noinline)) int
-sample_exit(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
+/* ---- the run loop -------------------------------------------------------------- */
+
+static struct kvm_vcpu_ctx *
+ctx_of(vpmu_kvm *k, unsigned cpu)
 {
-	struct vpmu_exact_regs r;
-	struct vpmu_gmem_paging pg;
-	uint64_t pc[VPMU_PMCLOG_CALLCHAIN_MAX], fp, frame[2];
-	unsigned n = 1, depth = (unsigned)k->vm->tun.v[VPMU_T_CALLCHAINDEPTH];
+	if (k == NULL || cpu >= k->nvcpus || k->vcpu[cpu].run == NULL)
+		return (NULL);
+	return (&k->vcpu[cpu]);
+}
+
+/* The VMM's guest debugging with libvpmu's single-step on top. */
+static int
+apply_debug(struct kvm_vcpu_ctx *c)
+{
+	struct kvm_guest_debug dbg = c->vmm_dbg;
+
+	if (c->step)
+		dbg.control |= KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_SINGLESTEP;
+	return (ioctl(c->fd, KVM_SET_GUEST_DEBUG, &dbg) < 0 ? errno : 0);
+}
+
+int
+vpmu_kvm_set_guest_debug(vpmu_kvm *k, unsigned cpu, const struct kvm_guest_debug *dbg)
+{
+	struct kvm_vcpu_ctx *c;
+	struct kvm_guest_debug saved;
 	int error;
 
-	if ((error = guest_regs(k, c, &r)) != 0)
-		return (error);
-	pg = (struct vpmu_gmem_paging){ r.cr0, r.cr3, r.cr4, r.efer };
-	pc[0] = r.rip;
-	for (fp = r.rbp; n < depth && n < VPMU_PMCLOG_CALLCHAIN_MAX && fp != 0; n++) {
-		if (vpmu__gmem_read_gva(&k->mem, &pg, fp, frame, sizeof(frame)) !=
-		    (int)sizeof(frame) || frame[1] == 0)
-			break;
-		pc[n] = frame[1];
-		if (frame[0] <= fp)
-			{ n++; break; }		/* the stack grows down: must go up */
-		fp = frame[0];
-	}
-	vpmu__sample_take(k->vm, cpu, pc, n, r.cpl > 0);
-	return (0);
+	if ((c = ctx_of(k, cpu)) == NULL || dbg == NULL)
+		return (EINVAL);
+	saved = c->vmm_dbg;
+	c->vmm_dbg = *dbg;
+	if ((error = apply_debug(c)) != 0)
+		c->vmm_dbg = saved;
+	return (error);
 }
 
 /*
- * The exact source learns where the guest is: out of line, so that the
- * trap path of the other sources carries none of its frame.
- */
-static __attribute__((noinline)) int
-exact_exit(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
-{
-	struct vpmu_exact_regs r;
-	unsigned flags;
-	int error;
-
-	if ((error = guest_regs(k, c, &r)) != 0)
-		return (error);
-	flags = !c->stepping || c->resync ? VPMU_EXACT_RESYNC :
-	    (c->faulted ? VPMU_EXACT_FAULTED : 0) |
-	    (c->nmi_injected ? VPMU_EXACT_NMI_INJECTED : 0) |
-	    (c->run->exit_reason == KVM_EXIT_DEBUG ? VPMU_EXACT_STEP : 0);
-	vpmu__vm_lock(k->vm);
-	vpmu__exact_sync(k->vm->src_state, cpu, &r, flags);
-	vpmu__vm_unlock(k->vm);
-	c->resync = false;
-	return (0);
-}
-
-/*
- * A port access to the paravirtual channel (vpmu_pv(4)).  KVM hands over
- * count items of size bytes; the channel takes single items only (a REP
- * string to its ports is ignored, an IN reads all ones).
+ * A PMI with an in-kernel LAPIC, as the guest programmed LVTPC.  The
+ * entry is read with KVM_GET_LAPIC; the mask bit an Intel model sets is
+ * written back through the x2APIC MSR when the guest is in x2APIC mode
+ * (one register), else with KVM_SET_LAPIC (see vpmu_kvm(3) CAVEATS).
  */
 static int
-pv_exit(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
+lapic_pmi(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
 {
-	struct kvm_run *run = c->run;
-	uint8_t *data = (uint8_t *)run + run->io.data_offset;
-	uint32_t v = 0;
-	bool out = run->io.direction == KVM_EXIT_IO_OUT;
-	unsigned size = run->io.size;
+	struct kvm_lapic_state la;
+	struct {
+		struct kvm_msrs h;
+		struct kvm_msr_entry e;
+	} m;
+	struct kvm_msi msi;
+	uint32_t lvt, was;
+	unsigned kind, vec;
 	int error;
 
-	if (size > sizeof(v))
+	if (ioctl(c->fd, KVM_GET_LAPIC, &la) < 0)
+		return (errno);
+	memcpy(&lvt, la.regs + APIC_LVTPC, sizeof(lvt));
+	was = lvt;
+	if ((error = vpmu_lvtpc_deliver(k->vm, cpu, &lvt, &kind, &vec)) != 0)
+		return (error);
+	if (kind == VPMU_PMI_NONE) {
+		c->pmis_masked++;
 		return (0);
-	if (run->io.count != 1)
-		size = 0;			/* ignored by the channel */
-	if (out && size != 0)
-		memcpy(&v, data, size);
-	error = vpmu_pv_port_io(k->vm, cpu, run->io.port, out, size, &v, handled);
-	if (error == 0 && *handled && !out)
-		memset(data, 0xFF, (size_t)run->io.size * run->io.count);
-	if (error == 0 && *handled && !out && size != 0)
-		memcpy(data, &v, size);
-	return (error);
+	}
+	if (kind == VPMU_PMI_NMI) {
+		if (ioctl(c->fd, KVM_NMI) < 0)
+			return (errno);
+		c->injected = 2;
+	} else {
+		memset(&msi, 0, sizeof(msi));
+		/* Physical destination: this vCPU's APIC ID (ID register bits 31:24). */
+		msi.address_lo = 0xFEE00000u | (uint32_t)la.regs[APIC_ID + 3] << 12;
+		msi.data = vec;			/* fixed, edge */
+		if (ioctl(k->vm_fd, KVM_SIGNAL_MSI, &msi) < 0)
+			return (errno);
+		c->injected = (int)vec;
+	}
+	if (lvt != was) {
+		memset(&m, 0, sizeof(m));
+		m.h.nmsrs = 1;
+		m.e.index = MSR_X2APIC_LVTPC;
+		m.e.data = lvt;
+		if (ioctl(c->fd, KVM_SET_MSRS, &m) != 1) {
+			memcpy(la.regs + APIC_LVTPC, &lvt, sizeof(lvt));
+			if (ioctl(c->fd, KVM_SET_LAPIC, &la) < 0)
+				return (errno);
+		}
+	}
+	return (0);
+}
+
+int
+vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
+{
+	struct kvm_vcpu_ctx *c;
+	struct vpmu_entry e;
+	int error;
+
+	if ((c = ctx_of(k, cpu)) == NULL)
+		return (EINVAL);
+	if ((error = vpmu_vcpu_enter(k->vm, cpu, &e)) != 0)
+		return (error);
+	c->injected = -1;
+	if (e.pmi) {
+		if (c->lapic)
+			error = lapic_pmi(k, cpu, c);
+		else if (ioctl(c->fd, KVM_NMI) < 0)
+			error = errno;
+		else
+			c->injected = 2;
+		if (error != 0) {		/* not lost: due again at the next entry */
+			__atomic_store_n(&k->vm->gpmu->vcpu[cpu].pmi_pending, 1,
+			    __ATOMIC_RELEASE);
+			return (error);
+		}
+	}
+	if (e.debug_changed) {
+		c->step = (e.debug & VPMU_DEBUG_STEP) != 0;
+		if ((error = apply_debug(c)) != 0)
+			return (error);
+	}
+	return (0);
+}
+
+int
+vpmu_kvm_post_run(vpmu_kvm *k, unsigned cpu)
+{
+	return (ctx_of(k, cpu) == NULL ? EINVAL : 0);
+}
+
+/* Did the VMM's own debugging cause this debug exit too? */
+static bool
+vmm_debug_exit(const struct kvm_vcpu_ctx *c, uint64_t dr6)
+{
+	const struct kvm_guest_debug *d = &c->vmm_dbg;
+
+	if (!(d->control & KVM_GUESTDBG_ENABLE))
+		return (false);
+	if ((d->control & KVM_GUESTDBG_SINGLESTEP) && (dr6 & VPMU_DR6_BS))
+		return (true);
+	/* B0-B3: a breakpoint of the VMM's hit in the same exit */
+	return ((d->control & KVM_GUESTDBG_USE_HW_BP) && (d->arch.debugreg[7] & DR7_ENABLES) &&
+	    (dr6 & 0xF));
 }
 
 int
 vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 {
 	struct kvm_vcpu_ctx *c;
+	struct kvm_run *run;
+	struct vpmu_exit x;
+	uint8_t *data;
 	int error;
 
 	if ((c = ctx_of(k, cpu)) == NULL || handled == NULL)
 		return (EINVAL);
 	*handled = false;
-	if (k->exact && (error = exact_exit(k, cpu, c)) != 0)
-		return (error);
-	vpmu__vm_lock(k->vm);
-	c->faulted = false;
-	c->nmi_injected = false;
-	/*
-	 * The run's time goes to the PMCs after the exact source counted what
-	 * retired in it, so a rotation it brings does not move those events
-	 * to the next window.
-	 */
-	if (c->ran != 0) {
-		vpmu__vcpu_advance(k->vm, cpu, c->ran);
-		c->ran = 0;
-	}
-	vpmu__gpmu_check_overflow(k->vm, cpu);
-	if (k->vm->vcpu[cpu].nact != 0 && vpmu__sample_due(k->vm, cpu) &&
-	    (error = sample_exit(k, cpu, c)) != 0) {
-		vpmu__vm_unlock(k->vm);
-		return (error);
-	}
-
-	switch (c->run->exit_reason) {
+	run = c->run;
+	memset(&x, 0, sizeof(x));
+	switch (run->exit_reason) {
 	case KVM_EXIT_X86_RDMSR:
-		*handled = msr_exit(k, cpu, c, false);
-		break;
 	case KVM_EXIT_X86_WRMSR:
-		*handled = msr_exit(k, cpu, c, true);
+		x.reason = run->exit_reason == KVM_EXIT_X86_RDMSR ? VPMU_EXIT_MSR_READ :
+		    VPMU_EXIT_MSR_WRITE;
+		x.index = run->msr.index;
+		x.data = run->msr.data;
+		break;
+	case KVM_EXIT_IO:
+		x.reason = VPMU_EXIT_IO;
+		x.index = run->io.port;
+		x.size = run->io.size;
+		if (run->io.direction == KVM_EXIT_IO_OUT)
+			x.flags |= VPMU_EXITF_OUT;
+		if (run->io.count != 1)
+			x.flags |= VPMU_EXITF_STRING;
+		data = (uint8_t *)run + run->io.data_offset;
+		if ((x.flags & VPMU_EXITF_OUT) && run->io.size <= sizeof(x.data))
+			memcpy(&x.data, data, run->io.size);
 		break;
 	case KVM_EXIT_DEBUG:
-		if (c->stepping && (c->run->debug.arch.dr6 & DR6_BS)) {
-			c->st.steps++;
-			*handled = true;
-		}
+		x.reason = VPMU_EXIT_DEBUG;
+		x.dr6 = run->debug.arch.dr6;
 		break;
 	default:
 		break;
 	}
-	vpmu__vm_unlock(k->vm);
-	if (c->run->exit_reason == KVM_EXIT_IO)
-		return (pv_exit(k, cpu, c, handled));
+	if (c->resync)
+		x.flags |= VPMU_EXITF_MOVED;
+	if (c->injected >= 0) {
+		x.flags |= VPMU_EXITF_INJECTED;
+		x.vector = (uint32_t)c->injected;
+	}
+	if ((error = vpmu_vcpu_exit(k->vm, cpu, &x)) != 0)
+		return (error);
+	c->resync = false;
+	c->injected = -1;
+	if (!x.handled)
+		return (0);
+	switch (run->exit_reason) {
+	case KVM_EXIT_X86_RDMSR:
+	case KVM_EXIT_X86_WRMSR:
+		if (run->exit_reason == KVM_EXIT_X86_RDMSR)
+			run->msr.data = x.data;
+		run->msr.error = x.fault ? 1 : 0;
+		break;
+	case KVM_EXIT_IO:
+		if (run->io.direction == KVM_EXIT_IO_IN) {
+			data = (uint8_t *)run + run->io.data_offset;
+			memset(data, 0xFF, (size_t)run->io.size * run->io.count);
+			if (run->io.count == 1)
+				memcpy(data, &x.data, run->io.size);
+		}
+		break;
+	case KVM_EXIT_DEBUG:
+		if (vmm_debug_exit(c, x.dr6))
+			return (0);		/* the VMM's too: it sees the exit */
+		break;
+	default:
+		break;
+	}
+	*handled = true;
 	return (0);
 }
 
@@ -539,8 +572,19 @@ vpmu_kvm_vcpu_resync(vpmu_kvm *k, unsigned cpu)
 int
 vpmu_kvm_get_stats(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st)
 {
-	if (k == NULL || st == NULL || cpu >= k->vm->nvcpus)
+	struct vpmu_vcpu_stats v;
+	int error;
+
+	if (k == NULL || st == NULL || cpu >= k->nvcpus)
 		return (EINVAL);
-	*st = k->vcpu[cpu].st;
+	if ((error = vpmu_vcpu_get_stats(k->vm, cpu, &v)) != 0)
+		return (error);
+	memset(st, 0, sizeof(*st));
+	st->msr_reads = v.msr_reads;
+	st->msr_writes = v.msr_writes;
+	st->msr_gp = v.msr_gp;
+	st->steps = v.steps;
+	st->pmis = v.pmis - k->vcpu[cpu].pmis_masked;
+	st->pmis_masked = k->vcpu[cpu].pmis_masked;
 	return (0);
 }

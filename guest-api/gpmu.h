@@ -113,8 +113,5 @@ vpmu__gpmu_check_overflow(struct vpmu_vm *vm, unsigned cpu)
 		vpmu__gpmu_check_running(vm, cpu);
 }
 
-/* For the KVM glue: every MSR range of every vendor (the filter). */
-size_t	vpmu__gpmu_msr_ranges(const struct gpmu_range **intel, size_t *nintel,
-	    const struct gpmu_range **amd, size_t *namd);
 
 #endif /* VPMU_GPMU_H */

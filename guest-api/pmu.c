@@ -354,15 +354,56 @@ vpmu_msr_write(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t val)
 	return (res);
 }
 
-size_t
-vpmu__gpmu_msr_ranges(const struct gpmu_range **intel, size_t *nintel,
-    const struct gpmu_range **amd, size_t *namd)
+int
+vpmu_msr_is_pmu(uint32_t msr)
 {
-	*intel = gpmu_intel.ranges;
-	*nintel = gpmu_intel.nranges;
-	*amd = gpmu_amd.ranges;
-	*namd = gpmu_amd.nranges;
-	return (*nintel + *namd);
+	unsigned idx;
+
+	return (range_find(&gpmu_intel, msr, &idx) != NULL ||
+	    range_find(&gpmu_amd, msr, &idx) != NULL);
+}
+
+/*
+ * Spans of the two vendors' ranges: sorted, and joined where less than
+ * SPAN_GAP MSRs lie between (Intel's all fit in one, AMD's in two).
+ */
+#define SPAN_GAP	2048u
+
+int
+vpmu_msr_ranges(struct vpmu_msr_range *out, unsigned *n)
+{
+	const struct gpmu_vendor *vd[2] = { &gpmu_intel, &gpmu_amd };
+	struct vpmu_msr_range all[32], t;
+	unsigned na = 0, ns = 0, i, j;
+
+	if (n == NULL)
+		return (EINVAL);
+	for (i = 0; i < 2; i++)
+		for (j = 0; j < vd[i]->nranges; j++) {
+			VPMU_ASSERT(na < VPMU_ARRAY_SIZE(all));
+			all[na].base = vd[i]->ranges[j].base;
+			all[na++].count = vd[i]->ranges[j].count;
+		}
+	for (i = 1; i < na; i++)		/* insertion sort by base */
+		for (j = i; j > 0 && all[j - 1].base > all[j].base; j--) {
+			t = all[j];
+			all[j] = all[j - 1];
+			all[j - 1] = t;
+		}
+	for (i = 0; i < na; i++) {
+		if (ns > 0 && all[i].base - (all[ns - 1].base + all[ns - 1].count) < SPAN_GAP) {
+			all[ns - 1].count = all[i].base + all[i].count - all[ns - 1].base;
+			continue;
+		}
+		all[ns++] = all[i];
+	}
+	if (*n < ns || out == NULL) {
+		*n = ns;
+		return (EINVAL);
+	}
+	memcpy(out, all, ns * sizeof(*out));
+	*n = ns;
+	return (0);
 }
 
 int

@@ -17,6 +17,9 @@
 
 #include <vpmu/vpmu.h>
 #include <vpmu/model.h>
+#include <vpmu/vcpu.h>
+
+#include "gmem.h"
 
 /* Invariant check that names file and line, like hwpmc's KASSERT tags. */
 #define VPMU_ASSERT(c) do {						\
@@ -211,6 +214,17 @@ struct vpmu_vcpu {
 	uint64_t now;			/* ns the vCPU has run */
 	uint64_t since_rotate;
 	uint64_t rotations;
+
+	/*
+	 * The exit contract (vcpu.c): touched only by the vCPU's thread,
+	 * between vpmu_vcpu_enter() and vpmu_vcpu_exit().
+	 */
+	vpmu_regs_fn *regs_fn;
+	void *regs_arg;
+	uint64_t entered;		/* ns at entry while a PMC wanted to count; 0: none */
+	unsigned debug;			/* VPMU_DEBUG_* the last entry asked for */
+	bool faulted;			/* the last exit answered an MSR access with #GP */
+	struct vpmu_vcpu_stats xst;
 };
 
 struct vpmu_vm {
@@ -242,6 +256,7 @@ struct vpmu_vm {
 
 	struct vpmu_driverstats stats;
 
+	struct vpmu_gmem mem;		/* guest RAM: every reader's one map */
 	struct gpmu *gpmu;		/* the guest-visible PMU (guest-api/) */
 	struct vpmu_pv *pv;		/* the paravirtual channel (guest-api/pvchan.h) */
 
@@ -265,6 +280,7 @@ struct gpmu;
 /* guest-api/pv.c: the paravirtual channel */
 int	vpmu__pv_create(struct vpmu_vm *vm);
 void	vpmu__pv_destroy(struct vpmu_vm *vm);
+void	vpmu__pv_vcpu_exit(struct vpmu_vm *vm, unsigned cpu);	/* after every exit */
 int	vpmu__gpmu_init(struct vpmu_vm *vm, const struct vpmu_model *m);
 void	vpmu__gpmu_fini(struct vpmu_vm *vm);
 

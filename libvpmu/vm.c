@@ -121,6 +121,12 @@ vpmu_vm_create(const vpmu_config *cfg, vpmu_vm **vmp)
 		if (c != 0 && (vm->capacity == 0 || c < vm->capacity))
 			vm->capacity = c;
 	}
+	/* A source that follows the guest reads its memory and knows its model. */
+	vpmu__gmem_init(&vm->mem);
+	if (vm->src->exec_memory != NULL)
+		vm->src->exec_memory(vm->src_state, &vm->mem);
+	if (vm->src->model != NULL)
+		vm->src->model(vm->src_state, &cfg->model);
 	if ((error = vpmu__gpmu_init(vm, &cfg->model)) != 0 ||
 	    (error = vpmu__pv_create(vm)) != 0)
 		goto err;

@@ -41,14 +41,14 @@
 #define PTE_RW		0x2ull
 #define PTE_PS		0x80ull
 
-#define STEP		VPMU_EXACT_STEP
-#define RESYNC		VPMU_EXACT_RESYNC
+#define STEP		VPMU_SYNC_STEP
+#define RESYNC		VPMU_SYNC_RESYNC
 
 struct tx {
 	uint8_t *ram;
 	struct vpmu_gmem mem;
 	void *st;
-	struct vpmu_exact_regs r;	/* the registers of the next sync */
+	struct vpmu_regs r;	/* the registers of the next sync */
 };
 
 static void

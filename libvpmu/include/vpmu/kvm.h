@@ -1,25 +1,33 @@
 /*
- * <vpmu/kvm.h> -- libvpmu inside a KVM VMM's run loop.
+ * <vpmu/kvm.h> -- libvpmu inside a KVM VMM's run loop: the exit contract
+ * of <vpmu/vcpu.h> spoken in struct kvm_run.  This header includes every
+ * libvpmu header such a VMM needs.
  *
- * Order of calls for a VMM (vpmu-run is one):
+ * Order of calls for a VMM (vpmu-run and examples/embed are two):
  *
- *   vpmu_vm_create(cfg with a model)        the virtual PMU
- *   KVM_CREATE_VM
+ *   vpmu_config_set_model(cfg, m)           the guest's PMU; and a source:
+ *   vpmu_config_set_source(cfg, src, arg)   the default is "synthetic",
+ *                                           which counts only what its
+ *                                           script says (zero in a real VM)
+ *   vpmu_vm_create(cfg, &vm)
+ *   KVM_CREATE_VM; KVM_CREATE_IRQCHIP if the VMM wants it
  *   vpmu_kvm_create(vm, vm_fd, &k)          before any KVM_CREATE_VCPU: turns
  *                                           KVM's own vPMU off where it can,
- *                                           routes the model's MSRs to user
- *                                           space (KVM_X86_SET_MSR_FILTER)
- *   vpmu_kvm_add_memory(k, gpa, size, hva)  for every RAM slot (the exact
- *                                           source decodes guest code)
+ *                                           routes the PMU MSRs to user space
+ *   [vpmu_kvm_set_msr_filter(k, &f)]        a VMM with a filter of its own
+ *                                           gives it here, never to KVM
+ *   vpmu_kvm_add_memory(k, gpa, size, hva)  for every RAM slot
  *   KVM_CREATE_VCPU; mmap kvm_run
- *   vpmu_kvm_cpuid_patch(k, cpuid)          on the CPUID the VMM will set
+ *   vpmu_kvm_cpuid_patch(k, cpuid, max)     on the CPUID the VMM will set
+ *                                           (VPMU_KVM_CPUID_SPARE free entries)
  *   KVM_SET_CPUID2
  *   vpmu_kvm_vcpu_init(k, cpu, fd, run)     on each vCPU
+ *   [vpmu_kvm_set_guest_debug(k, cpu, &d)]  a VMM's own guest debugging
+ *                                           (a gdb stub), never to KVM
  *   in each vCPU thread:
  *     vpmu_vcpu_set_thread(vm, cpu, gettid())
- *     loop: vpmu_kvm_pre_run(k, cpu)        pending PMI (NMI), single-step
+ *     loop: vpmu_kvm_pre_run(k, cpu)        PMI (LVTPC or NMI), single-step
  *           KVM_RUN
- *           vpmu_kvm_post_run(k, cpu)
  *           vpmu_kvm_handle_exit(k, cpu, &handled)   MSR, debug and channel exits
  *           if (!handled) the VMM's own exits (I/O, MMIO, ...)
  *
@@ -34,6 +42,10 @@
 #include <stdint.h>
 
 #include <vpmu/export.h>
+#include <vpmu/vpmu.h>
+#include <vpmu/model.h>
+#include <vpmu/source.h>
+#include <vpmu/vcpu.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,6 +54,8 @@ extern "C" {
 struct vpmu_vm;
 struct kvm_run;
 struct kvm_cpuid2;
+struct kvm_msr_filter;
+struct kvm_guest_debug;
 typedef struct vpmu_kvm vpmu_kvm;
 
 VPMU_EXTERN int  vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp);
@@ -54,8 +68,29 @@ VPMU_EXTERN int  vpmu_kvm_add_memory(vpmu_kvm *k, uint64_t gpa, uint64_t size, v
  * (cpuid->nent < max_entries), else ENOSPC.
  */
 VPMU_EXTERN int  vpmu_kvm_cpuid_patch(vpmu_kvm *k, struct kvm_cpuid2 *cpuid, unsigned max_entries);
+/* Entries vpmu_kvm_cpuid_patch() may add: leaves 0xA and 0x80000022. */
+#define VPMU_KVM_CPUID_SPARE	2
+/*
+ * The VMM's own MSR filter (as for KVM_X86_SET_MSR_FILTER; NULL: none),
+ * merged with libvpmu's: KVM gets libvpmu's spans first, whose bitmaps
+ * send the PMU MSRs to user space and keep the VMM's verdict for every
+ * other MSR in them, then the VMM's ranges.  E2BIG if the two need more
+ * than KVM's 16 ranges.  The VMM's filter is not kept: give it again to
+ * change it.
+ */
+VPMU_EXTERN int  vpmu_kvm_set_msr_filter(vpmu_kvm *k, const struct kvm_msr_filter *vmm);
+/*
+ * The VMM's own guest debugging (as for KVM_SET_GUEST_DEBUG), combined
+ * with the single-step of a source that follows the guest: KVM gets the
+ * VMM's controls and debug registers, with KVM_GUESTDBG_SINGLESTEP added
+ * while libvpmu steps.  A debug exit the VMM's settings caused too is left
+ * to the VMM (handled false).
+ */
+VPMU_EXTERN int  vpmu_kvm_set_guest_debug(vpmu_kvm *k, unsigned cpu,
+    const struct kvm_guest_debug *dbg);
 VPMU_EXTERN int  vpmu_kvm_vcpu_init(vpmu_kvm *k, unsigned cpu, int vcpu_fd, struct kvm_run *run);
 VPMU_EXTERN int  vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu);
+/* Kept for VMMs written for 0.1: does nothing (handle_exit does it all). */
 VPMU_EXTERN int  vpmu_kvm_post_run(vpmu_kvm *k, unsigned cpu);
 /*
  * Handle run->exit_reason if it is libvpmu's (an MSR exit for the model, a
@@ -79,7 +114,8 @@ struct vpmu_kvm_stats {
 	uint64_t msr_writes;
 	uint64_t msr_gp;		/* #GP injected */
 	uint64_t steps;			/* single-step exits (exact source) */
-	uint64_t pmis;			/* NMIs injected for PMIs */
+	uint64_t pmis;			/* PMIs delivered (NMI or LVTPC vector) */
+	uint64_t pmis_masked;		/* PMIs lost to a masked LVTPC */
 };
 VPMU_EXTERN int  vpmu_kvm_get_stats(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st);
 

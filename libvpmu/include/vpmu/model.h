@@ -103,6 +103,22 @@ VPMU_EXTERN int vpmu_vcpu_take_pmi(struct vpmu_vm *vm, unsigned cpu);
  */
 VPMU_EXTERN int vpmu_vcpu_check_overflow(struct vpmu_vm *vm, unsigned cpu);
 
+/*
+ * The MSRs libvpmu must see the guest access (the PMU MSRs of both
+ * vendors: the model answers the other vendor's with #GP), as spans a VMM
+ * routes to user space: an MSR filter of a few ranges whose bitmaps pick
+ * the PMU MSRs (vpmu_msr_is_pmu()) and leave the others to the VMM.
+ * *n: in, entries at out; out, the spans (EINVAL, with *n the number
+ * needed, if out is too small).
+ */
+struct vpmu_msr_range {
+	uint32_t base;
+	uint32_t count;
+};
+VPMU_EXTERN int vpmu_msr_ranges(struct vpmu_msr_range *out, unsigned *n);
+/* 1 if msr is a PMU MSR of either vendor, else 0. */
+VPMU_EXTERN int vpmu_msr_is_pmu(uint32_t msr);
+
 /* One guest-visible counter, for reports (vpmu-run prints these). */
 struct vpmu_counter_info {
 	char	 name[32];		/* "IA32_PMC0", "IA32_FIXED_CTR1", "PERF_CTR3" */

@@ -15,6 +15,10 @@
 #include <sys/types.h>
 
 #include <vpmu/export.h>
+#include <vpmu/vcpu.h>
+
+struct vpmu_model;
+struct vpmu_gmem;		/* guest memory, opaque to sources outside libvpmu */
 
 #ifdef __cplusplus
 extern "C" {
@@ -106,7 +110,31 @@ struct vpmu_source_ops {
 	 * that can interrupt overflows when the guest counter wraps.
 	 */
 	int  (*set_period)(void *state, void *ctr, uint64_t period);
+
+	/*
+	 * --- following the guest (optional) ---
+	 * A source that counts by watching the guest execute (the exact
+	 * source) instead of asking host hardware.  The core calls these
+	 * through the exit contract (<vpmu/vcpu.h>), on the vCPU's thread.
+	 * model: the VM's guest-visible model, once after init.
+	 * exec_memory: the VM's guest-memory map (opaque here; NULL: none).
+	 * exec_wants: VPMU_DEBUG_* the source needs from the vCPU's next entry.
+	 * exec_sync: at every exit, before the exit is handled: where the vCPU
+	 * is now, with VPMU_SYNC_* flags (the vector of an injected event in
+	 * bits 15:8).
+	 */
+	void (*model)(void *state, const struct vpmu_model *m);
+	void (*exec_memory)(void *state, const struct vpmu_gmem *mem);
+	unsigned (*exec_wants)(void *state, unsigned vcpu);
+	void (*exec_sync)(void *state, unsigned vcpu, const struct vpmu_regs *r, unsigned flags);
 };
+
+/* exec_sync() flags */
+#define VPMU_SYNC_RESYNC	0x1u	/* nothing known of the run: remember, count nothing */
+#define VPMU_SYNC_STEP		0x2u	/* a single-step trap */
+#define VPMU_SYNC_EVENT		0x4u	/* an event was delivered or injected first: */
+#define VPMU_SYNC_FAULT		0x8u	/*  ...a fault of the instruction at the last exit */
+#define VPMU_SYNC_VECTOR(f)	(((f) >> 8) & 0xFFu)
 
 /* The built-in sources. */
 VPMU_EXTERN extern const struct vpmu_source_ops vpmu_source_synthetic;

@@ -9,6 +9,7 @@
  * instruction it decodes, plus once more if the instruction crosses a page.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "gmem.h"
@@ -211,4 +212,41 @@ vpmu__gmem_idt_entry(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging 
 		*entry |= ((uint64_t)g[8] | (uint64_t)g[9] << 8 | (uint64_t)g[10] << 16 |
 		    (uint64_t)g[11] << 24) << 32;
 	return (0);
+}
+
+/*
+ * 64-bit canonical form: bits 63:47 all equal (48-bit linear addresses),
+ * bits 63:56 with LA57.  A non-canonical address faults on hardware.
+ */
+static bool
+canonical(const struct vpmu_gmem_paging *pg, uint64_t va)
+{
+	unsigned bits = (pg->cr4 & VPMU_CR4_LA57) ? 57 : 48;
+	int64_t s = (int64_t)(va << (64 - bits)) >> (64 - bits);
+
+	return ((uint64_t)s == va);
+}
+
+unsigned
+vpmu__gmem_callchain(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+    uint64_t rip, uint64_t rbp, uint64_t *pc, unsigned max)
+{
+	uint64_t fp, frame[2];
+	unsigned n;
+	bool lm = (pg->efer & VPMU_EFER_LMA) != 0;
+
+	if (max == 0)
+		return (0);
+	pc[0] = rip;
+	for (n = 1, fp = rbp; n < max && fp != 0; n++) {
+		if ((lm && !canonical(pg, fp)) ||
+		    vpmu__gmem_read_gva(mem, pg, fp, frame, sizeof(frame)) !=
+		    (int)sizeof(frame) || frame[1] == 0 || (lm && !canonical(pg, frame[1])))
+			break;
+		pc[n] = frame[1];
+		if (frame[0] <= fp)
+			return (n + 1);		/* the stack grows down: must go up */
+		fp = frame[0];
+	}
+	return (n);
 }

@@ -1,6 +1,7 @@
 /*
- * gmem.h -- guest memory as the exact source reads it: the VMM's RAM slots
- * (guest-physical ranges backed by host memory) and the guest's page walk.
+ * gmem.h -- guest memory as libvpmu reads it (the exact source, call
+ * chains): the VMM's RAM slots (guest-physical ranges backed by host
+ * memory), the guest's page walk and its frame-pointer chain.
  *
  * Address spaces named once:
  *   gva   a guest linear address (what RIP and RSP hold in 64-bit mode;
@@ -86,5 +87,15 @@ int	vpmu__gmem_read_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_pagi
  */
 int	vpmu__gmem_idt_entry(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
 	    uint64_t idt_base, uint32_t idt_limit, unsigned vec, uint64_t *entry);
+
+/*
+ * A call chain: pc[0] = rip, then return addresses up the frame-pointer
+ * chain from rbp ([fp] the caller's fp, [fp + 8] the return address), at
+ * most max entries.  An unmapped frame, a zero return address, a frame that
+ * does not move up the stack, or (in long mode) a non-canonical frame or
+ * return address ends the chain.  Returns the entries filled.
+ */
+unsigned vpmu__gmem_callchain(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+	    uint64_t rip, uint64_t rbp, uint64_t *pc, unsigned max);
 
 #endif /* VPMU_GMEM_H */

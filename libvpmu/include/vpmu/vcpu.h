@@ -1,0 +1,161 @@
+/*
+ * <vpmu/vcpu.h> -- the exit contract: libvpmu in any VMM's run loop.
+ *
+ * A VMM reports, for each vCPU and from that vCPU's thread:
+ *
+ *   vpmu_vcpu_enter(vm, cpu, &entry)   before every guest entry: what to do
+ *                                      first (deliver a PMI, guest debugging)
+ *   ... the guest runs ...
+ *   vpmu_vcpu_exit(vm, cpu, &exit)     after every exit, whatever its reason:
+ *                                      the run's time, where the guest is (when
+ *                                      asked), and the MSR or port access if
+ *                                      the exit is one; libvpmu says whether it
+ *                                      took the exit and what the guest gets
+ *
+ * Everything libvpmu does for a guest works through these two calls:
+ * the guest-visible model's MSRs, overflow and PMIs, multiplexing rotation,
+ * sampling with call chains, the paravirtual channel, and sources that
+ * follow the guest's execution (the exact source).  <vpmu/kvm.h> is a thin
+ * translation of struct kvm_run onto them; vpmu_vcpu(3) is the contract.
+ *
+ * Every function returns 0 or a positive errno.
+ */
+#ifndef VPMU_VCPU_H
+#define VPMU_VCPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vpmu/export.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vpmu_vm;
+
+/* Where a vCPU is: what sampling and the exact source read. */
+struct vpmu_regs {
+	uint64_t rip;
+	uint64_t rsp;
+	uint64_t rbp;			/* frame pointer: call chains */
+	uint64_t rcx;
+	uint64_t rflags;
+	uint64_t cr0, cr3, cr4, efer;	/* the guest's paging */
+	uint64_t idt_base;
+	uint32_t idt_limit;		/* 0: no IDT known */
+	uint32_t cpl;			/* CS.DPL */
+	uint32_t long_mode;		/* 64-bit code: EFER.LMA and CS.L */
+	uint32_t pad;
+};
+
+/*
+ * The VMM's way to give registers when libvpmu asks (only when a sample
+ * is taken or an execution-following source needs them): 0 or an errno.
+ */
+typedef int vpmu_regs_fn(void *arg, unsigned cpu, struct vpmu_regs *r);
+
+/* Exit reasons libvpmu distinguishes. */
+enum vpmu_exit_reason {
+	VPMU_EXIT_OTHER = 0,		/* anything else: HLT, MMIO, a signal ... */
+	VPMU_EXIT_MSR_READ = 1,		/* RDMSR of index */
+	VPMU_EXIT_MSR_WRITE = 2,	/* WRMSR of data to index */
+	VPMU_EXIT_IO = 3,		/* IN or OUT (VPMU_EXITF_OUT) at port index */
+	VPMU_EXIT_DEBUG = 4,		/* a debug exit; dr6 says which */
+};
+
+/* struct vpmu_exit.flags, set by the VMM */
+#define VPMU_EXITF_OUT		0x01u	/* VPMU_EXIT_IO: a write */
+#define VPMU_EXITF_STRING	0x02u	/* VPMU_EXIT_IO: a string or REP access */
+#define VPMU_EXITF_RAN		0x04u	/* ran_ns is the run's time (else measured) */
+#define VPMU_EXITF_INJECTED	0x08u	/* an event was injected before this run:
+					   vector in vpmu_exit.vector */
+#define VPMU_EXITF_MOVED	0x10u	/* the VMM changed RIP itself since the
+					   last exit (reset, SET_REGS, restore) */
+
+/* DR6 bits libvpmu reads (SDM Vol. 3B 18.2.3) */
+#define VPMU_DR6_BS		(1u << 14)	/* single-step */
+
+struct vpmu_exit {
+	/* in */
+	uint32_t reason;		/* enum vpmu_exit_reason */
+	uint32_t flags;			/* VPMU_EXITF_* */
+	uint32_t index;			/* the MSR, or the port */
+	uint32_t size;			/* port access: 1, 2 or 4 bytes */
+	uint64_t data;			/* in: WRMSR value, OUT data; out: RDMSR, IN */
+	uint64_t dr6;			/* VPMU_EXIT_DEBUG */
+	uint64_t ran_ns;		/* with VPMU_EXITF_RAN */
+	uint32_t vector;		/* with VPMU_EXITF_INJECTED: 2 for an NMI */
+	uint32_t pad;
+	const struct vpmu_regs *regs;	/* NULL: asked through the vpmu_regs_fn */
+	/* out */
+	uint32_t handled;		/* libvpmu took the exit: the VMM does nothing more */
+	uint32_t fault;			/* an MSR access faults: inject #GP(0) */
+};
+
+/* struct vpmu_entry.debug: the guest debugging libvpmu wants */
+#define VPMU_DEBUG_STEP		0x1u	/* single-step every instruction */
+
+struct vpmu_entry {
+	uint32_t pmi;			/* a PMI is due: deliver it (vpmu_lvtpc_deliver) */
+	uint32_t debug;			/* VPMU_DEBUG_* wanted from this entry on */
+	uint32_t debug_changed;		/* debug differs from what the last entry said */
+	uint32_t pad;
+};
+
+/* What libvpmu saw of one vCPU through the contract. */
+struct vpmu_vcpu_stats {
+	uint64_t exits;			/* vpmu_vcpu_exit() calls */
+	uint64_t msr_reads;
+	uint64_t msr_writes;
+	uint64_t msr_gp;		/* accesses answered with a fault */
+	uint64_t steps;			/* single-step exits taken */
+	uint64_t pmis;			/* PMIs handed out by vpmu_vcpu_enter() */
+	uint64_t port_io;		/* port accesses the channel took */
+	uint64_t samples;		/* samples taken */
+};
+
+/*
+ * Registers on demand: fn is called from vpmu_vcpu_exit() on the vCPU's
+ * thread when an exit gives none (regs NULL) and libvpmu needs them.
+ */
+VPMU_EXTERN int vpmu_vcpu_set_regs_fn(struct vpmu_vm *vm, unsigned cpu, vpmu_regs_fn *fn,
+    void *arg);
+VPMU_EXTERN int vpmu_vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e);
+VPMU_EXTERN int vpmu_vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x);
+VPMU_EXTERN int vpmu_vcpu_get_stats(struct vpmu_vm *vm, unsigned cpu, struct vpmu_vcpu_stats *st);
+
+/*
+ * Guest RAM: size bytes at guest-physical gpa, mapped at hva in this
+ * process.  One map serves every reader (the exact source, call chains,
+ * the paravirtual channel); libvpmu only reads it, except where the
+ * channel writes a request's results.  Add every slot before the vCPUs run.
+ */
+VPMU_EXTERN int vpmu_vm_add_memory(struct vpmu_vm *vm, uint64_t gpa, uint64_t size, void *hva);
+
+/*
+ * A PMI through a local APIC: given the guest's LVT performance-counter
+ * register (APIC offset 0x340, x2APIC MSR 0x834), what to inject.
+ * *lvtpc is updated to what the register holds after delivery (Intel
+ * models set its mask bit, as the SDM says).  VPMU_PMI_NONE: masked, the
+ * PMI is lost (the overflow status stays set).
+ */
+#define VPMU_LVT_VECTOR(v)	((v) & 0xFFu)
+#define VPMU_LVT_DM(v)		(((v) >> 8) & 0x7u)	/* delivery mode */
+#define VPMU_LVT_DM_FIXED	0u
+#define VPMU_LVT_DM_NMI		4u
+#define VPMU_LVT_MASKED		(1u << 16)
+
+enum vpmu_pmi_kind {
+	VPMU_PMI_NONE = 0,		/* masked, or a mode that delivers nothing */
+	VPMU_PMI_NMI = 1,		/* inject an NMI */
+	VPMU_PMI_VECTOR = 2,		/* raise *vector as a fixed interrupt */
+};
+VPMU_EXTERN int vpmu_lvtpc_deliver(struct vpmu_vm *vm, unsigned cpu, uint32_t *lvtpc,
+    unsigned *kind, unsigned *vector);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VPMU_VCPU_H */

@@ -1,0 +1,313 @@
+/*
+ * vcpu.c -- the exit contract (<vpmu/vcpu.h>, vpmu_vcpu(3)): what a VMM's
+ * run loop reports before each entry and after each exit, whatever the
+ * hypervisor interface.  backends/kvm.c translates struct kvm_run onto it.
+ *
+ * Before an entry (vpmu_vcpu_enter):
+ *   1. a pending PMI is handed to the VMM, which delivers it;
+ *   2. the slots are shared out again if the demand changed;
+ *   3. the run's clock starts if some PMC wants to count;
+ *   4. the source says which guest debugging it needs (single-step).
+ * After an exit (vpmu_vcpu_exit), in this order:
+ *   1. the fast-read pages of the process on the vCPU are refreshed;
+ *   2. a source that follows the guest learns where the vCPU is now and
+ *      counts what retired since the last exit;
+ *   3. the run's time goes to the PMCs (a rotation if one is due);
+ *   4. overflows: status bits and pending PMIs;
+ *   5. a sample if a sampling PMC is due, with its call chain;
+ *   6. the exit itself: a PMU MSR for the model, a debug exit of our
+ *      single-step, a port of the paravirtual channel.
+ * The order makes exact counts exact: the WRMSR that enables a counter is
+ * seen retiring at the next exit, by then with the counter enabled, so it
+ * counts; the one that disables it is seen retiring after the stop.
+ *
+ * Threads: all of it runs on the vCPU's thread; the per-vCPU contract
+ * state is that thread's alone.  VM-wide state is touched under the VM
+ * lock, taken once per exit for steps 2-6.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "../guest-api/gpmu.h"
+#include <vpmu/pmclog.h>
+#include <vpmu/pv.h>
+#include <vpmu/source.h>
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+}
+
+int
+vpmu_vcpu_set_regs_fn(struct vpmu_vm *vm, unsigned cpu, vpmu_regs_fn *fn, void *arg)
+{
+	if (vm == NULL || cpu >= vm->nvcpus)
+		return (EINVAL);
+	vm->vcpu[cpu].regs_fn = fn;
+	vm->vcpu[cpu].regs_arg = arg;
+	return (0);
+}
+
+int
+vpmu_vm_add_memory(struct vpmu_vm *vm, uint64_t gpa, uint64_t size, void *hva)
+{
+	int error;
+
+	if (vm == NULL || hva == NULL || size == 0)
+		return (EINVAL);
+	vpmu__vm_lock(vm);
+	error = vpmu__gmem_add(&vm->mem, gpa, size, hva);
+	vpmu__vm_unlock(vm);
+	if (error == 0)			/* the paravirtual channel's bounds */
+		error = vpmu_pv_add_memory(vm, gpa, size, hva);
+	return (error);
+}
+
+int
+vpmu_vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
+{
+	struct vpmu_vcpu *v;
+	unsigned want;
+
+	if (vm == NULL || e == NULL || cpu >= vm->nvcpus)
+		return (EINVAL);
+	v = &vm->vcpu[cpu];
+	memset(e, 0, sizeof(*e));
+	/* Set under the VM lock by the overflow check, taken here without it. */
+	if (__atomic_load_n(&vm->gpmu->vcpu[cpu].pmi_pending, __ATOMIC_RELAXED) &&
+	    __atomic_exchange_n(&vm->gpmu->vcpu[cpu].pmi_pending, 0, __ATOMIC_ACQ_REL)) {
+		e->pmi = 1;
+		v->xst.pmis++;
+	}
+	/* dirty and nact change under the VM lock; a stale look is re-taken. */
+	if (__atomic_load_n(&v->dirty, __ATOMIC_RELAXED)) {
+		vpmu__vm_lock(vm);
+		vpmu__vcpu_prepare(vm, cpu);
+		vpmu__vm_unlock(vm);
+	}
+	v->entered = __atomic_load_n(&v->nact, __ATOMIC_RELAXED) != 0 ? now_ns() : 0;
+	want = vm->src->exec_wants != NULL ? vm->src->exec_wants(vm->src_state, cpu) : 0;
+	e->debug = want;
+	e->debug_changed = want != v->debug;
+	v->debug = want;
+	return (0);
+}
+
+/* The exit's registers, or the VMM's on request. */
+static int
+regs_of(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x, struct vpmu_regs *buf,
+    const struct vpmu_regs **rp)
+{
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+	int error;
+
+	if ((*rp = x->regs) != NULL)
+		return (0);
+	if (v->regs_fn == NULL)
+		return (EINVAL);		/* needed, and no way to get them */
+	memset(buf, 0, sizeof(*buf));
+	if ((error = v->regs_fn(v->regs_arg, cpu, buf)) != 0)
+		return (error);
+	*rp = buf;
+	return (0);
+}
+
+/* What the source that follows the guest must know of this exit. */
+static unsigned
+sync_flags(const struct vpmu_vcpu *v, const struct vpmu_exit *x)
+{
+	if (!(v->debug & VPMU_DEBUG_STEP) || (x->flags & VPMU_EXITF_MOVED))
+		return (VPMU_SYNC_RESYNC);
+	if (v->faulted)
+		return (VPMU_SYNC_EVENT | VPMU_SYNC_FAULT | 13u << 8);	/* #GP */
+	if (x->flags & VPMU_EXITF_INJECTED)
+		return (VPMU_SYNC_EVENT | (x->vector & 0xFFu) << 8);
+	if (x->reason == VPMU_EXIT_DEBUG && (x->dr6 & VPMU_DR6_BS))
+		return (VPMU_SYNC_STEP);
+	return (0);
+}
+
+/* A sample of every due sampling PMC, VM lock held. */
+static int
+sample(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_regs *r)
+{
+	struct vpmu_gmem_paging pg = { r->cr0, r->cr3, r->cr4, r->efer };
+	uint64_t pc[VPMU_PMCLOG_CALLCHAIN_MAX];
+	unsigned depth = (unsigned)vm->tun.v[VPMU_T_CALLCHAINDEPTH], n;
+
+	if (depth > VPMU_PMCLOG_CALLCHAIN_MAX)
+		depth = VPMU_PMCLOG_CALLCHAIN_MAX;
+	n = vpmu__gmem_callchain(&vm->mem, &pg, r->rip, r->rbp, pc, depth);
+	vpmu__sample_take(vm, cpu, pc, n, r->cpl > 0);
+	vm->vcpu[cpu].xst.samples++;
+	return (0);
+}
+
+/* An MSR exit, VM lock held: ours if the MSR is a PMU MSR. */
+static void
+msr_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
+{
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+	bool write = x->reason == VPMU_EXIT_MSR_WRITE;
+	uint64_t val = x->data;
+	int res;
+
+	res = vpmu__gpmu_msr(vm, cpu, x->index, write, &val);
+	if (res == VPMU_MSR_NOT_PMU)
+		return;
+	x->handled = 1;
+	if (write)
+		v->xst.msr_writes++;
+	else {
+		x->data = val;
+		v->xst.msr_reads++;
+	}
+	if (res != VPMU_MSR_OK) {
+		x->fault = 1;
+		v->faulted = true;
+		v->xst.msr_gp++;
+	}
+}
+
+/*
+ * A port access: the paravirtual channel's if the port is (vpmu_pv(4)).
+ * The channel takes single accesses only: a string access to its ports
+ * is ignored, an IN of one reads all ones.
+ */
+static int
+io_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
+{
+	bool out = (x->flags & VPMU_EXITF_OUT) != 0, handled;
+	unsigned size = (x->flags & VPMU_EXITF_STRING) ? 0 : x->size;
+	uint32_t d = (uint32_t)x->data;
+	int error;
+
+	if (x->size > sizeof(d))
+		return (0);
+	if ((error = vpmu_pv_port_io(vm, cpu, (uint16_t)x->index, out, size, &d,
+	    &handled)) != 0 || !handled)
+		return (error);
+	x->handled = 1;
+	vm->vcpu[cpu].xst.port_io++;
+	if (!out)
+		x->data = size != 0 ? d : ~0ull;
+	return (0);
+}
+
+int
+vpmu_vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
+{
+	const struct vpmu_source_ops *src;
+	const struct vpmu_regs *r = NULL;
+	struct vpmu_regs buf;
+	struct vpmu_vcpu *v;
+	uint64_t ran = 0;
+	unsigned flags = 0;
+	int error;
+
+	if (vm == NULL || x == NULL || cpu >= vm->nvcpus)
+		return (EINVAL);
+	v = &vm->vcpu[cpu];
+	src = vm->src;
+	x->handled = 0;
+	x->fault = 0;
+	v->xst.exits++;
+	if (x->flags & VPMU_EXITF_RAN)
+		ran = x->ran_ns;
+	else if (v->entered != 0)
+		ran = now_ns() - v->entered;
+	v->entered = 0;
+
+	vpmu__pv_vcpu_exit(vm, cpu);	/* the fast-read page of who runs here */
+	if (src->exec_sync != NULL) {
+		flags = sync_flags(v, x);
+		if ((error = regs_of(vm, cpu, x, &buf, &r)) != 0)
+			return (error);
+	}
+	vpmu__vm_lock(vm);
+	if (src->exec_sync != NULL)
+		src->exec_sync(vm->src_state, cpu, r, flags);
+	v->faulted = false;
+	/*
+	 * The run's time goes to the PMCs after the source counted what
+	 * retired in it, so a rotation it brings does not move those events
+	 * to the next window.
+	 */
+	if (ran != 0)
+		vpmu__vcpu_advance(vm, cpu, ran);
+	vpmu__gpmu_check_overflow(vm, cpu);
+	if (v->nact != 0 && vpmu__sample_due(vm, cpu)) {
+		if ((r == NULL && (error = regs_of(vm, cpu, x, &buf, &r)) != 0) ||
+		    (error = sample(vm, cpu, r)) != 0) {
+			vpmu__vm_unlock(vm);
+			return (error);
+		}
+	}
+	switch (x->reason) {
+	case VPMU_EXIT_MSR_READ:
+	case VPMU_EXIT_MSR_WRITE:
+		msr_exit(vm, cpu, x);
+		break;
+	case VPMU_EXIT_DEBUG:
+		if ((v->debug & VPMU_DEBUG_STEP) && (x->dr6 & VPMU_DR6_BS)) {
+			v->xst.steps++;
+			x->handled = 1;
+		}
+		break;
+	default:
+		break;
+	}
+	vpmu__vm_unlock(vm);
+	/* The channel takes its own lock, and the VM lock inside it. */
+	if (x->reason == VPMU_EXIT_IO)
+		return (io_exit(vm, cpu, x));
+	return (0);
+}
+
+int
+vpmu_vcpu_get_stats(struct vpmu_vm *vm, unsigned cpu, struct vpmu_vcpu_stats *st)
+{
+	if (vm == NULL || st == NULL || cpu >= vm->nvcpus)
+		return (EINVAL);
+	*st = vm->vcpu[cpu].xst;
+	return (0);
+}
+
+/*
+ * A PMI through the local APIC's LVT performance-counter entry (SDM Vol.
+ * 3A 11.5.1): masked, nothing; NMI delivery mode, an NMI; fixed, its
+ * vector.  SMI and the reserved modes are not modelled: nothing.  After
+ * a delivery an Intel CPU sets the entry's mask bit (SDM Vol. 3B
+ * 20.2.1.2 "... the LVT performance counter register is masked"), AMD's
+ * does not.
+ */
+int
+vpmu_lvtpc_deliver(struct vpmu_vm *vm, unsigned cpu, uint32_t *lvtpc, unsigned *kind,
+    unsigned *vector)
+{
+	uint32_t lvt;
+
+	if (vm == NULL || lvtpc == NULL || kind == NULL || vector == NULL ||
+	    cpu >= vm->nvcpus)
+		return (EINVAL);
+	lvt = *lvtpc;
+	*vector = 0;
+	if (lvt & VPMU_LVT_MASKED)
+		*kind = VPMU_PMI_NONE;
+	else if (VPMU_LVT_DM(lvt) == VPMU_LVT_DM_NMI)
+		*kind = VPMU_PMI_NMI;
+	else if (VPMU_LVT_DM(lvt) == VPMU_LVT_DM_FIXED && VPMU_LVT_VECTOR(lvt) >= 16) {
+		*kind = VPMU_PMI_VECTOR;
+		*vector = VPMU_LVT_VECTOR(lvt);
+	} else
+		*kind = VPMU_PMI_NONE;		/* SMI, reserved, or an illegal vector */
+	if (*kind != VPMU_PMI_NONE && vm->gpmu->model.vendor == VPMU_VENDOR_INTEL)
+		*lvtpc = lvt | VPMU_LVT_MASKED;
+	return (0);
+}
