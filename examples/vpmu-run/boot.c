@@ -220,6 +220,39 @@ vr_supported_cpuid(int kvm_fd, unsigned *maxp)
 	}
 }
 
+/*
+ * With the in-kernel irqchip: the LAPIC software-enabled (SPIV bit 8,
+ * spurious vector 0xFF) and LVTPC set to NMI delivery, unmasked, so a
+ * boot-protocol guest that never touches its APIC takes PMIs as NMIs.
+ */
+static int
+boot_lapic(struct vr_vcpu *c)
+{
+	struct kvm_lapic_state la;
+	struct kvm_mp_state mp = { .mp_state = KVM_MP_STATE_RUNNABLE };
+	uint32_t spiv = 0x1FF, lvtpc = 0x400;	/* NMI delivery mode, unmasked */
+
+	if (ioctl(c->fd, KVM_GET_LAPIC, &la) < 0) {
+		fprintf(stderr, "%s: vCPU %u: KVM_GET_LAPIC: %s\n", vr_progname, c->index,
+		    strerror(errno));
+		return (-1);
+	}
+	memcpy(la.regs + 0xF0, &spiv, sizeof(spiv));
+	memcpy(la.regs + 0x340, &lvtpc, sizeof(lvtpc));
+	if (ioctl(c->fd, KVM_SET_LAPIC, &la) < 0) {
+		fprintf(stderr, "%s: vCPU %u: KVM_SET_LAPIC: %s\n", vr_progname, c->index,
+		    strerror(errno));
+		return (-1);
+	}
+	/* An AP with an in-kernel LAPIC waits for SIPI: every vCPU enters at once. */
+	if (ioctl(c->fd, KVM_SET_MP_STATE, &mp) < 0) {
+		fprintf(stderr, "%s: vCPU %u: KVM_SET_MP_STATE: %s\n", vr_progname, c->index,
+		    strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
 /* One vCPU, up to its first KVM_RUN.  0, or -1 after a message. */
 int
 vr_vcpu_setup(struct vr_vm *vm, struct vr_vcpu *c, const struct kvm_cpuid2 *supported,
@@ -263,7 +296,7 @@ vr_vcpu_setup(struct vr_vm *vm, struct vr_vcpu *c, const struct kvm_cpuid2 *supp
 		return (-1);
 	}
 	free(cpuid);
-	if (vr_boot_vcpu(vm, c, img) < 0)
+	if (vr_boot_vcpu(vm, c, img) < 0 || (vm->irqchip_kernel && boot_lapic(c) < 0))
 		return (-1);
 	if ((err = vpmu_kvm_vcpu_init(vm->k, c->index, c->fd, c->run)) != 0) {
 		fprintf(stderr, "%s: vCPU %u: vpmu_kvm_vcpu_init: %s\n", vr_progname,

@@ -48,12 +48,13 @@ struct vr_opts {
 	const char *glog_path[VPMU_PV_MAX_LOGFDS];
 	int	    glog_fd[VPMU_PV_MAX_LOGFDS];
 	int	    fastpage_hz;	/* -1: libvpmu's default (1000) */
+	bool	    irqchip_user;	/* no in-kernel LAPIC (the default for now) */
 };
 
 /* ---- options, as a table ------------------------------------------------------ */
 
 enum { O_PMU, O_SOURCE, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_REPORT,
-    O_GUEST_LOG, O_FASTPAGE_HZ, O_QUIET, O_HELP };
+    O_GUEST_LOG, O_FASTPAGE_HZ, O_IRQCHIP, O_QUIET, O_HELP };
 
 static const struct opt {
 	const char *name;
@@ -84,6 +85,9 @@ static const struct opt {
 	[O_FASTPAGE_HZ] = { "fastpage-hz", required_argument, 0, "N",
 	    "refresh the guest's fast-read pages N times a second,\n"
 	    "0..1000000, 0: at exits only (default 1000)" },
+	[O_IRQCHIP] = { "irqchip", required_argument, 0, "MODE",
+	    "kernel: KVM's in-kernel LAPIC, PMIs as the guest programs\n"
+	    "LVTPC (NMI at boot); user: none, PMIs as NMIs (default user)" },
 	[O_QUIET] = { "quiet", no_argument, 'q', NULL, "print no report" },
 	[O_HELP] = { "help", no_argument, 'h', NULL, "print this help and exit" },
 };
@@ -230,6 +234,14 @@ parse_options(int argc, char **argv, struct vr_opts *o)
 			o->fastpage_hz = (int)hz;
 			break;
 		}
+		case O_IRQCHIP:
+			if (strcmp(optarg, "kernel") != 0 && strcmp(optarg, "user") != 0) {
+				fprintf(stderr, "vpmu-run: --irqchip %s: want kernel or user\n",
+				    optarg);
+				return (-1);
+			}
+			o->irqchip_user = strcmp(optarg, "user") == 0;
+			break;
 		case O_QUIET:
 			o->quiet = true;
 			break;
@@ -343,7 +355,7 @@ main(int argc, char **argv)
 	static struct vr_vm vm;		/* large; zeroed */
 	static const char *const known[] = { "exact", "perf", "synthetic" };
 	struct vr_opts o = { .pmu = "intel-v2", .source = "exact", .vcpus = 1,
-	    .mem = MEM_DEFAULT, .fastpage_hz = -1 };
+	    .mem = MEM_DEFAULT, .fastpage_hz = -1, .irqchip_user = true };
 	const struct vpmu_source_ops *src;
 	struct vpmu_exact_params exact_params = { 0 };	/* CPI 1; vendor below */
 	struct kvm_userspace_memory_region region;
@@ -365,6 +377,7 @@ main(int argc, char **argv)
 	for (i = 0; i < VR_MAX_VCPUS; i++)
 		vm.vcpu[i].fd = -1;
 	pthread_mutex_init(&vm.lock, NULL);
+	pthread_cond_init(&vm.ended, NULL);
 
 	if (parse_options(argc, argv, &o) < 0) {
 		usage(stderr);
@@ -443,8 +456,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 
-	/* The exact source decodes raw event codes as the model's vendor's. */
-	exact_params.vendor = model.vendor;
+	/* (The exact source takes the guest's vendor from the model.) */
 	/* The virtual PMU: the model goes into the config before the VM exists. */
 	if ((e = vpmu_config_create(&cfg)) != 0 ||
 	    (e = vpmu_config_set_vcpus(cfg, vm.nvcpus)) != 0 ||
@@ -478,6 +490,13 @@ main(int argc, char **argv)
 	if ((vm.vm_fd = ioctl(vm.kvm_fd, KVM_CREATE_VM, 0)) < 0) {
 		snprintf(err, sizeof(err), "KVM_CREATE_VM: %s", strerror(errno));
 		ret = no_kvm(err);
+		goto out;
+	}
+	/* The in-kernel irqchip before any vCPU: each gets its LAPIC. */
+	vm.irqchip_kernel = !o.irqchip_user;
+	if (vm.irqchip_kernel && ioctl(vm.vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
+		fprintf(stderr, "vpmu-run: KVM_CREATE_IRQCHIP: %s (try --irqchip user)\n",
+		    strerror(errno));
 		goto out;
 	}
 	if ((e = vpmu_kvm_create(vm.pmu, vm.vm_fd, &vm.k)) != 0) {
@@ -556,6 +575,7 @@ out_logs:
 	for (i = 0; i < VPMU_PV_MAX_LOGFDS; i++)
 		if (o.glog_fd[i] >= 0)
 			close(o.glog_fd[i]);
+	pthread_cond_destroy(&vm.ended);
 	pthread_mutex_destroy(&vm.lock);
 	return (ret);
 }

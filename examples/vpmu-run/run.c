@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include <linux/kvm.h>
@@ -69,6 +70,7 @@ stop_locked(struct vr_vm *vm, int status)
 		return;
 	vm->status = status;
 	__atomic_store_n(&vm->stopping, 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&vm->ended);
 	for (i = 0; i < vm->nvcpus; i++) {
 		struct vr_vcpu *o = &vm->vcpu[i];
 
@@ -202,6 +204,64 @@ io(struct vr_vcpu *c)
 
 /* ---- the run loop ------------------------------------------------------------ */
 
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+}
+
+/*
+ * With the in-kernel irqchip KVM keeps a halted vCPU inside KVM_RUN until
+ * an interrupt comes.  The watchdog kicks a vCPU that stayed in KVM_RUN
+ * for WATCHDOG_NS; if it is halted with interrupts off, nothing but an
+ * NMI could wake it, and the run ends as the boot protocol says.
+ */
+#define WATCHDOG_NS	200000000ull
+
+static bool
+halted_cli(struct vr_vcpu *c)
+{
+	struct kvm_mp_state mp;
+	struct kvm_regs r;
+
+	return (ioctl(c->fd, KVM_GET_MP_STATE, &mp) == 0 &&
+	    mp.mp_state == KVM_MP_STATE_HALTED &&
+	    ioctl(c->fd, KVM_GET_REGS, &r) == 0 && !(r.rflags & RFLAGS_IF));
+}
+
+static void *
+watchdog(void *arg)
+{
+	struct vr_vm *vm = arg;
+	struct timespec until;
+	uint64_t t, since;
+	unsigned i;
+
+	pthread_mutex_lock(&vm->lock);
+	while (!vm->stopping) {
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += 50000000;		/* look every 50 ms */
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		(void)pthread_cond_timedwait(&vm->ended, &vm->lock, &until);
+		if (vm->stopping)
+			break;
+		t = mono_ns();
+		for (i = 0; i < vm->nvcpus; i++) {
+			since = __atomic_load_n(&vm->vcpu[i].in_run, __ATOMIC_ACQUIRE);
+			if (vm->vcpu[i].started && since != 0 && t - since > WATCHDOG_NS)
+				pthread_kill(vm->vcpu[i].thread, SIG_KICK);
+		}
+	}
+	pthread_mutex_unlock(&vm->lock);
+	return (NULL);
+}
+
 static void
 lib_fail(struct vr_vcpu *c, const char *fn, int err)
 {
@@ -232,7 +292,10 @@ vcpu_run(void *arg)
 			lib_fail(c, "vpmu_kvm_pre_run", err);
 			goto fail;
 		}
-		if (ioctl(c->fd, KVM_RUN, 0) < 0) {
+		__atomic_store_n(&c->in_run, mono_ns(), __ATOMIC_RELEASE);
+		err = ioctl(c->fd, KVM_RUN, 0);
+		__atomic_store_n(&c->in_run, 0, __ATOMIC_RELEASE);
+		if (err < 0) {
 			if (errno != EINTR && errno != EAGAIN) {
 				fflush(stdout);
 				fprintf(stderr, "%s: vCPU %u: KVM_RUN: %s\n", vr_progname,
@@ -240,10 +303,6 @@ vcpu_run(void *arg)
 				goto fail;
 			}
 			run->exit_reason = KVM_EXIT_INTR;	/* a signal, or a kick */
-		}
-		if ((err = vpmu_kvm_post_run(vm->k, c->index)) != 0) {
-			lib_fail(c, "vpmu_kvm_post_run", err);
-			goto fail;
 		}
 		if ((err = vpmu_kvm_handle_exit(vm->k, c->index, &handled)) != 0) {
 			lib_fail(c, "vpmu_kvm_handle_exit", err);
@@ -264,6 +323,13 @@ vcpu_run(void *arg)
 			}
 			break;
 		case KVM_EXIT_INTR:
+			/* A kick: the end of the run, or the watchdog's look. */
+			if (vm->irqchip_kernel && !stopping(vm) && halted_cli(c)) {
+				run->exit_reason = KVM_EXIT_HLT;	/* for the message */
+				guest_fail(c, "HLT with interrupts off: nothing can "
+				    "wake the vCPU");
+				goto panic;
+			}
 			break;		/* the loop's top sees why */
 		case KVM_EXIT_X86_RDMSR:
 		case KVM_EXIT_X86_WRMSR:
@@ -287,9 +353,11 @@ vcpu_run(void *arg)
 				goto panic;
 			}
 			/*
-			 * Interrupts on: vpmu-run delivers no interrupts, so the
-			 * HLT returns at once, like a PAUSE; a pending PMI is
-			 * delivered as an NMI on re-entry (pre_run).
+			 * (Only with --irqchip user: the in-kernel LAPIC halts
+			 * the vCPU inside KVM_RUN.)  Interrupts on: vpmu-run
+			 * delivers no interrupts, so the HLT returns at once,
+			 * like a PAUSE; a pending PMI is delivered as an NMI on
+			 * re-entry (pre_run).
 			 */
 			break;
 		case KVM_EXIT_SHUTDOWN:
@@ -372,6 +440,16 @@ vr_run_start(struct vr_vm *vm)
 		}
 		c->started = true;
 	}
+	if (vm->irqchip_kernel) {
+		if ((err = pthread_create(&vm->watchdog, NULL, watchdog, vm)) != 0) {
+			pthread_mutex_unlock(&vm->lock);
+			fprintf(stderr, "%s: watchdog: pthread_create: %s\n", vr_progname,
+			    strerror(err));
+			vr_stop(vm, VR_EXIT_HOST);
+			return (-1);
+		}
+		vm->watchdog_on = true;
+	}
 	pthread_mutex_unlock(&vm->lock);
 	return (0);
 }
@@ -385,6 +463,8 @@ vr_run_wait(struct vr_vm *vm)
 	for (i = 0; i < vm->nvcpus; i++)
 		if (vm->vcpu[i].started)
 			pthread_join(vm->vcpu[i].thread, NULL);
+	if (vm->watchdog_on)		/* every vCPU returned: the run is stopping */
+		pthread_join(vm->watchdog, NULL);
 	for (i = 0; i < vm->nvcpus; i++)	/* lines the guest did not end */
 		console_flush(&vm->vcpu[i]);
 	fflush(stdout);

@@ -49,6 +49,7 @@ struct vr_vcpu {
 	struct kvm_run	*run;
 	pthread_t	 thread;
 	bool		 started;	/* thread created */
+	uint64_t	 in_run;	/* ns KVM_RUN was entered, 0: not in it (atomic) */
 	/* console bytes since the last newline: lines of vCPUs never mix */
 	size_t		 conslen;
 	char		 cons[256];
@@ -61,6 +62,7 @@ struct vr_vm {
 	uint64_t	 ram_size;
 	size_t		 run_size;	/* KVM_GET_VCPU_MMAP_SIZE */
 	unsigned	 nvcpus;
+	bool		 irqchip_kernel;	/* KVM_CREATE_IRQCHIP: LAPICs in the kernel */
 	vpmu_vm		*pmu;
 	vpmu_kvm	*k;
 	struct vr_vcpu	 vcpu[VR_MAX_VCPUS];
@@ -70,6 +72,9 @@ struct vr_vm {
 	 * status and kicks the other vCPUs.
 	 */
 	pthread_mutex_t	 lock;
+	pthread_cond_t	 ended;		/* signalled when stopping is set */
+	pthread_t	 watchdog;	/* in-kernel irqchip: finds halted vCPUs */
+	bool		 watchdog_on;
 	int		 stopping;	/* also read without the lock (atomic) */
 	int		 status;
 	bool		 guest_exit;	/* ended by port 0xf4 */
