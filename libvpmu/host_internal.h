@@ -1,6 +1,6 @@
 /*
- * host_internal.h -- shared by host.c, host_cpuid.c, host_kvm.c, host_perf.c,
- * host_report.c and test/unit/test_host.c.
+ * host_internal.h -- shared by host.c, host_cpuid.c, host_perf.c,
+ * host_report.c, backends/kvm_probe.c and test/unit/test_host.c.
  *
  * The CPUID decoders are pure (registers in, decoded struct out) so the
  * tests can feed them register values of CPUs this machine is not.
@@ -76,7 +76,11 @@ union amd_cpuid_80000022_ebx {
 	} split;
 };
 
-/* Counters every AMD CPU of family 6 and later architects (K7 MSRs). */
+/*
+ * AMD counters without PerfMonV2's NumPerfCtrCore: the four legacy (K7)
+ * counters of every AMD CPU of family 6 and later, six with the core
+ * extension (Fn8000_0001_ECX[23]).  All AMD counters are 48 bits wide.
+ */
 #define AMD_LEGACY_COUNTERS	4
 #define AMD_CORE_EXT_COUNTERS	6
 #define AMD_COUNTER_WIDTH	48
@@ -140,8 +144,9 @@ const char *vpmu__host_errname(int err, char buf[VPMU_ERRNAME_MAX]);	/* host.c *
 /* AMD and Hygon describe their counters in the extended leaves. */
 int	vpmu__host_is_amd(const struct vpmu_host_cpu *cpu);		/* host.c */
 /*
- * s as a JSON string with its quotes.  Bytes >= 0x7f become \u00XX (read
- * as Latin-1), so the output is valid JSON whatever the bytes.
+ * s as a JSON string with its quotes.  Control bytes other than \n and \t,
+ * and bytes >= 0x7f (read as Latin-1), become \u00XX, so the output is
+ * valid JSON whatever the bytes.
  */
 void	vpmu__json_string(FILE *f, const char *s);			/* host_report.c */
 

@@ -1,10 +1,20 @@
 /*
  * internal.h -- libvpmu's core layouts, shared by libvpmu/ and backends/.
  *
- * Locking: every public entry point takes vm->lock for the whole call
- * (VM-wide state: rows, owners, processes, PMCs, the per-vCPU tables).  The
- * trap path of later issues adds per-vCPU state touched only by that vCPU's
- * thread; nothing here is read without the lock.
+ * Locking: every public entry point that touches a VM's mutable state
+ * takes vm->lock (vpmu__vm_lock(), below) for the whole call: rows,
+ * owners, processes, PMCs, the per-vCPU tables.  Read without it:
+ *  - what vpmu_vm_create() sets once: nvcpus, the classes, the source and
+ *    the guest PMU's model (vpmu_vm_get_nvcpus(), vpmu_vm_get_model(),
+ *    vpmu_cpuid_leaf() take no lock);
+ *  - vcpu[].dirty and vcpu[].nact, written under the lock by count.c: the
+ *    KVM glue loads them (relaxed) before every guest entry as hints, and
+ *    takes the lock to act on dirty;
+ *  - the sample rings' prod and cons, and sweeper_stop (sample.c):
+ *    atomics, though the rings are filled and drained with the lock held.
+ * State kept elsewhere has its own rules: the guest PMU's pmi_pending
+ * (gpmu.h), the exact source's per-vCPU nenabled (exact.c), the
+ * paravirtual channel's pv->lock (pv.c) and each log's mutex (log.c).
  */
 #ifndef VPMU_INTERNAL_H
 #define VPMU_INTERNAL_H

@@ -3,9 +3,10 @@
  *
  * A source counts events for a vCPU on the host.  libvpmu's core maps the
  * running virtual PMCs of each vCPU onto counters opened on the VM's source.
- * Built-in sources: "synthetic" (scripted, deterministic), "perf"
- * (perf_event_open on the vCPU thread).  An embedder may register its own
- * through struct vpmu_source_ops.
+ * Built-in sources, found by name with vpmu_source_lookup(): "synthetic"
+ * (scripted, deterministic), "perf" (perf_event_open on the vCPU thread),
+ * "exact" (KVM single-step, vpmu_exact(7)).  An embedder may give a VM its
+ * own struct vpmu_source_ops with vpmu_config_set_source().
  */
 #ifndef VPMU_SOURCE_H
 #define VPMU_SOURCE_H
@@ -73,9 +74,15 @@ struct vpmu_count {
 };
 
 /*
- * One host counter source.  Capability data first, then hooks.  Every hook
- * returns 0 or a positive errno.  Hooks marked optional may be NULL.  A counter counts only while enabled;
- * read() returns the totals since open().
+ * One host counter source: its name, then its hooks.  Every hook that
+ * returns int returns 0 or a positive errno.  Hooks marked optional may be
+ * NULL; vpmu_config_set_source() refuses a NULL required one.  A counter
+ * counts only while enabled; read() returns the totals since open().
+ * When the core gives a PMC a host slot, ENOMEM, EMFILE, ENFILE, EAGAIN,
+ * EBUSY or EINTR from open(), read() or enable() is transient: the PMC
+ * does not get the slot this time and the error goes back to the
+ * operation that asked for it, if any.  Any other error makes the PMC
+ * unsupported: it keeps its value and counts no more.
  */
 struct vpmu_source_ops {
 	const char *name;
@@ -87,10 +94,16 @@ struct vpmu_source_ops {
 	/* --- capability --- */
 	/*
 	 * counters that can run at once on one vCPU; 0 = unlimited (optional).
-	 * Not consulted yet: the multiplexing scheduler will.
+	 * Called once, after init(): the VM's capacity is the smaller of it
+	 * and vpmu_config_set_capacity()'s cap, and the multiplexing
+	 * scheduler shares that many host slots per vCPU in turns.
 	 */
 	unsigned (*capacity)(void *state);
-	/* 0 if ev can be counted, else EOPNOTSUPP with a reason (required) */
+	/*
+	 * 0 if ev can be counted, else an errno (the built-in sources:
+	 * EOPNOTSUPP) and a reason in why; such a PMC is allocated but
+	 * "unsupported" and never counts (required)
+	 */
 	int  (*supports)(void *state, const struct vpmu_event_spec *ev,
 	    char *why, size_t whylen);
 
@@ -105,9 +118,12 @@ struct vpmu_source_ops {
 
 	/*
 	 * --- overflow (optional) ---
-	 * events left before the counter should overflow: the core arms it
-	 * with (-value) & width-mask for guest-visible counters, so a source
-	 * that can interrupt overflows when the guest counter wraps.
+	 * events left before the counter should overflow: for the counters
+	 * of the guest-visible model the core passes (-value) & width-mask,
+	 * scaled by running/enabled time when the value is an estimate, each
+	 * time the counter takes a slot or is written, so a source that can
+	 * interrupt overflows when the guest counter wraps.  Its result is
+	 * ignored.
 	 */
 	int  (*set_period)(void *state, void *ctr, uint64_t period);
 
