@@ -77,6 +77,7 @@ struct vpmu_config {
 	vpmu_notify_fn notify_fn;
 	void *notify_arg;
 	struct vpmu_model model;	/* vendor NONE: no guest-visible PMU */
+	uint16_t pv_port;		/* the channel's first port; 0: no channel */
 };
 
 /* ---- classes and rows ---------------------------------------------------- */
@@ -244,6 +245,7 @@ struct vpmu_vm {
 
 	struct gpmu *gpmu;		/* the guest-visible PMU (guest-api/) */
 	struct vpmu_pv *pv;		/* the paravirtual channel (guest-api/pvchan.h) */
+	uint16_t pv_port;		/* its first port (fixed at creation); 0: off */
 
 	uint64_t forks;			/* forks seen: PROCFORK once per fork and owner */
 	pthread_t sweeper;		/* sample rings -> logs (sample.c) */

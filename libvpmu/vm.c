@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include <vpmu/pv.h>
 
 /* Capabilities of each class, as FreeBSD's drivers advertise them. */
 static const struct {
@@ -74,6 +75,7 @@ vpmu_vm_create(const vpmu_config *cfg, vpmu_vm **vmp)
 	vm->log_arg = cfg->log_arg;
 	vm->notify_fn = cfg->notify_fn;
 	vm->notify_arg = cfg->notify_arg;
+	vm->pv_port = cfg->pv_port;
 	vpmu__tunables_validate(&vm->tun, vm->log_fn, vm->log_arg);
 
 	/* Rows: the guest-visible classes first, the paravirtual class last. */
@@ -232,6 +234,15 @@ unsigned
 vpmu_vm_get_nvcpus(const vpmu_vm *vm)
 {
 	return (vm == NULL ? 0 : vm->nvcpus);
+}
+
+int
+vpmu_vm_get_pv_port(const struct vpmu_vm *vm, uint16_t *base)
+{
+	if (vm == NULL || base == NULL)
+		return (EINVAL);
+	*base = vm->pv_port;		/* fixed at creation: no lock */
+	return (0);
 }
 
 int
