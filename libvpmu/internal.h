@@ -2,9 +2,11 @@
  * internal.h -- libvpmu's core layouts, shared by libvpmu/ and backends/.
  *
  * Locking: every public entry point takes vm->lock for the whole call
- * (VM-wide state: rows, owners, processes, PMCs, the per-vCPU tables).  The
- * trap path of later issues adds per-vCPU state touched only by that vCPU's
- * thread; nothing here is read without the lock.
+ * (VM-wide state: rows, owners, processes, PMCs, the per-vCPU tables),
+ * except where it would wait: FLUSHLOG and the closes of a log drop it
+ * before they wait for the log's writer (log.c), and the sample rings'
+ * consumers take vm->drain_mtx, then vm->lock per record (sample.c).
+ * Order: drain_mtx, then vm->lock, then a log's mutex.
  */
 #ifndef VPMU_INTERNAL_H
 #define VPMU_INTERNAL_H
@@ -249,6 +251,7 @@ struct vpmu_vm {
 
 	uint64_t forks;			/* forks seen: PROCFORK once per fork and owner */
 	pthread_t sweeper;		/* sample rings -> logs (sample.c) */
+	pthread_mutex_t drain_mtx;	/* the rings' one consumer at a time (sample.c) */
 	bool sweeper_on, sweeper_stop;
 	int sweep_efd;			/* eventfd: a ring is half full (while sweeper_on) */
 };
@@ -259,6 +262,7 @@ void	vpmu__rings_fini(struct vpmu_vm *vm);
 bool	vpmu__sample_due(struct vpmu_vm *vm, unsigned cpu);
 void	vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc,
 	    unsigned npc, bool user);
+/* Every ring into the logs now; without the VM lock (it takes it per record). */
 void	vpmu__sample_drain(struct vpmu_vm *vm);
 int	vpmu__sweeper_start(struct vpmu_vm *vm);
 void	vpmu__sweeper_stop(struct vpmu_vm *vm);
@@ -279,11 +283,22 @@ int	vpmu__cred_check(const struct vpmu_cred *c);
 /* log.c */
 struct vpmu_pmclog_ev;
 void	vpmu__log_emit(struct vpmu_vm *vm, struct vpmu_owner *o, struct vpmu_pmclog_ev *ev);
-int	vpmu__log_close(struct vpmu_vm *vm, struct vpmu_owner *o);
-int	vpmu_do_op_configurelog(struct vpmu_vm *, const struct vpmu_cred *, void *);
-int	vpmu_do_op_flushlog(struct vpmu_vm *, const struct vpmu_cred *, void *);
+/*
+ * Closing a log takes two steps: detach (VM lock held: CLOSELOG emitted,
+ * the log taken from its owner; NULL if o has none), then finish (no lock
+ * held: waits for the writer's end; its first write error).  Callers that
+ * hold the VM lock for a whole call keep the detached logs on a list
+ * (vpmu__log_defer) and finish them after they drop it.  Before the
+ * detach, the caller moves the samples in with vpmu__sample_drain(),
+ * without the VM lock.
+ */
+struct vpmu_log *vpmu__log_detach(struct vpmu_vm *vm, struct vpmu_owner *o);
+int	vpmu__log_finish(struct vpmu_log *l);
+void	vpmu__log_defer(struct vpmu_log **list, struct vpmu_log *l);
+void	vpmu__log_finish_all(struct vpmu_log *list);
+/* CONFIGURELOG, FLUSHLOG, CLOSELOG: vpmu_vm_op() calls it WITHOUT the VM lock. */
+int	vpmu__log_op(struct vpmu_vm *vm, const struct vpmu_cred *cr, int op, void *arg);
 int	vpmu_do_op_writelog(struct vpmu_vm *, const struct vpmu_cred *, void *);
-int	vpmu_do_op_closelog(struct vpmu_vm *, const struct vpmu_cred *, void *);
 
 /* pmc.c: the op bodies, called by vpmu_vm_op() with the lock held */
 struct vpmu_owner *vpmu__owner_get(struct vpmu_vm *vm, const struct vpmu_cred *cr, bool create);

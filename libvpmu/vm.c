@@ -70,6 +70,7 @@ vpmu_vm_create(const vpmu_config *cfg, vpmu_vm **vmp)
 
 	if ((vm = calloc(1, sizeof(*vm))) == NULL)
 		return (ENOMEM);
+	pthread_mutex_init(&vm->drain_mtx, NULL);
 	vm->tun = cfg->tun;
 	vm->log_fn = cfg->log_fn;
 	vm->log_arg = cfg->log_arg;
@@ -140,6 +141,7 @@ err:
 void
 vpmu_vm_destroy(vpmu_vm *vm)
 {
+	struct vpmu_log *closing = NULL;
 	struct vpmu_owner *o;
 	unsigned i;
 
@@ -151,9 +153,12 @@ vpmu_vm_destroy(vpmu_vm *vm)
 	for (o = vm->owners; o != NULL; o = o->next) {
 		if (o->pid != 0)		/* 0: the guest's own MSR counters */
 			vpmu__notify(vm, o->pid, SIGBUS);
-		if (o->log != NULL)
-			(void)vpmu__log_close(vm, o);	/* CLOSELOG, all written */
+		vpmu__log_defer(&closing, vpmu__log_detach(vm, o));	/* CLOSELOG */
 	}
+	/* All written, with the lock dropped: no lock across a writer's wait. */
+	vpmu__vm_unlock(vm);
+	vpmu__log_finish_all(closing);
+	vpmu__vm_lock(vm);
 	/* Releasing an owner's last PMC frees the owner: re-read the list. */
 	while ((o = vm->owners) != NULL) {
 		if (o->pmcs != NULL) {
@@ -180,6 +185,7 @@ vpmu_vm_destroy(vpmu_vm *vm)
 	free(vm->disp);
 	free(vm->proc_hash);
 	vpmu__vm_unlock(vm);
+	pthread_mutex_destroy(&vm->drain_mtx);
 	free(vm);
 }
 
