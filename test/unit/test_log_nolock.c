@@ -6,7 +6,8 @@
  * WRITELOG on the same VM complete (within 5 s, else the test fails; it
  * cannot hang: the pipe is drained either way).  Once the pipe is read,
  * the flush or close returns 0 and the pipe carries every record emitted
- * before it, in order.
+ * before it, in order.  The same through the paravirtual channel: a
+ * guest's FLUSHLOG on vCPU 0 blocks, a request of vCPU 1 completes.
  */
 #include "fixture.h"
 
@@ -18,6 +19,8 @@
 
 #include <vpmu/model.h>
 #include <vpmu/pmclog.h>
+#include <vpmu/pv.h>
+#include <guest/include/vpmu-guest/pv.h>
 
 #define MSR_IA32_PMC0	0xC1u
 
@@ -80,7 +83,7 @@ sleep_ms(unsigned ms)
 
 /* Read the pipe until the waiter returns; the bytes after the first skip go to out. */
 static void
-drain_until_done(struct blocked *b, int rfd, size_t skip, int out)
+drain_until_done(int *done, int rfd, size_t skip, int out)
 {
 	char buf[65536];
 	uint64_t t0 = now_ms();
@@ -96,7 +99,7 @@ drain_until_done(struct blocked *b, int rfd, size_t skip, int out)
 			assert_int_equal(write(out, buf + k, (size_t)n - k), (ssize_t)((size_t)n - k));
 			continue;
 		}
-		if (__atomic_load_n(&b->done, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(done, __ATOMIC_ACQUIRE))
 			break;
 		assert_true(now_ms() - t0 < 10000);	/* the writer must end */
 		sleep_ms(1);
@@ -159,7 +162,7 @@ blocked_writer_does_not_block_the_vm(int op)
 	out = mkstemp(path);
 	assert_true(out >= 0);
 	unlink(path);
-	drain_until_done(&b, p[0], prefill, out);
+	drain_until_done(&b.done, p[0], prefill, out);
 	pthread_join(ta, NULL);
 	pthread_join(tb, NULL);
 
@@ -226,12 +229,150 @@ closelog_waits_without_the_vm_lock(void **state)
 	blocked_writer_does_not_block_the_vm(VPMU_OP_CLOSELOG);
 }
 
+/* ---- the same from a guest, through the paravirtual channel ------------------------ */
+
+#define RAM	0x10000u
+
+struct pvblocked {
+	vpmu_vm *vm;
+	uint8_t *ram;
+	int done, other_done;		/* atomic */
+	int32_t flush_error, other_error;
+	uint32_t version;
+};
+
+/* A block at gpa for op, argument arg (arglen bytes), rung on cpu; its error. */
+static int32_t
+pv_call(vpmu_vm *vm, uint8_t *ram, unsigned cpu, uint32_t gpa, uint32_t op,
+    void *arg, uint32_t arglen)
+{
+	struct vpmu_pv_req *r = (struct vpmu_pv_req *)(void *)(ram + gpa);
+	uint32_t v = gpa;
+	bool handled;
+
+	memset(r, 0, VPMU_PV_HDRSIZE);
+	r->magic = VPMU_PV_MAGIC;
+	r->version = VPMU_PV_VERSION;
+	r->hdrsize = VPMU_PV_HDRSIZE;
+	r->op = op;
+	r->arglen = arglen;
+	r->pid = 1;
+	r->tid = 1;
+	r->cflags = VPMU_PV_CRED_PRIVILEGED;
+	memcpy(ram + gpa + VPMU_PV_HDRSIZE, arg, arglen);
+	if (vpmu_pv_port_io(vm, cpu, VPMU_PV_PORT, true, 4, &v, &handled) != 0 || !handled)
+		return (-1);
+	memcpy(arg, ram + gpa + VPMU_PV_HDRSIZE, arglen);
+	return (r->done == VPMU_PV_DONE ? r->error : -2);
+}
+
+static void *
+pv_waiter(void *arg)
+{
+	struct pvblocked *b = arg;
+
+	b->flush_error = pv_call(b->vm, b->ram, 0, 0x1000, VPMU_PV_OP_FLUSHLOG, NULL, 0);
+	__atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
+	return (NULL);
+}
+
+static void *
+pv_other(void *arg)
+{
+	struct pvblocked *b = arg;
+
+	b->version = 0x0A000000u;
+	b->other_error = pv_call(b->vm, b->ram, 1, 0x2000, VPMU_PV_OP_GETMODULEVERSION,
+	    &b->version, 4);
+	__atomic_store_n(&b->other_done, 1, __ATOMIC_RELEASE);
+	return (NULL);
+}
+
+static void
+guest_flushlog_waits_without_the_channel_lock(void **state)
+{
+	struct vpmu_pv_configurelog gcl = { 0, 0 };
+	struct vpmu_pv_writelog gwl = { 0x5EED };
+	struct pvblocked b = { 0 };
+	static struct vpmu_pmclog_ev evs[8];
+	vpmu_pmclog_reader *r;
+	unsigned n = 0;
+	vpmu_config *cfg;
+	pthread_t ta, tb;
+	char junk[4096], path[] = "/tmp/vpmu-test-nolock-XXXXXX";
+	uint64_t t0;
+	int p[2], out, other_in_time, waiter_done_early;
+	size_t prefill = 0;
+	ssize_t w;
+
+	(void)state;
+	assert_int_equal(vpmu_config_create(&cfg), 0);
+	assert_int_equal(vpmu_config_set_vcpus(cfg, 2), 0);
+	assert_int_equal(vpmu_vm_create(cfg, &b.vm), 0);
+	vpmu_config_destroy(cfg);
+	b.ram = calloc(1, RAM);
+	assert_non_null(b.ram);
+	assert_int_equal(vpmu_pv_add_memory(b.vm, 0, RAM, b.ram), 0);
+
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(fcntl(p[1], F_SETFL, O_NONBLOCK), 0);
+	memset(junk, 'x', sizeof(junk));
+	while ((w = write(p[1], junk, sizeof(junk))) > 0)
+		prefill += (size_t)w;
+	assert_int_equal(fcntl(p[1], F_SETFL, 0), 0);
+	assert_int_equal(vpmu_pv_set_logfd(b.vm, 0, p[1]), 0);
+	assert_int_equal(pv_call(b.vm, b.ram, 0, 0x1000, VPMU_PV_OP_CONFIGURELOG, &gcl,
+	    sizeof(gcl)), 0);
+	assert_int_equal(pv_call(b.vm, b.ram, 0, 0x1000, VPMU_PV_OP_WRITELOG, &gwl,
+	    sizeof(gwl)), 0);
+
+	assert_int_equal(pthread_create(&ta, NULL, pv_waiter, &b), 0);
+	sleep_ms(200);
+	waiter_done_early = __atomic_load_n(&b.done, __ATOMIC_ACQUIRE);
+	assert_int_equal(pthread_create(&tb, NULL, pv_other, &b), 0);
+	t0 = now_ms();
+	while (!(other_in_time = __atomic_load_n(&b.other_done, __ATOMIC_ACQUIRE)) &&
+	    now_ms() - t0 < 5000)
+		sleep_ms(5);
+	if (!waiter_done_early)
+		waiter_done_early = __atomic_load_n(&b.done, __ATOMIC_ACQUIRE);
+
+	out = mkstemp(path);
+	assert_true(out >= 0);
+	unlink(path);
+	drain_until_done(&b.done, p[0], prefill, out);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+
+	assert_int_equal(waiter_done_early, 0);		/* the guest's flush did block */
+	assert_int_equal(other_in_time, 1);		/* ...and vCPU 1's request did not */
+	assert_int_equal(b.other_error, 0);
+	assert_int_equal(b.version, 0x0A000000u);
+	assert_int_equal(b.flush_error, 0);
+	/* What the flush wrote: the guest's INITIALIZE and USERDATA 0x5EED. */
+	assert_int_equal(lseek(out, 0, SEEK_SET), 0);
+	assert_int_equal(vpmu_pmclog_open_fd(out, &r), 0);
+	while (n < 8 && vpmu_pmclog_read(r, &evs[n]) == VPMU_PMCLOG_OK)
+		n++;
+	vpmu_pmclog_close(r);
+	close(out);
+	assert_int_equal(n, 2);
+	assert_int_equal(evs[0].type, VPMU_PMCLOG_INITIALIZE);
+	assert_int_equal(evs[1].type, VPMU_PMCLOG_USERDATA);
+	assert_int_equal(evs[1].u.userdata.userdata, 0x5EED);
+	vpmu_vm_destroy(b.vm);
+	close(p[1]);
+	close(p[0]);
+	free(b.ram);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(flushlog_waits_without_the_vm_lock),
 		cmocka_unit_test(closelog_waits_without_the_vm_lock),
+		cmocka_unit_test(guest_flushlog_waits_without_the_channel_lock),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
