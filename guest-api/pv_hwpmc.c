@@ -466,12 +466,13 @@ pv_proc_exec(struct pv_call *c)
 	/* The path ends inside the argument: pv.c's maxlen keeps it < 1024. */
 	if (memchr(path, '\0', room) == NULL || g->setcred > 1 || !guest_pid(g->pid))
 		return (EINVAL);
-	if (g->setcred) {
-		if ((error = hook_cred(g->pid, g->uid, g->cflags, &cr)) != 0)
-			return (error);
-		return (vpmu_proc_exec(c->vm, g->pid, path, &cr));
-	}
-	return (vpmu_proc_exec(c->vm, g->pid, path, NULL));
+	if (g->setcred && (error = hook_cred(g->pid, g->uid, g->cflags, &cr)) != 0)
+		return (error);
+	/* It may close the process's log and wait for the writer: no pv->lock. */
+	pthread_mutex_unlock(&c->pv->lock);
+	error = vpmu_proc_exec(c->vm, g->pid, path, g->setcred ? &cr : NULL);
+	pthread_mutex_lock(&c->pv->lock);
+	return (error);
 }
 
 static int
@@ -484,9 +485,13 @@ pv_proc_exit(struct pv_call *c)
 		return (EPERM);
 	if (!guest_pid(g->pid))
 		return (EINVAL);
-	if ((error = vpmu_proc_exit(c->vm, g->pid)) != 0)
+	/* It may close the process's log and wait for the writer: no pv->lock. */
+	pthread_mutex_unlock(&c->pv->lock);
+	error = vpmu_proc_exit(c->vm, g->pid);
+	pthread_mutex_lock(&c->pv->lock);
+	if (error != 0)
 		return (error);
-	/* perfmon, pctr and the fast pages forget the process too. */
+	/* perfmon, pctr and the fast pages forget the process too (pv->lock held). */
 	vpmu__pv_proc_exit(c->pv, g->pid);
 	return (0);
 }
