@@ -2,7 +2,8 @@
  * test_log_nolock.c -- FLUSHLOG and CLOSELOG wait for the log's writer
  * without the VM lock: while the log's descriptor blocks (a pipe filled to
  * the brim, its reader not reading), the flush or close blocks in one
- * thread and, meanwhile, another thread's GETPMCINFO, guest MSR read and
+ * thread (or the owner's exit, which closes it) and, meanwhile, another
+ * thread's GETPMCINFO, guest MSR read and
  * WRITELOG on the same VM complete (within 5 s, else the test fails; it
  * cannot hang: the pipe is drained either way).  Once the pipe is read,
  * the flush or close returns 0 and the pipe carries every record emitted
@@ -24,9 +25,11 @@
 
 #define MSR_IA32_PMC0	0xC1u
 
+#define OP_EXIT		(-1)		/* vpmu_proc_exit() of the log's owner */
+
 struct blocked {
 	vpmu_vm *vm;
-	int op;				/* VPMU_OP_FLUSHLOG or _CLOSELOG */
+	int op;				/* VPMU_OP_FLUSHLOG, _CLOSELOG, or OP_EXIT */
 	int result;			/* the waiter's */
 	int done;			/* atomic: the waiter returned */
 	/* the other thread's calls */
@@ -41,7 +44,8 @@ waiter(void *arg)
 {
 	struct blocked *b = arg;
 
-	b->result = vpmu_vm_op(b->vm, &ROOT, b->op, NULL);
+	b->result = b->op == OP_EXIT ? vpmu_proc_exit(b->vm, ROOT.pid) :
+	    vpmu_vm_op(b->vm, &ROOT, b->op, NULL);
 	__atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
 	return (NULL);
 }
@@ -143,6 +147,7 @@ blocked_writer_does_not_block_the_vm(int op)
 	assert_int_equal(fcntl(p[1], F_SETFL, 0), 0);	/* blocking again (shared with the log's duplicate) */
 
 	cl.logfd = p[1];
+	assert_int_equal(vpmu_proc_create(b.vm, &ROOT, 0), 0);
 	assert_int_equal(vpmu_vm_op(b.vm, &ROOT, VPMU_OP_CONFIGURELOG, &cl), 0);
 	assert_int_equal(vpmu_vm_op(b.vm, &ROOT, VPMU_OP_WRITELOG, &wl), 0);
 
@@ -174,7 +179,7 @@ blocked_writer_does_not_block_the_vm(int op)
 	assert_int_equal(b.msr, 0);
 	assert_int_equal(b.result, 0);
 
-	if (op == VPMU_OP_CLOSELOG) {
+	if (op != VPMU_OP_FLUSHLOG) {
 		/* Gone: WRITELOG during the close found no log, or came before it. */
 		assert_true(b.write_error == 0 || b.write_error == EINVAL);
 		assert_int_equal(vpmu_vm_op(b.vm, &ROOT, VPMU_OP_FLUSHLOG, NULL), EINVAL);
@@ -201,7 +206,7 @@ blocked_writer_does_not_block_the_vm(int op)
 	assert_int_equal(evs[1].u.userdata.userdata, 0x5EED);
 	for (i = 0; i < n; i++)
 		nuser += evs[i].type == VPMU_PMCLOG_USERDATA;
-	if (op == VPMU_OP_CLOSELOG) {
+	if (op != VPMU_OP_FLUSHLOG) {
 		/* The close's records, CLOSELOG last, are all there. */
 		assert_int_equal(evs[n - 1].type, VPMU_PMCLOG_CLOSELOG);
 		assert_true(nuser == 1 || nuser == 2);
@@ -227,6 +232,14 @@ closelog_waits_without_the_vm_lock(void **state)
 {
 	(void)state;
 	blocked_writer_does_not_block_the_vm(VPMU_OP_CLOSELOG);
+}
+
+/* The owner's exit closes its log: the same wait, the same freedom. */
+static void
+exit_hook_waits_without_the_vm_lock(void **state)
+{
+	(void)state;
+	blocked_writer_does_not_block_the_vm(OP_EXIT);
 }
 
 /* ---- the same from a guest, through the paravirtual channel ------------------------ */
@@ -372,6 +385,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(flushlog_waits_without_the_vm_lock),
 		cmocka_unit_test(closelog_waits_without_the_vm_lock),
+		cmocka_unit_test(exit_hook_waits_without_the_vm_lock),
 		cmocka_unit_test(guest_flushlog_waits_without_the_channel_lock),
 	};
 
