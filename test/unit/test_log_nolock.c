@@ -272,10 +272,12 @@ pv_call(vpmu_vm *vm, uint8_t *ram, unsigned cpu, uint32_t gpa, uint32_t op,
 	r->pid = 1;
 	r->tid = 1;
 	r->cflags = VPMU_PV_CRED_PRIVILEGED;
-	memcpy(ram + gpa + VPMU_PV_HDRSIZE, arg, arglen);
+	if (arglen != 0)
+		memcpy(ram + gpa + VPMU_PV_HDRSIZE, arg, arglen);
 	if (vpmu_pv_port_io(vm, cpu, VPMU_PV_PORT, true, 4, &v, &handled) != 0 || !handled)
 		return (-1);
-	memcpy(arg, ram + gpa + VPMU_PV_HDRSIZE, arglen);
+	if (arglen != 0)
+		memcpy(arg, ram + gpa + VPMU_PV_HDRSIZE, arglen);
 	return (r->done == VPMU_PV_DONE ? r->error : -2);
 }
 
