@@ -25,6 +25,10 @@
 
 static const struct pv_personality pv_channel;
 
+/* The guest's constants are the host's default ports. */
+_Static_assert(VPMU_PV_PORT == VPMU_PV_PORT_BASE, "doorbell port");
+_Static_assert(VPMU_PV_PORT_HI - VPMU_PV_PORT == VPMU_PV_PORT_HI_OFFSET, "high port");
+
 static const struct pv_personality *const personalities[] = {
 	&pv_channel,
 	&vpmu__pv_hwpmc,
@@ -226,15 +230,18 @@ vpmu_pv_port_io(struct vpmu_vm *vm, unsigned cpu, uint16_t port, bool out,
 	struct vpmu_pv *pv;
 	struct pv_vcpu *v;
 	uint64_t gpa;
+	unsigned off;
 
 	if (vm == NULL || (pv = vm->pv) == NULL || data == NULL || handled == NULL ||
 	    cpu >= vm->nvcpus)
 		return (EINVAL);
-	*handled = port >= VPMU_PV_PORT_BASE && port < VPMU_PV_PORT_BASE + VPMU_PV_PORT_COUNT;
+	/* The VM's own ports; none when the channel is off (base 0). */
+	off = (unsigned)port - vm->pv_port;
+	*handled = vm->pv_port != 0 && port >= vm->pv_port && off < VPMU_PV_PORT_COUNT;
 	if (!*handled)
 		return (0);
 	v = &pv->vcpu[cpu];
-	if (size != 4 || (port != VPMU_PV_PORT && port != VPMU_PV_PORT_HI)) {
+	if (size != 4 || (off != 0 && off != VPMU_PV_PORT_HI_OFFSET)) {
 		if (!out)
 			*data = 0xFFFFFFFFu;
 		pthread_mutex_lock(&pv->lock);
@@ -243,10 +250,10 @@ vpmu_pv_port_io(struct vpmu_vm *vm, unsigned cpu, uint16_t port, bool out,
 		return (0);
 	}
 	if (!out) {
-		*data = port == VPMU_PV_PORT ? (uint32_t)v->last_error : VPMU_PV_MAGIC;
+		*data = off == 0 ? (uint32_t)v->last_error : VPMU_PV_MAGIC;
 		return (0);
 	}
-	if (port == VPMU_PV_PORT_HI) {
+	if (off == VPMU_PV_PORT_HI_OFFSET) {
 		v->addr_hi = *data;
 		return (0);
 	}

@@ -12,7 +12,10 @@
  * GETPMCINFO buffer, the fast-read page slot GETMSR hands out, and that
  * hooks are for the guest kernel (privileged callers) only.
  *
- * Called with pv->lock held; the core takes the VM lock itself.
+ * Called with pv->lock held; the core takes the VM lock itself.  The log
+ * operations that wait for the log's writer (FLUSHLOG, CLOSELOG,
+ * CONFIGURELOG -1) drop pv->lock for the call (op_wait()), so that a
+ * blocking log descriptor holds up the vCPU that asked, not the channel.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,6 +29,24 @@ static int
 op(struct pv_call *c, int o, void *arg)
 {
 	return (vpmu_vm_op(c->vm, &c->cred, o, arg));
+}
+
+/*
+ * An operation that may wait for a log's writer: without pv->lock (no lock
+ * across the wait).  Safe: the call uses nothing of the channel's, the
+ * argument is this request's own copy, and pv.c touches after it only the
+ * guest RAM table (fixed before the vCPUs run), this vCPU's own record and,
+ * under the lock again, the statistics.
+ */
+static int
+op_wait(struct pv_call *c, int o, void *arg)
+{
+	int error;
+
+	pthread_mutex_unlock(&c->pv->lock);
+	error = vpmu_vm_op(c->vm, &c->cred, o, arg);
+	pthread_mutex_lock(&c->pv->lock);
+	return (error);
 }
 
 /* Guest pids are 1 .. VPMU_PV_PID_MAX; the rest belong to libvpmu's own owners. */
@@ -55,20 +76,21 @@ pv_configurelog(struct pv_call *c)
 		if (g->logfd >= VPMU_PV_MAX_LOGFDS || c->pv->logfd[g->logfd] < 0)
 			return (EBADF);
 		cl.logfd = c->pv->logfd[g->logfd];
+		return (op(c, VPMU_OP_CONFIGURELOG, &cl));
 	}
-	return (op(c, VPMU_OP_CONFIGURELOG, &cl));
+	return (op_wait(c, VPMU_OP_CONFIGURELOG, &cl));	/* a close */
 }
 
 static int
 pv_flushlog(struct pv_call *c)
 {
-	return (op(c, VPMU_OP_FLUSHLOG, NULL));
+	return (op_wait(c, VPMU_OP_FLUSHLOG, NULL));
 }
 
 static int
 pv_closelog(struct pv_call *c)
 {
-	return (op(c, VPMU_OP_CLOSELOG, NULL));
+	return (op_wait(c, VPMU_OP_CLOSELOG, NULL));
 }
 
 static int
@@ -444,12 +466,13 @@ pv_proc_exec(struct pv_call *c)
 	/* The path ends inside the argument: pv.c's maxlen keeps it < 1024. */
 	if (memchr(path, '\0', room) == NULL || g->setcred > 1 || !guest_pid(g->pid))
 		return (EINVAL);
-	if (g->setcred) {
-		if ((error = hook_cred(g->pid, g->uid, g->cflags, &cr)) != 0)
-			return (error);
-		return (vpmu_proc_exec(c->vm, g->pid, path, &cr));
-	}
-	return (vpmu_proc_exec(c->vm, g->pid, path, NULL));
+	if (g->setcred && (error = hook_cred(g->pid, g->uid, g->cflags, &cr)) != 0)
+		return (error);
+	/* It may close the process's log and wait for the writer: no pv->lock. */
+	pthread_mutex_unlock(&c->pv->lock);
+	error = vpmu_proc_exec(c->vm, g->pid, path, g->setcred ? &cr : NULL);
+	pthread_mutex_lock(&c->pv->lock);
+	return (error);
 }
 
 static int
@@ -462,9 +485,13 @@ pv_proc_exit(struct pv_call *c)
 		return (EPERM);
 	if (!guest_pid(g->pid))
 		return (EINVAL);
-	if ((error = vpmu_proc_exit(c->vm, g->pid)) != 0)
+	/* It may close the process's log and wait for the writer: no pv->lock. */
+	pthread_mutex_unlock(&c->pv->lock);
+	error = vpmu_proc_exit(c->vm, g->pid);
+	pthread_mutex_lock(&c->pv->lock);
+	if (error != 0)
 		return (error);
-	/* perfmon, pctr and the fast pages forget the process too. */
+	/* perfmon, pctr and the fast pages forget the process too (pv->lock held). */
 	vpmu__pv_proc_exit(c->pv, g->pid);
 	return (0);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include <vpmu/pv.h>
 
 int
 vpmu_config_create(vpmu_config **cfgp)
@@ -28,6 +29,7 @@ vpmu_config_create(vpmu_config **cfgp)
 	cfg->nclass = 3;
 	cfg->source = &vpmu_source_synthetic;
 	(void)vpmu_model_parse("none", &cfg->model, NULL, 0);
+	cfg->pv_port = VPMU_PV_PORT_BASE;
 	*cfgp = cfg;
 	return (0);
 }
@@ -161,4 +163,24 @@ vpmu_config_set_notify(vpmu_config *cfg, vpmu_notify_fn fn, void *arg)
 		return;
 	cfg->notify_fn = fn;
 	cfg->notify_arg = arg;
+}
+
+/*
+ * The paravirtual channel's ports: base .. base + 7, or none (base 0).
+ * Refused (EINVAL): a range past 0xFFFF, one inside the PC's motherboard
+ * ports 0x0000 .. 0x00FF (DMA, PIC, PIT, keyboard controller, RTC, POST,
+ * vpmu-run's exit port 0xF4), or one that overlaps the PCI configuration
+ * ports 0xCF8 .. 0xCFF.
+ */
+int
+vpmu_config_set_pv_port(struct vpmu_config *cfg, uint16_t base)
+{
+	unsigned b = base, end = b + VPMU_PV_PORT_COUNT;	/* one past the last */
+
+	if (cfg == NULL)
+		return (EINVAL);
+	if (b != 0 && (end > 0x10000u || b < 0x100u || (b < 0xD00u && end > 0xCF8u)))
+		return (EINVAL);
+	cfg->pv_port = base;
+	return (0);
 }

@@ -11,7 +11,12 @@
  *    KVM glue loads them (relaxed) before every guest entry as hints, and
  *    takes the lock to act on dirty;
  *  - the sample rings' prod and cons, and sweeper_stop (sample.c):
- *    atomics, though the rings are filled and drained with the lock held.
+ *    atomics; the rings' consumers take vm->drain_mtx, then vm->lock per
+ *    record (sample.c);
+ *  - the exit contract's per-vCPU state (vcpu.c): the vCPU's thread only.
+ * FLUSHLOG and the closes of a log drop vm->lock before they wait for the
+ * log's writer (log.c).  Order: drain_mtx, then vm->lock, then a log's
+ * mutex.
  * State kept elsewhere has its own rules: the guest PMU's pmi_pending
  * (gpmu.h), the exact source's per-vCPU nenabled (exact.c), the
  * paravirtual channel's pv->lock (pv.c) and each log's mutex (log.c).
@@ -90,6 +95,7 @@ struct vpmu_config {
 	vpmu_notify_fn notify_fn;
 	void *notify_arg;
 	struct vpmu_model model;	/* vendor NONE: no guest-visible PMU */
+	uint16_t pv_port;		/* the channel's first port; 0: no channel */
 };
 
 /* ---- classes and rows ---------------------------------------------------- */
@@ -269,9 +275,11 @@ struct vpmu_vm {
 	struct vpmu_gmem mem;		/* guest RAM: every reader's one map */
 	struct gpmu *gpmu;		/* the guest-visible PMU (guest-api/) */
 	struct vpmu_pv *pv;		/* the paravirtual channel (guest-api/pvchan.h) */
+	uint16_t pv_port;		/* its first port (fixed at creation); 0: off */
 
 	uint64_t forks;			/* forks seen: PROCFORK once per fork and owner */
 	pthread_t sweeper;		/* sample rings -> logs (sample.c) */
+	pthread_mutex_t drain_mtx;	/* the rings' one consumer at a time (sample.c) */
 	bool sweeper_on, sweeper_stop;
 	int sweep_efd;			/* eventfd: a ring is half full (while sweeper_on) */
 };
@@ -282,6 +290,7 @@ void	vpmu__rings_fini(struct vpmu_vm *vm);
 bool	vpmu__sample_due(struct vpmu_vm *vm, unsigned cpu);
 void	vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc,
 	    unsigned npc, bool user);
+/* Every ring into the logs now; without the VM lock (it takes it per record). */
 void	vpmu__sample_drain(struct vpmu_vm *vm);
 int	vpmu__sweeper_start(struct vpmu_vm *vm);
 void	vpmu__sweeper_stop(struct vpmu_vm *vm);
@@ -303,11 +312,22 @@ int	vpmu__cred_check(const struct vpmu_cred *c);
 /* log.c */
 struct vpmu_pmclog_ev;
 void	vpmu__log_emit(struct vpmu_vm *vm, struct vpmu_owner *o, struct vpmu_pmclog_ev *ev);
-int	vpmu__log_close(struct vpmu_vm *vm, struct vpmu_owner *o);
-int	vpmu_do_op_configurelog(struct vpmu_vm *, const struct vpmu_cred *, void *);
-int	vpmu_do_op_flushlog(struct vpmu_vm *, const struct vpmu_cred *, void *);
+/*
+ * Closing a log takes two steps: detach (VM lock held: CLOSELOG emitted,
+ * the log taken from its owner; NULL if o has none), then finish (no lock
+ * held: waits for the writer's end; its first write error).  Callers that
+ * hold the VM lock for a whole call keep the detached logs on a list
+ * (vpmu__log_defer) and finish them after they drop it.  Before the
+ * detach, the caller moves the samples in with vpmu__sample_drain(),
+ * without the VM lock.
+ */
+struct vpmu_log *vpmu__log_detach(struct vpmu_vm *vm, struct vpmu_owner *o);
+int	vpmu__log_finish(struct vpmu_log *l);
+void	vpmu__log_defer(struct vpmu_log **list, struct vpmu_log *l);
+void	vpmu__log_finish_all(struct vpmu_log *list);
+/* CONFIGURELOG, FLUSHLOG, CLOSELOG: vpmu_vm_op() calls it WITHOUT the VM lock. */
+int	vpmu__log_op(struct vpmu_vm *vm, const struct vpmu_cred *cr, int op, void *arg);
 int	vpmu_do_op_writelog(struct vpmu_vm *, const struct vpmu_cred *, void *);
-int	vpmu_do_op_closelog(struct vpmu_vm *, const struct vpmu_cred *, void *);
 
 /* pmc.c: the op bodies, called by vpmu_vm_op() with the lock held */
 struct vpmu_owner *vpmu__owner_get(struct vpmu_vm *vm, const struct vpmu_cred *cr, bool create);

@@ -10,8 +10,18 @@
  * dropped and counted (buffer_requests_failed), as hwpmc does.  A write
  * error stops the logging; the next FLUSHLOG returns it.
  *
- * Locking: records are emitted with the VM lock held; the buffer queue has
- * its own mutex, the only lock the writer thread takes.
+ * Locking: records are emitted with the VM lock held; the buffers, the
+ * queue and the counts below have the log's own mutex, the only lock the
+ * writer thread takes.  No lock but that mutex is ever held while waiting
+ * for the writer: FLUSHLOG and every close do their part under the VM lock
+ * (queue the current buffer, note how many buffers are queued; for a
+ * close, also emit CLOSELOG, detach the log from its owner and tell the
+ * writer to stop) and then drop it before they wait (vpmu__log_op(),
+ * vpmu__log_finish()).  While a caller waits, the owner may go and the
+ * log may be closed by another thread: the waiter holds a reference
+ * (refs, under the log's mutex), and the last reference frees the log.
+ * A detached log is reachable from no owner, so nothing more is emitted
+ * into it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,16 +42,19 @@ struct logbuf {
 struct vpmu_log {
 	int fd;
 	size_t bufsize;
-	struct logbuf *cur;		/* being filled (VM lock) */
-	pthread_mutex_t mtx;		/* the rest */
-	pthread_cond_t cv;
+	pthread_mutex_t mtx;		/* everything below */
+	pthread_cond_t cv;		/* a buffer queued or written, or stop */
+	struct logbuf *cur;		/* being filled */
 	struct logbuf *free;
 	struct logbuf *qhead, *qtail;	/* full, to write, in order */
-	bool writing;
+	uint64_t queued;		/* buffers queued since the log opened */
+	uint64_t written;		/* ...and taken off the queue by the writer */
 	bool stop;
 	int error;			/* first write error: logging stopped */
+	unsigned refs;			/* the owner (or the closer), and each waiter */
 	pthread_t writer;
 	uint64_t dropped;
+	struct vpmu_log *next_closing;	/* a caller's list of logs to finish */
 };
 
 static uint64_t
@@ -111,7 +124,6 @@ writer_main(void *arg)
 			break;			/* stopping, everything written */
 		if ((l->qhead = b->next) == NULL)
 			l->qtail = NULL;
-		l->writing = true;
 		pthread_mutex_unlock(&l->mtx);
 		error = l->error == 0 ? write_all(l->fd, b->data, b->used) : 0;
 		pthread_mutex_lock(&l->mtx);
@@ -120,7 +132,7 @@ writer_main(void *arg)
 		b->used = 0;
 		b->next = l->free;
 		l->free = b;
-		l->writing = false;
+		l->written++;
 		pthread_cond_broadcast(&l->cv);
 	}
 	pthread_mutex_unlock(&l->mtx);
@@ -142,6 +154,7 @@ queue_cur(struct vpmu_log *l)
 	else
 		l->qhead = b;
 	l->qtail = b;
+	l->queued++;
 	pthread_cond_broadcast(&l->cv);
 }
 
@@ -202,50 +215,124 @@ log_free(struct vpmu_log *l)
 	free(l);
 }
 
-/* Write out everything emitted so far; the pending error, if any. */
+/* Drop a reference; the last one frees the log (no lock held). */
+static void
+log_unref(struct vpmu_log *l)
+{
+	bool last;
+
+	pthread_mutex_lock(&l->mtx);
+	last = --l->refs == 0;
+	pthread_mutex_unlock(&l->mtx);
+	if (last)
+		log_free(l);
+}
+
+/*
+ * FLUSHLOG's first half, VM lock held: the current buffer to the writer;
+ * *ticket is the number of buffers queued so far, and the caller holds a
+ * reference for flush_wait().
+ */
+static void
+flush_begin(struct vpmu_log *l, uint64_t *ticket)
+{
+	pthread_mutex_lock(&l->mtx);
+	queue_cur(l);
+	*ticket = l->queued;
+	l->refs++;
+	pthread_mutex_unlock(&l->mtx);
+}
+
+/*
+ * Its second half, with no lock held: wait until the writer has taken
+ * every buffer queued before the ticket and written it (or, after a write
+ * error, discarded it); the pending error, if any.  Buffers queued since
+ * (records emitted while this waits) are not waited for.
+ */
 static int
-log_flush(struct vpmu_log *l)
+flush_wait(struct vpmu_log *l, uint64_t ticket)
 {
 	int error;
 
 	pthread_mutex_lock(&l->mtx);
-	queue_cur(l);
-	while (l->qhead != NULL || l->writing)
+	while (l->written < ticket)
 		pthread_cond_wait(&l->cv, &l->mtx);
 	error = l->error;
 	pthread_mutex_unlock(&l->mtx);
+	log_unref(l);
 	return (error);
 }
 
 /*
- * Close o's log: the samples still in the rings moved in, CLOSELOG last,
- * everything written, the writer gone (every way of closing comes here:
- * CLOSELOG, CONFIGURELOG -1, the owner's exit, the VM's end).
- * The log writes through its own duplicate of the caller's descriptor,
- * closed here; the caller's stays open.
+ * Close o's log, first half, with the VM lock held: CLOSELOG emitted last,
+ * the current buffer queued, the writer told to stop once the queue is
+ * empty, and the log detached from o.  The caller gets the owner's
+ * reference and must pass the log to vpmu__log_finish() once it has
+ * dropped the VM lock.  Every way of closing comes here: CLOSELOG,
+ * CONFIGURELOG -1, the owner's exit and exec, the VM's end; each first
+ * moves the samples still in the rings in (vpmu__sample_drain(), before
+ * it takes the VM lock).
  */
-int
-vpmu__log_close(struct vpmu_vm *vm, struct vpmu_owner *o)
+struct vpmu_log *
+vpmu__log_detach(struct vpmu_vm *vm, struct vpmu_owner *o)
 {
 	struct vpmu_pmclog_ev ev = { .type = VPMU_PMCLOG_CLOSELOG };
 	struct vpmu_log *l = o->log;
-	int error;
 
 	if (l == NULL)
-		return (EINVAL);
-	vpmu__sample_drain(vm);
+		return (NULL);
 	vpmu__log_emit(vm, o, &ev);
-	error = log_flush(l);
 	pthread_mutex_lock(&l->mtx);
+	queue_cur(l);
 	l->stop = true;
 	pthread_cond_broadcast(&l->cv);
 	pthread_mutex_unlock(&l->mtx);
-	pthread_join(l->writer, NULL);
-	close(l->fd);			/* the log's own descriptor */
-	log_free(l);
 	o->log = NULL;
 	o->has_log = false;
+	l->next_closing = NULL;
+	return (l);
+}
+
+/*
+ * The second half, with no lock held: everything written, the writer
+ * gone, the log's own descriptor (a duplicate of the caller's) closed;
+ * the writer's first error, if any.  The log is freed here, or by the
+ * last FLUSHLOG still waiting on it.
+ */
+int
+vpmu__log_finish(struct vpmu_log *l)
+{
+	int error;
+
+	pthread_join(l->writer, NULL);
+	close(l->fd);
+	pthread_mutex_lock(&l->mtx);
+	error = l->error;
+	pthread_mutex_unlock(&l->mtx);
+	log_unref(l);
 	return (error);
+}
+
+/* Finish every log of a list vpmu__log_detach() made (no lock held). */
+void
+vpmu__log_finish_all(struct vpmu_log *list)
+{
+	struct vpmu_log *l;
+
+	while ((l = list) != NULL) {
+		list = l->next_closing;
+		(void)vpmu__log_finish(l);
+	}
+}
+
+/* Add a detached log to a list for vpmu__log_finish_all(). */
+void
+vpmu__log_defer(struct vpmu_log **list, struct vpmu_log *l)
+{
+	if (l != NULL) {
+		l->next_closing = *list;
+		*list = l;
+	}
 }
 
 static int
@@ -260,6 +347,7 @@ log_open(struct vpmu_vm *vm, struct vpmu_owner *o, int fd)
 	if ((l = calloc(1, sizeof(*l))) == NULL)
 		return (ENOMEM);
 	l->fd = fd;
+	l->refs = 1;			/* the owner's */
 	l->bufsize = (size_t)vm->tun.v[VPMU_T_LOGBUFFERSIZE] * 1024;
 	pthread_mutex_init(&l->mtx, NULL);
 	pthread_cond_init(&l->cv, NULL);
@@ -295,14 +383,15 @@ log_open(struct vpmu_vm *vm, struct vpmu_owner *o, int fd)
 /* ---- the operations ---------------------------------------------------------- */
 
 /*
- * PMC_OP_CONFIGURELOG: fd >= 0 gives the caller a log (EBUSY if it has
- * one; EBADF unless fd is open for writing); fd < 0 closes it, after
- * stopping its running PMCs that need a log (EINVAL if it has none).
+ * PMC_OP_CONFIGURELOG, VM lock held: fd >= 0 gives the caller a log (EBUSY
+ * if it has one; EBADF unless fd is open for writing); fd < 0 closes it,
+ * after stopping its running PMCs that need a log (EINVAL if it has none):
+ * *closing is then the detached log, for vpmu__log_finish().
  */
-int
-vpmu_do_op_configurelog(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
+static int
+configurelog(struct vpmu_vm *vm, const struct vpmu_cred *cr,
+    const struct vpmu_op_configurelog *cl, struct vpmu_log **closing)
 {
-	struct vpmu_op_configurelog *cl = arg;
 	struct vpmu_owner *o;
 	struct vpmu_pmc *pm;
 	int fl, error;
@@ -317,9 +406,9 @@ vpmu_do_op_configurelog(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *ar
 			if ((pm->flags & VPMU_PF_NEEDS_LOGFILE) &&
 			    pm->state == VPMU_STATE_RUNNING)
 				(void)vpmu__pmc_stop(vm, pm);
-		error = vpmu__log_close(vm, o);
+		*closing = vpmu__log_detach(vm, o);
 		vpmu__owner_maybe_free(vm, o);
-		return (error);
+		return (0);
 	}
 	if (o == NULL)
 		return (ENOMEM);
@@ -342,19 +431,6 @@ vpmu_do_op_configurelog(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *ar
 	return (error);
 }
 
-/* PMC_OP_FLUSHLOG: synchronous; the pending write error, if any. */
-int
-vpmu_do_op_flushlog(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
-{
-	struct vpmu_owner *o = vpmu__owner_get(vm, cr, false);
-
-	(void)arg;
-	if (o == NULL || o->log == NULL)
-		return (EINVAL);
-	vpmu__sample_drain(vm);		/* the samples taken so far, too */
-	return (log_flush(o->log));
-}
-
 /* PMC_OP_WRITELOG: a USERDATA record. */
 int
 vpmu_do_op_writelog(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
@@ -372,17 +448,61 @@ vpmu_do_op_writelog(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 	return (vm->stats.buffer_requests_failed != failed ? ENOMEM : 0);
 }
 
-/* PMC_OP_CLOSELOG. */
+/*
+ * CONFIGURELOG, FLUSHLOG and CLOSELOG, called by vpmu_vm_op() without the
+ * VM lock, because they wait for the writer.  In order:
+ *   1. the samples still in the rings go into the logs (FLUSHLOG and the
+ *      closes: vpmu__sample_drain(), which takes the sweeper's drain mutex
+ *      and the VM lock for each record);
+ *   2. under the VM lock, the checks vpmu_vm_op() makes for every
+ *      operation and the operation's own part: FLUSHLOG queues the current
+ *      buffer and pins the log; a close emits CLOSELOG and detaches it;
+ *   3. the VM lock dropped, the wait: FLUSHLOG for the buffers queued
+ *      before it, a close for the writer's end.
+ * The machine stays usable while the descriptor blocks.  The call counts
+ * in the driver statistics as any other; a write error returned by the
+ * wait counts as the call's error.
+ */
 int
-vpmu_do_op_closelog(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
+vpmu__log_op(struct vpmu_vm *vm, const struct vpmu_cred *cr, int op, void *arg)
 {
-	struct vpmu_owner *o = vpmu__owner_get(vm, cr, false);
+	struct vpmu_op_configurelog *cl = arg;
+	struct vpmu_log *l = NULL;
+	struct vpmu_owner *o;
+	uint64_t ticket = 0;
+	bool closing = false;
 	int error;
 
-	(void)arg;
-	if (o == NULL || o->log == NULL)
-		return (EINVAL);
-	error = vpmu__log_close(vm, o);
-	vpmu__owner_maybe_free(vm, o);
+	if (op != VPMU_OP_CONFIGURELOG || (cl != NULL && cl->logfd < 0))
+		vpmu__sample_drain(vm);		/* the samples taken so far, too */
+	vpmu__vm_lock(vm);
+	if (op == VPMU_OP_CONFIGURELOG && cl == NULL)
+		error = EFAULT;
+	else if ((error = vpmu__cred_check(cr)) != 0)
+		;
+	else if (op == VPMU_OP_CONFIGURELOG) {
+		error = configurelog(vm, cr, cl, &l);
+		closing = true;
+	} else if ((o = vpmu__owner_get(vm, cr, false)) == NULL || o->log == NULL)
+		error = EINVAL;
+	else if (op == VPMU_OP_FLUSHLOG) {
+		l = o->log;
+		flush_begin(l, &ticket);
+	} else {
+		l = vpmu__log_detach(vm, o);
+		closing = true;
+		vpmu__owner_maybe_free(vm, o);
+	}
+	vm->stats.syscalls++;
+	if (error != 0)
+		vm->stats.syscall_errors++;
+	vpmu__vm_unlock(vm);
+	if (l == NULL)
+		return (error);
+	if ((error = closing ? vpmu__log_finish(l) : flush_wait(l, ticket)) != 0) {
+		vpmu__vm_lock(vm);
+		vm->stats.syscall_errors++;
+		vpmu__vm_unlock(vm);
+	}
 	return (error);
 }

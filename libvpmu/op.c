@@ -78,8 +78,9 @@ static const struct {
 	vpmu_op_fn *fn;
 	bool needs_arg;
 } optab[VPMU_OP_MAX] = {
-	[VPMU_OP_CONFIGURELOG] = { "CONFIGURELOG", vpmu_do_op_configurelog, true },
-	[VPMU_OP_FLUSHLOG] = { "FLUSHLOG", vpmu_do_op_flushlog, false },
+	/* CONFIGURELOG, FLUSHLOG and CLOSELOG: vpmu__log_op(), below. */
+	[VPMU_OP_CONFIGURELOG] = { "CONFIGURELOG", NULL, true },
+	[VPMU_OP_FLUSHLOG] = { "FLUSHLOG", NULL, false },
 	[VPMU_OP_GETCPUINFO] = { "GETCPUINFO", vpmu_do_op_getcpuinfo, true },
 	[VPMU_OP_GETDRIVERSTATS] = { "GETDRIVERSTATS", vpmu_do_op_getdriverstats, true },
 	[VPMU_OP_GETMODULEVERSION] = { "GETMODULEVERSION", vpmu_do_op_getmoduleversion, true },
@@ -95,7 +96,7 @@ static const struct {
 	[VPMU_OP_PMCSTART] = { "PMCSTART", vpmu_do_op_pmcstart, true },
 	[VPMU_OP_PMCSTOP] = { "PMCSTOP", vpmu_do_op_pmcstop, true },
 	[VPMU_OP_WRITELOG] = { "WRITELOG", vpmu_do_op_writelog, true },
-	[VPMU_OP_CLOSELOG] = { "CLOSELOG", vpmu_do_op_closelog, false },
+	[VPMU_OP_CLOSELOG] = { "CLOSELOG", NULL, false },
 	[VPMU_OP_GETDYNEVENTINFO] = { "GETDYNEVENTINFO", vpmu_do_op_nodyn, true },
 };
 
@@ -106,6 +107,9 @@ vpmu_vm_op(vpmu_vm *vm, const struct vpmu_cred *caller, int op, void *arg)
 
 	if (vm == NULL)
 		return (EINVAL);
+	/* The log operations that wait for the writer take the lock themselves. */
+	if (op == VPMU_OP_CONFIGURELOG || op == VPMU_OP_FLUSHLOG || op == VPMU_OP_CLOSELOG)
+		return (vpmu__log_op(vm, caller, op, arg));
 	vpmu__vm_lock(vm);
 	if (op < 0 || op >= VPMU_OP_MAX || optab[op].fn == NULL)
 		error = EINVAL;			/* unknown operation */

@@ -228,6 +228,31 @@ hook_leave(struct vpmu_vm *vm, int error)
 	return (error);
 }
 
+/*
+ * The hooks that may close an owner's log (exit, exec): the samples in
+ * the rings go to the logs before the VM lock is taken, and the logs
+ * closed under it are finished (the wait for their writers) after it is
+ * dropped.
+ */
+static int
+hook_enter_closing(struct vpmu_vm *vm)
+{
+	if (vm == NULL)
+		return (EINVAL);
+	if (__atomic_load_n(&vm->sweeper_on, __ATOMIC_ACQUIRE))
+		vpmu__sample_drain(vm);		/* sampling started: there may be samples */
+	vpmu__vm_lock(vm);
+	return (0);
+}
+
+static int
+hook_leave_closing(struct vpmu_vm *vm, int error, struct vpmu_log *closing)
+{
+	vpmu__vm_unlock(vm);
+	vpmu__log_finish_all(closing);
+	return (error);
+}
+
 int
 vpmu_proc_create(vpmu_vm *vm, const struct vpmu_cred *proc, int32_t ppid)
 {
@@ -305,16 +330,17 @@ vpmu_proc_fork(vpmu_vm *vm, int32_t parent, int32_t child)
 
 /*
  * Release every PMC pid owns (its log closed first, as at hwpmc's process
- * exit); the owner record goes with the last one.
+ * exit: detached here, onto *closing, and finished by the hook once the
+ * VM lock is dropped); the owner record goes with the last one.
  */
 static void
-release_owned(struct vpmu_vm *vm, int32_t pid)
+release_owned(struct vpmu_vm *vm, int32_t pid, struct vpmu_log **closing)
 {
 	struct vpmu_owner *o;
 
 	for (o = vm->owners; o != NULL; o = o->next)
 		if (o->pid == pid && o->log != NULL) {
-			(void)vpmu__log_close(vm, o);
+			vpmu__log_defer(closing, vpmu__log_detach(vm, o));
 			vpmu__owner_maybe_free(vm, o);	/* it may have had only the log */
 			break;
 		}
@@ -334,6 +360,7 @@ again:
 int
 vpmu_proc_exec(vpmu_vm *vm, int32_t pid, const char *path, const struct vpmu_cred *newcred)
 {
+	struct vpmu_log *closing = NULL;
 	struct vpmu_proc *p;
 	struct vpmu_pmc *pm;
 	char *copy = NULL;
@@ -344,7 +371,7 @@ vpmu_proc_exec(vpmu_vm *vm, int32_t pid, const char *path, const struct vpmu_cre
 		return (EINVAL);
 	if (path != NULL && (copy = strdup(path)) == NULL)
 		return (ENOMEM);
-	if ((error = hook_enter(vm)) != 0) {
+	if ((error = hook_enter_closing(vm)) != 0) {
 		free(copy);
 		return (error);
 	}
@@ -357,7 +384,7 @@ vpmu_proc_exec(vpmu_vm *vm, int32_t pid, const char *path, const struct vpmu_cre
 	for (row = 0; p->slots != NULL && row < vm->npmc; row++)
 		if (p->slots[row] != NULL)
 			vpmu__log_pmc(vm, p->slots[row]->pmc, VPMU_PMCLOG_PROCEXEC, p, 0);
-	release_owned(vm, pid);
+	release_owned(vm, pid, &closing);
 	if (newcred != NULL) {
 		p->cred = *newcred;
 		for (row = 0; p->slots != NULL && row < vm->npmc; row++) {
@@ -368,7 +395,7 @@ vpmu_proc_exec(vpmu_vm *vm, int32_t pid, const char *path, const struct vpmu_cre
 				(void)vpmu__detach_one(vm, pm, p, true);
 		}
 	}
-	return (hook_leave(vm, 0));
+	return (hook_leave_closing(vm, 0, closing));
 }
 
 static void
@@ -395,13 +422,14 @@ switch_out(struct vpmu_vm *vm, unsigned cpu)
 int
 vpmu_proc_exit(vpmu_vm *vm, int32_t pid)
 {
+	struct vpmu_log *closing = NULL;
 	struct vpmu_proc *p, *q;
 	unsigned c, row, b;
 	int error;
 
 	if (pid <= 0)
 		return (EINVAL);
-	if ((error = hook_enter(vm)) != 0)
+	if ((error = hook_enter_closing(vm)) != 0)
 		return (error);
 	if ((p = vpmu__proc_find(vm, pid)) == NULL)
 		return (hook_leave(vm, ESRCH));
@@ -419,13 +447,13 @@ vpmu_proc_exit(vpmu_vm *vm, int32_t pid)
 			    p->slots[row]->value);
 		(void)vpmu__detach_one(vm, p->slots[row]->pmc, p, true);
 	}
-	release_owned(vm, pid);
+	release_owned(vm, pid, &closing);
 	for (b = 0; b < vm->proc_hash_size; b++)
 		for (q = vm->proc_hash[b]; q != NULL; q = q->hnext)
 			if (q->ppid == pid)
 				q->ppid = 0;
 	proc_remove(vm, p);
-	return (hook_leave(vm, 0));
+	return (hook_leave_closing(vm, 0, closing));
 }
 
 /*

@@ -4,14 +4,37 @@
  * sweeper thread turns ring entries into CALLCHAIN records in the owner's
  * log.
  *
- * The ring (nsamples entries of callchaindepth addresses) has one producer,
- * the vCPU's thread, and one consumer, the sweeper: indices only grow, the
- * producer publishes an entry with a release store of prod, the consumer
- * frees it with a release store of cons, so neither takes a lock.  A full
- * ring drops the sample (intr_bufferfull) and the owner's log gets a
- * DROPNOTIFY record, which hwpmc's format has for it.  The sweeper passes
- * every millisecond, and at once when a producer fills its ring to half
- * (an eventfd), so a burst does not have to outlast a whole ring.
+ * The ring (nsamples entries of callchaindepth addresses) is a lock-free
+ * single-producer single-consumer queue, and nothing but its indices
+ * orders its two ends: indices only grow, the producer publishes an entry
+ * with a release store of prod, the consumer frees it with a release store
+ * of cons.  A full ring drops the sample (intr_bufferfull) and the owner's
+ * log gets a DROPNOTIFY record, which hwpmc's format has for it.  The
+ * sweeper passes every millisecond, and at once when a producer fills its
+ * ring to half (an eventfd), so a burst does not have to outlast a whole
+ * ring.
+ *
+ * Why SPSC rather than a ring with a lock of its own: the producer is the
+ * trap path (vpmu__sample_take() after a KVM exit), which must not wait on
+ * a consumer, and there is exactly one producer per ring by construction
+ * (only the vCPU's thread takes its samples).  A ring lock would add a
+ * second lock on that path and make it wait while the sweeper copies an
+ * entry out; the SPSC ring costs two atomic accesses and no waiting.
+ *
+ *   producer: the vCPU's thread.  It holds the VM lock, but for the PMC
+ *     state it reads (which PMCs are due, their owner, the process on the
+ *     vCPU), not for the ring.
+ *   consumer: one at a time, serialized by vm->drain_mtx, not by the VM
+ *     lock: the sweeper, or FLUSHLOG and the closes of a log
+ *     (vpmu__sample_drain()).  The consumer reads the entry without any
+ *     lock other than drain_mtx and takes the VM lock only to emit the
+ *     record (the PMC's owner and log are VM state), one record per hold,
+ *     so vCPUs get the lock between records.  cons advances after the
+ *     emit, so a drain that holds drain_mtx has moved everything the
+ *     sweeper had started to move.
+ *
+ * Lock order: drain_mtx, then the VM lock.  A caller of
+ * vpmu__sample_drain() must not hold the VM lock.
  */
 #include <errno.h>
 #include <poll.h>
@@ -137,7 +160,7 @@ vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc, unsigned
 		e->tsc = __builtin_ia32_rdtsc();
 		__atomic_store_n(&r->prod, r->prod + 1, __ATOMIC_RELEASE);
 		vm->stats.intr_processed++;
-		if (vm->sweeper_on && r->prod - cons == r->n / 2) {
+		if (__atomic_load_n(&vm->sweeper_on, __ATOMIC_RELAXED) && r->prod - cons == r->n / 2) {
 			uint64_t one = 1;
 
 			(void)!write(vm->sweep_efd, &one, sizeof(one));	/* sweep now */
@@ -145,13 +168,12 @@ vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc, unsigned
 	}
 }
 
-/* ---- the consumer: the sweeper ---------------------------------------------------- */
+/* ---- the consumer: the sweeper, FLUSHLOG, the closes ---------------------------- */
 
 /*
  * The oldest entry of r into its owner's log, if there is one: returns
- * false when r is empty.  With the VM lock held: the sweeper and
- * vpmu__sample_drain() both consume, and the lock makes them take turns
- * (the producer, the vCPU thread, never waits on a consumer).
+ * false when r is empty.  vm->drain_mtx held, not the VM lock, which is
+ * taken for the emit alone.
  */
 static bool
 drain_one(struct vpmu_vm *vm, struct vpmu_ring *r)
@@ -159,24 +181,29 @@ drain_one(struct vpmu_vm *vm, struct vpmu_ring *r)
 	struct vpmu_pmclog_ev ev;
 	struct ring_entry *e;
 	struct vpmu_pmc *pm;
+	uint64_t cons;
 
-	if (r == NULL || r->cons == __atomic_load_n(&r->prod, __ATOMIC_ACQUIRE))
+	if (r == NULL)
 		return (false);
-	e = entry(r, r->cons);
+	cons = __atomic_load_n(&r->cons, __ATOMIC_RELAXED);	/* ours alone */
+	if (cons == __atomic_load_n(&r->prod, __ATOMIC_ACQUIRE))
+		return (false);
+	e = entry(r, cons);
+	memset(&ev, 0, sizeof(ev));
+	ev.type = VPMU_PMCLOG_CALLCHAIN;
+	ev.tsc = e->tsc;
+	ev.u.callchain.pid = e->pid;
+	ev.u.callchain.tid = e->tid;
+	ev.u.callchain.pmcid = e->pmcid;
+	ev.u.callchain.cpuflags = e->cpuflags;
+	ev.u.callchain.npc = e->npc;
+	memcpy(ev.u.callchain.pc, e->pc, e->npc * sizeof(e->pc[0]));
+	vpmu__vm_lock(vm);
 	if ((pm = vpmu__pmc_by_id(vm, e->owner, e->pmcid)) != NULL &&
-	    pm->owner->log != NULL) {
-		memset(&ev, 0, sizeof(ev));
-		ev.type = VPMU_PMCLOG_CALLCHAIN;
-		ev.tsc = e->tsc;
-		ev.u.callchain.pid = e->pid;
-		ev.u.callchain.tid = e->tid;
-		ev.u.callchain.pmcid = e->pmcid;
-		ev.u.callchain.cpuflags = e->cpuflags;
-		ev.u.callchain.npc = e->npc;
-		memcpy(ev.u.callchain.pc, e->pc, e->npc * sizeof(e->pc[0]));
+	    pm->owner->log != NULL)
 		vpmu__log_emit(vm, pm->owner, &ev);
-	}
-	__atomic_store_n(&r->cons, r->cons + 1, __ATOMIC_RELEASE);
+	vpmu__vm_unlock(vm);
+	__atomic_store_n(&r->cons, cons + 1, __ATOMIC_RELEASE);
 	return (true);
 }
 
@@ -198,39 +225,33 @@ dropnotify(struct vpmu_vm *vm)
 			}
 }
 
+/* Every ring into the logs, then the DROPNOTIFYs due; counted as a sweep or not. */
+static void
+drain_all(struct vpmu_vm *vm, bool sweep)
+{
+	unsigned c;
+
+	pthread_mutex_lock(&vm->drain_mtx);
+	for (c = 0; c < vm->nvcpus; c++)
+		while (drain_one(vm, vm->vcpu[c].ring))
+			;
+	vpmu__vm_lock(vm);
+	dropnotify(vm);
+	if (sweep)
+		vm->stats.log_sweeps++;
+	vpmu__vm_unlock(vm);
+	pthread_mutex_unlock(&vm->drain_mtx);
+}
+
 /*
- * Every ring's samples into the logs now, with the VM lock held: FLUSHLOG
- * and CLOSELOG call it first, so that what was sampled before them is in
- * the file they flush or close.
+ * Every ring's samples into the logs now, without the VM lock held:
+ * FLUSHLOG and every close of a log call it first, so that what was
+ * sampled before them is in the file they flush or close.
  */
 void
 vpmu__sample_drain(struct vpmu_vm *vm)
 {
-	unsigned c;
-
-	for (c = 0; c < vm->nvcpus; c++)
-		while (drain_one(vm, vm->vcpu[c].ring))
-			;
-	dropnotify(vm);
-}
-
-/* The sweeper's pass: the VM lock is taken per entry, so vCPUs get it between. */
-static void
-sweep(struct vpmu_vm *vm)
-{
-	unsigned c;
-	bool more;
-
-	for (c = 0; c < vm->nvcpus; c++)
-		do {
-			vpmu__vm_lock(vm);
-			more = drain_one(vm, vm->vcpu[c].ring);
-			vpmu__vm_unlock(vm);
-		} while (more);
-	vpmu__vm_lock(vm);
-	dropnotify(vm);
-	vm->stats.log_sweeps++;
-	vpmu__vm_unlock(vm);
+	drain_all(vm, false);
 }
 
 static void *
@@ -241,12 +262,12 @@ sweeper_main(void *arg)
 	uint64_t n;
 
 	while (!__atomic_load_n(&vm->sweeper_stop, __ATOMIC_ACQUIRE)) {
-		sweep(vm);
+		drain_all(vm, true);
 		/* A millisecond, or until a ring is half full. */
 		if (poll(&pfd, 1, 1) > 0)
 			(void)!read(vm->sweep_efd, &n, sizeof(n));
 	}
-	sweep(vm);				/* what is left, before the logs close */
+	drain_all(vm, true);			/* what is left, before the logs close */
 	return (NULL);
 }
 
@@ -263,7 +284,7 @@ vpmu__sweeper_start(struct vpmu_vm *vm)
 		close(vm->sweep_efd);
 		return (EAGAIN);
 	}
-	vm->sweeper_on = true;
+	__atomic_store_n(&vm->sweeper_on, true, __ATOMIC_RELEASE);
 	return (0);
 }
 
@@ -279,5 +300,5 @@ vpmu__sweeper_stop(struct vpmu_vm *vm)
 	(void)!write(vm->sweep_efd, &one, sizeof(one));	/* no need to wait 1 ms */
 	pthread_join(vm->sweeper, NULL);
 	close(vm->sweep_efd);
-	vm->sweeper_on = false;
+	__atomic_store_n(&vm->sweeper_on, false, __ATOMIC_RELEASE);
 }

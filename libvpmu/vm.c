@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include <vpmu/pv.h>
 
 /* Capabilities of each class, as FreeBSD's drivers advertise them. */
 static const struct {
@@ -69,11 +70,13 @@ vpmu_vm_create(const vpmu_config *cfg, vpmu_vm **vmp)
 
 	if ((vm = calloc(1, sizeof(*vm))) == NULL)
 		return (ENOMEM);
+	pthread_mutex_init(&vm->drain_mtx, NULL);
 	vm->tun = cfg->tun;
 	vm->log_fn = cfg->log_fn;
 	vm->log_arg = cfg->log_arg;
 	vm->notify_fn = cfg->notify_fn;
 	vm->notify_arg = cfg->notify_arg;
+	vm->pv_port = cfg->pv_port;
 	vpmu__tunables_validate(&vm->tun, vm->log_fn, vm->log_arg);
 
 	/* Rows: the guest-visible classes first, the paravirtual class last. */
@@ -144,6 +147,7 @@ err:
 void
 vpmu_vm_destroy(vpmu_vm *vm)
 {
+	struct vpmu_log *closing = NULL;
 	struct vpmu_owner *o;
 	unsigned i;
 
@@ -155,9 +159,12 @@ vpmu_vm_destroy(vpmu_vm *vm)
 	for (o = vm->owners; o != NULL; o = o->next) {
 		if (o->pid != 0)		/* 0: the guest's own MSR counters */
 			vpmu__notify(vm, o->pid, SIGBUS);
-		if (o->log != NULL)
-			(void)vpmu__log_close(vm, o);	/* CLOSELOG, all written */
+		vpmu__log_defer(&closing, vpmu__log_detach(vm, o));	/* CLOSELOG */
 	}
+	/* All written, with the lock dropped: no lock across a writer's wait. */
+	vpmu__vm_unlock(vm);
+	vpmu__log_finish_all(closing);
+	vpmu__vm_lock(vm);
 	/* Releasing an owner's last PMC frees the owner: re-read the list. */
 	while ((o = vm->owners) != NULL) {
 		if (o->pmcs != NULL) {
@@ -184,6 +191,7 @@ vpmu_vm_destroy(vpmu_vm *vm)
 	free(vm->disp);
 	free(vm->proc_hash);
 	vpmu__vm_unlock(vm);
+	pthread_mutex_destroy(&vm->drain_mtx);
 	free(vm);
 }
 
@@ -238,6 +246,15 @@ unsigned
 vpmu_vm_get_nvcpus(const vpmu_vm *vm)
 {
 	return (vm == NULL ? 0 : vm->nvcpus);
+}
+
+int
+vpmu_vm_get_pv_port(const struct vpmu_vm *vm, uint16_t *base)
+{
+	if (vm == NULL || base == NULL)
+		return (EINVAL);
+	*base = vm->pv_port;		/* fixed at creation: no lock */
+	return (0);
 }
 
 int

@@ -49,12 +49,13 @@ struct vr_opts {
 	int	    glog_fd[VPMU_PV_MAX_LOGFDS];
 	int	    fastpage_hz;	/* -1: libvpmu's default (1000) */
 	bool	    irqchip_user;	/* no in-kernel LAPIC (the default for now) */
+	int	    pv_port;		/* -1: libvpmu's default (0x5650); 0: no channel */
 };
 
 /* ---- options, as a table ------------------------------------------------------ */
 
 enum { O_PMU, O_SOURCE, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_REPORT,
-    O_GUEST_LOG, O_FASTPAGE_HZ, O_IRQCHIP, O_QUIET, O_HELP };
+    O_GUEST_LOG, O_FASTPAGE_HZ, O_IRQCHIP, O_PV_PORT, O_QUIET, O_HELP };
 
 static const struct opt {
 	const char *name;
@@ -88,6 +89,9 @@ static const struct opt {
 	[O_IRQCHIP] = { "irqchip", required_argument, 0, "MODE",
 	    "kernel: KVM's in-kernel LAPIC, PMIs as the guest programs\n"
 	    "LVTPC (NMI at boot); user: none, PMIs as NMIs (default user)" },
+	[O_PV_PORT] = { "pv-port", required_argument, 0, "N",
+	    "the paravirtual channel at ports N..N+7 (default 0x5650),\n"
+	    "0: no channel" },
 	[O_QUIET] = { "quiet", no_argument, 'q', NULL, "print no report" },
 	[O_HELP] = { "help", no_argument, 'h', NULL, "print this help and exit" },
 };
@@ -147,6 +151,35 @@ parse_guest_log(const char *s, struct vr_opts *o)
 	}
 	o->glog_path[n] = eq + 1;
 	o->glog_fd[n] = fd;
+	return (0);
+}
+
+/*
+ * --pv-port N: decimal or 0x hexadecimal; libvpmu's rule
+ * (vpmu_config_set_pv_port), and the console port stays the VMM's.
+ */
+static int
+parse_pv_port(const char *s, struct vr_opts *o)
+{
+	vpmu_config *cfg;
+	unsigned long v;
+	char *end;
+	int e = EINVAL;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (*s != '\0' && *s != '-' && *s != '+' && *end == '\0' && errno == 0 &&
+	    v <= 0xFFFF && (v == 0 || v > VR_PORT_CONSOLE || v + 8 <= VR_PORT_CONSOLE) &&
+	    (e = vpmu_config_create(&cfg)) == 0) {
+		e = vpmu_config_set_pv_port(cfg, (uint16_t)v);
+		vpmu_config_destroy(cfg);
+	}
+	if (e != 0) {
+		fprintf(stderr, "vpmu-run: --pv-port %s: want 0 or a base from 0x100 to "
+		    "0xfff8 clear of 0x3f8 and 0xcf8..0xcff\n", s);
+		return (-1);
+	}
+	o->pv_port = (int)v;
 	return (0);
 }
 
@@ -241,6 +274,10 @@ parse_options(int argc, char **argv, struct vr_opts *o)
 				return (-1);
 			}
 			o->irqchip_user = strcmp(optarg, "user") == 0;
+			break;
+		case O_PV_PORT:
+			if (parse_pv_port(optarg, o) < 0)
+				return (-1);
 			break;
 		case O_QUIET:
 			o->quiet = true;
@@ -355,7 +392,7 @@ main(int argc, char **argv)
 	static struct vr_vm vm;		/* large; zeroed */
 	static const char *const known[] = { "exact", "perf", "synthetic" };
 	struct vr_opts o = { .pmu = "intel-v2", .source = "exact", .vcpus = 1,
-	    .mem = MEM_DEFAULT, .fastpage_hz = -1, .irqchip_user = true };
+	    .mem = MEM_DEFAULT, .fastpage_hz = -1, .irqchip_user = true, .pv_port = -1 };
 	const struct vpmu_source_ops *src;
 	struct vpmu_exact_params exact_params = { 0 };	/* CPI 1; vendor below */
 	struct kvm_userspace_memory_region region;
@@ -464,6 +501,7 @@ main(int argc, char **argv)
 	    (e = vpmu_config_set_source(cfg, src, src == &vpmu_source_exact ?
 	    (void *)&exact_params : NULL)) != 0 ||
 	    (e = vpmu_config_set_capacity(cfg, o.host_counters)) != 0 ||
+	    (o.pv_port >= 0 && (e = vpmu_config_set_pv_port(cfg, (uint16_t)o.pv_port)) != 0) ||
 	    (o.mux_us != 0 &&
 	    (e = vpmu_config_set_mux_interval(cfg, (uint64_t)o.mux_us * 1000)) != 0)) {
 		fprintf(stderr, "vpmu-run: libvpmu configuration: %s\n", vpmu_strerror(e));

@@ -8,6 +8,21 @@
 
 #include <vpmu-guest/pv.h>
 
+/* The channel's first port: VPMU_PV_PORT unless the VMM moved it. */
+static uint16_t pv_port = VPMU_PV_PORT;
+
+void
+vpmu_pv_set_port(uint16_t base)
+{
+	pv_port = base;
+}
+
+uint16_t
+vpmu_pv_port(void)
+{
+	return (pv_port);
+}
+
 static struct vpmu_pv_ident pv_default = { 1, 1, 0, VPMU_PV_CRED_PRIVILEGED };
 
 __attribute__((weak)) struct vpmu_pv_ident *
@@ -90,11 +105,11 @@ vpmu_pv_ring(struct vpmu_pv_req *req)
 	uint64_t gpa = vpmu_pv_virt_to_phys(req);
 
 	if ((gpa >> 32) != 0)
-		pv_outl(VPMU_PV_PORT_HI, (uint32_t)(gpa >> 32));
-	pv_outl(VPMU_PV_PORT, (uint32_t)gpa);
+		pv_outl((uint16_t)(pv_port + VPMU_PV_PORT_HI_OFFSET), (uint32_t)(gpa >> 32));
+	pv_outl(pv_port, (uint32_t)gpa);
 	if (req->done == VPMU_PV_DONE)
 		return (req->error);
-	return ((int)pv_inl(VPMU_PV_PORT));	/* the block was never reached */
+	return ((int)pv_inl(pv_port));	/* the block was never reached */
 }
 
 int
@@ -121,5 +136,5 @@ vpmu_pv_call(uint32_t op, void *arg, uint32_t arglen, int64_t *retval)
 int
 vpmu_pv_probe(void)
 {
-	return (pv_inl(VPMU_PV_PORT_HI) == VPMU_PV_MAGIC);
+	return (pv_inl((uint16_t)(pv_port + VPMU_PV_PORT_HI_OFFSET)) == VPMU_PV_MAGIC);
 }

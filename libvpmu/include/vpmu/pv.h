@@ -7,7 +7,8 @@
  * here: vpmu_kvm_add_memory() gives the channel the guest's RAM and
  * vpmu_kvm_handle_exit() takes the port exits.  A VMM with its own run loop
  * calls vpmu_pv_add_memory() for each RAM slot and vpmu_pv_port_io() for
- * every port access to VPMU_PV_PORT .. VPMU_PV_PORT + 7.
+ * every port access to the channel's eight ports (vpmu_vm_get_pv_port():
+ * VPMU_PV_PORT_BASE .. + 7 unless configured otherwise).
  *
  * Every function returns 0 or a positive errno (vpmu(3)'s rule).
  */
@@ -24,10 +25,27 @@ extern "C" {
 #endif
 
 struct vpmu_vm;
+struct vpmu_config;
 
-/* The ports (the same values as <vpmu-guest/pv.h>). */
+/*
+ * The ports: the default base (the same values as <vpmu-guest/pv.h>), and
+ * the channel's eight ports base .. base + 7 (doorbell at base + 0, high
+ * address word at base + VPMU_PV_PORT_HI_OFFSET).
+ */
 #define VPMU_PV_PORT_BASE	0x5650u
 #define VPMU_PV_PORT_COUNT	8u
+#define VPMU_PV_PORT_HI_OFFSET	4u
+
+/*
+ * The channel's first port for VMs created from cfg (default
+ * VPMU_PV_PORT_BASE); 0 switches the channel off (vpmu_pv_port_io() then
+ * claims no port).  EINVAL for a range that passes 0xFFFF, that lies in
+ * 0x0000 .. 0x00FF, or that overlaps 0x0CF8 .. 0x0CFF.
+ */
+VPMU_EXTERN int vpmu_config_set_pv_port(struct vpmu_config *cfg, uint16_t base);
+
+/* The VM's first channel port, 0 when the channel is off: the ports to route. */
+VPMU_EXTERN int vpmu_vm_get_pv_port(const struct vpmu_vm *vm, uint16_t *base);
 
 /*
  * Guest RAM the channel may read and write: size bytes at guest-physical
@@ -37,9 +55,10 @@ struct vpmu_vm;
 VPMU_EXTERN int vpmu_pv_add_memory(struct vpmu_vm *vm, uint64_t gpa, uint64_t size, void *hva);
 
 /*
- * A port access by vCPU cpu: port in VPMU_PV_PORT_BASE .. +7, size 1, 2 or
+ * A port access by vCPU cpu: port in the VM's base .. base + 7, size 1, 2 or
  * 4 bytes, out (the guest wrote *data) or in (*data receives what the
- * guest reads).  *handled is false for a port that is not the channel's.
+ * guest reads).  *handled is false for a port that is not the channel's
+ * (every port when the channel is off).
  * A request's own failures go back to the guest; the function fails only
  * for bad arguments (EINVAL).
  */

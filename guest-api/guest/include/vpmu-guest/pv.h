@@ -28,6 +28,12 @@
 
 #define VPMU_PV_PORT		0x5650u		/* "VP": OUT32 = block address, IN32 = last errno */
 #define VPMU_PV_PORT_HI		0x5654u		/* OUT32 = address bits 63:32; IN32 = magic */
+/*
+ * VPMU_PV_PORT and VPMU_PV_PORT_HI are the default ports.  A VMM may move
+ * the channel (vpmu_config_set_pv_port(3)): its ports are then BASE and
+ * BASE + VPMU_PV_PORT_HI_OFFSET, with the same meaning.
+ */
+#define VPMU_PV_PORT_HI_OFFSET	4u
 #define VPMU_PV_MAGIC		0x554d5056u	/* "VPMU" in memory order */
 #define VPMU_PV_VERSION		1u
 #define VPMU_PV_ALIGN		8u		/* the block's address must be a multiple */
@@ -354,7 +360,14 @@ int	vpmu_pv_call(uint32_t op, void *arg, uint32_t arglen, int64_t *retval);
 int	vpmu_pv_ring(struct vpmu_pv_req *req);
 /* Fill a header for op with the current identity. */
 void	vpmu_pv_req_init(struct vpmu_pv_req *req, uint32_t op, uint32_t arglen);
-/* 1 if a libvpmu channel answers at VPMU_PV_PORT_HI. */
+/* 1 if a libvpmu channel answers at the library's base + VPMU_PV_PORT_HI_OFFSET. */
 int	vpmu_pv_probe(void);
+/*
+ * The channel's first port for every later call (default VPMU_PV_PORT):
+ * the base the VMM configured.  One value for the whole guest; set it
+ * before the first request.
+ */
+void	vpmu_pv_set_port(uint16_t base);
+uint16_t vpmu_pv_port(void);
 
 #endif /* VPMU_GUEST_PV_H */
