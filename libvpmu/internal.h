@@ -278,6 +278,8 @@ int	vpmu__cred_check(const struct vpmu_cred *c);
 struct vpmu_pmclog_ev;
 void	vpmu__log_emit(struct vpmu_vm *vm, struct vpmu_owner *o, struct vpmu_pmclog_ev *ev);
 int	vpmu__log_close(struct vpmu_vm *vm, struct vpmu_owner *o);
+/* The log's own (duplicated) descriptor, for snapshots. */
+int	vpmu__log_fd(const struct vpmu_log *l);
 int	vpmu_do_op_configurelog(struct vpmu_vm *, const struct vpmu_cred *, void *);
 int	vpmu_do_op_flushlog(struct vpmu_vm *, const struct vpmu_cred *, void *);
 int	vpmu_do_op_writelog(struct vpmu_vm *, const struct vpmu_cred *, void *);
@@ -334,6 +336,8 @@ uint64_t vpmu__pmc_estimate(struct vpmu_vm *vm, struct vpmu_pmc *pm);
 void	vpmu__pmc_set_base(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint64_t v);
 /* Before the vCPU runs: share the slots out again if the demand changed. */
 void	vpmu__vcpu_prepare(struct vpmu_vm *vm, unsigned cpu);
+/* Events pm->hw[idx] counted in its host slot so far, not yet in pm->counted. */
+uint64_t vpmu__hw_peek(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned idx);
 /* Some active hw of pm has no slot. */
 bool	vpmu__pmc_waiting(const struct vpmu_pmc *pm);
 

@@ -248,6 +248,12 @@ vpmu__log_close(struct vpmu_vm *vm, struct vpmu_owner *o)
 	return (error);
 }
 
+int
+vpmu__log_fd(const struct vpmu_log *l)
+{
+	return (l->fd);
+}
+
 static int
 log_open(struct vpmu_vm *vm, struct vpmu_owner *o, int fd)
 {
