@@ -20,7 +20,7 @@
  *            npmc disabled flags u8
  *   GPMU     per vCPU: fixed_ctrl, global_ctrl, global_status u64,
  *            pmi_pending u8; per counter (gp, then fixed): control u64,
- *            last u64, shown spec, used u8, counts
+ *            last u64, shown spec, used u8, its PMC's spec, counts
  *   PROC     count u32; per process: cred, ppid i32, exiting u8, path
  *   OWNR     count u32; per owner: cred, has_log u8, log descriptor i32,
  *            forked u64, PMC count u32; per PMC: id, mode, cls, cpu, row,
@@ -294,6 +294,7 @@ struct s_ctr {
 	uint64_t ctl, last;
 	struct vpmu_event_spec shown;
 	bool used;
+	struct vpmu_event_spec spec;	/* its PMC's event (GETPMCINFO shows it) */
 	struct s_counts n;
 };
 
@@ -553,6 +554,7 @@ save_all(struct wr *w, struct vpmu_vm *vm)
 			w_u64(w, k->last);
 			w_spec(w, &k->shown);
 			w_u8(w, k->used);
+			w_spec(w, &k->pm->spec);
 			w_counts(w, vm, k->pm);
 		}
 	}
@@ -797,6 +799,7 @@ parse_vm_vcpus(struct rd *r, const struct vpmu_vm *vm, struct snap *s)
 			k->last = r_u64(r);
 			r_spec(r, &k->shown);
 			k->used = r_bool(r);
+			r_spec(r, &k->spec);
 			r_counts(r, &k->n);
 			if (i >= m->gp && k->ctl != ((g->fixed_ctrl >> (4 * (i - m->gp))) & 0xF))
 				r->bad = true;
@@ -1121,10 +1124,10 @@ parse(const uint8_t *b, size_t len, const struct vpmu_vm *vm, struct snap *s)
 		return (error);
 	if (r.off != len)
 		return (EBADMSG);		/* bytes after the last section */
-	if ((error = check(vm, s)) != 0)
-		return (error);
 	if (!fresh(vm))
 		return (EBUSY);
+	if ((error = check(vm, s)) != 0)
+		return (error);
 	return (check_logs(vm, s));
 }
 
@@ -1343,6 +1346,15 @@ apply_gpmu(struct vpmu_vm *vm, const struct snap *s)
 		for (i = 0; i < m->gp + m->fixed; i++) {
 			struct gpmu_ctr *k = i < m->gp ? &v->gp[i] : &v->fx[i - m->gp];
 
+			/*
+			 * A counter that does not count keeps the event it was
+			 * last given, which its controls need not name (reset).
+			 */
+			if (!k->running && memcmp(&k->pm->spec, &sv->c[i].spec,
+			    sizeof(k->pm->spec)) != 0 &&
+			    (error = vpmu__model_pmc_program(vm, k->pm, &sv->c[i].spec,
+			    false)) != 0)
+				return (error);
 			k->last = sv->c[i].last;
 			k->shown = sv->c[i].shown;
 			k->used = sv->c[i].used;
@@ -1364,7 +1376,6 @@ apply(struct vpmu_vm *vm, const struct snap *s)
 
 	for (i = 0; i < 3; i++)
 		vm->tun.v[rw_tunables[i]] = s->tun[i];
-	vm->stats = s->stats;
 	vm->forks = s->forks;
 	vm->next_group = s->next_group;
 	if ((error = apply_procs(vm, s)) != 0 || (error = apply_owners(vm, s)) != 0)
@@ -1390,6 +1401,7 @@ apply(struct vpmu_vm *vm, const struct snap *s)
 		if ((error = vpmu_do_op_configurelog(vm, &s->owners[i].cred, &cl)) != 0)
 			return (error);
 	}
+	vm->stats = s->stats;			/* after the logs opened (buffer_requests) */
 	for (c = 0; s->has_points && c < vm->nvcpus; c++)
 		(void)vpmu__exact_set_point(vm->src_state, c,
 		    s->vcpu[c].known ? &s->vcpu[c].p : NULL);
