@@ -22,8 +22,8 @@
  */
 #include <vpmu-guest/runtime.h>
 
-#define N1		100000ul
-#define N2		150000ul
+#define N1		20000ul
+#define N2		30000ul
 #define EVTSEL(i)	(0x186u + (i))
 #define PMC(i)		(0x0C1u + (i))
 #define GSTATUS		0x38Eu
