@@ -1264,7 +1264,8 @@ apply_owners(struct vpmu_vm *vm, const struct snap *s)
 	uint32_t i, j;
 	int error;
 
-	for (i = 0; i < s->nowner; i++) {
+	/* Last first: each new owner goes to the list's head, as it was saved. */
+	for (i = s->nowner; i-- > 0; ) {
 		if ((o = vpmu__owner_get(vm, &s->owners[i].cred, true)) == NULL)
 			return (ENOMEM);
 		o->cred = s->owners[i].cred;
