@@ -27,6 +27,9 @@
 #include <vpmu/pv.h>
 #include <vpmu/snapshot.h>
 
+#include "internal.h"		/* vm->src_state, for the exact source's point */
+#include "exact.h"
+
 #define MS		1000000ull
 #define EVTSEL(i)	(0x186u + (i))
 #define PMC(i)		(0x0C1u + (i))
@@ -292,6 +295,22 @@ round_trip_exact_values(void **state)
 	blob = save(a, &len);
 	fd = offer_log(b, 1);
 	assert_int_equal(vpmu_vm_restore(b, blob, len), 0);
+	/* The restored VM saves to the same blob (the sweeper's pass count aside). */
+	{
+		uint8_t *again;
+		size_t alen;
+		const uint8_t *t;
+		size_t at;
+
+		again = save(b, &alen);
+		assert_int_equal(alen, len);
+		t = memmem(blob + 32, len - 32, "VMST", 4);
+		assert_non_null(t);
+		at = (size_t)(t - blob) + 4 + 3 * 8 + 7 * 4;	/* log_sweeps */
+		assert_memory_equal(blob + 32, again + 32, at - 32);
+		assert_memory_equal(blob + at + 4, again + at + 4, len - at - 4);
+		free(again);
+	}
 	look(a, &id, &va);
 	look(b, &id, &vb);
 	same(&va, &vb);
@@ -335,7 +354,6 @@ round_trip_exact_values(void **state)
 	assert_int_equal(vb.ci[0][0].value, 5 + 1000);
 	assert_int_equal(vb.pc[1].value, 400);
 
-	/* The restored VM saves to the same state again. */
 	free(blob);
 	vpmu_vm_destroy(a);
 	vpmu_vm_destroy(b);
@@ -372,6 +390,102 @@ save_without_model(void **state)
 	assert_int_equal(vpmu_pmc_get_count(b, ROOT.pid, al.pmcid, &cb), 0);
 	assert_int_equal(cb.value, 11 + 4000);
 	assert_int_equal(ca.value, cb.value);
+	free(blob);
+	vpmu_vm_destroy(a);
+	vpmu_vm_destroy(b);
+}
+
+static uint32_t crc32_ieee(const uint8_t *p, size_t n);
+
+/*
+ * The exact source's last retirement point travels with the blob: the
+ * first exit after a resume counts from it (vpmu-run's end-to-end test
+ * checks the counts; here, the point itself).
+ */
+static void
+exact_point_travels(void **state)
+{
+	struct vpmu_exact_params xp = { .vendor = VPMU_VENDOR_INTEL };
+	struct vpmu_exact_regs r, got;
+	struct vpmu_model m;
+	vpmu_config *cfg;
+	vpmu_vm *a, *b, *syn;
+	uint8_t *blob;
+	size_t len;
+	unsigned i;
+	uint32_t crc;
+
+	(void)state;
+	vpmu_model_default(&m);
+	assert_int_equal(vpmu_config_create(&cfg), 0);
+	assert_int_equal(vpmu_config_set_vcpus(cfg, 2), 0);
+	assert_int_equal(vpmu_config_set_model(cfg, &m), 0);
+	assert_int_equal(vpmu_config_set_source(cfg, &vpmu_source_exact, &xp), 0);
+	assert_int_equal(vpmu_vm_create(cfg, &a), 0);
+	assert_int_equal(vpmu_vm_create(cfg, &b), 0);
+	vpmu_config_destroy(cfg);
+	memset(&r, 0, sizeof(r));
+	r.rip = 0x100123;
+	r.rsp = 0x3fff000;
+	r.rbp = 0x3fff100;
+	r.rcx = 7;
+	r.rflags = 0x202;
+	r.cr0 = 0x80050033;
+	r.cr3 = 0x1000;
+	r.cr4 = 0x620;
+	r.efer = 0x500;
+	r.cpl = 3;
+	r.long_mode = true;
+	r.idt_base = 0x9000;
+	r.idt_limit = 0xfff;
+	vpmu__exact_sync(a->src_state, 1, &r, VPMU_EXACT_RESYNC);	/* vCPU 0: none */
+	wr(a, 1, EVTSEL(0), INSTR);
+	blob = save(a, &len);
+	assert_int_equal(vpmu__exact_get_point(b->src_state, 1, &got), ENOENT);
+	assert_int_equal(vpmu_vm_restore(b, blob, len), 0);
+	assert_int_equal(vpmu__exact_get_point(b->src_state, 0, &got), ENOENT);
+	assert_int_equal(vpmu__exact_get_point(b->src_state, 1, &got), 0);
+	assert_int_equal(got.rip, r.rip);
+	assert_int_equal(got.rsp, r.rsp);
+	assert_int_equal(got.rbp, r.rbp);
+	assert_int_equal(got.rcx, r.rcx);
+	assert_int_equal(got.rflags, r.rflags);
+	assert_int_equal(got.cr0, r.cr0);
+	assert_int_equal(got.cr3, r.cr3);
+	assert_int_equal(got.cr4, r.cr4);
+	assert_int_equal(got.efer, r.efer);
+	assert_int_equal(got.cpl, 3);
+	assert_true(got.long_mode);
+	assert_int_equal(got.idt_base, r.idt_base);
+	assert_int_equal(got.idt_limit, r.idt_limit);
+	/* Single-stepping resumes with the counter. */
+	assert_true(vpmu__exact_wants_step(b->src_state, 1));
+	assert_false(vpmu__exact_wants_step(b->src_state, 0));
+	/* A VM on another source refuses the blob: EINVAL. */
+	syn = mkvm("intel-v2", 2);
+	assert_int_equal(vpmu_vm_restore(syn, blob, len), EINVAL);
+	/* A cpl above 3 in the blob is corrupt, whatever its CRC. */
+	for (i = 0; i + 4 <= len; i++)
+		if (memcmp(blob + i, "XACT", 4) == 0)
+			break;
+	assert_true(i + 4 <= len);
+	/* tag, has_points, vCPU 0 (85 bytes), vCPU 1's known and 9 registers */
+	blob[i + 4 + 1 + 85 + 1 + 72] = 4;
+	crc = crc32_ieee(blob + 32, len - 32);
+	memcpy(blob + 24, &crc, 4);
+	vpmu_vm_destroy(b);
+	assert_int_equal(vpmu_config_create(&cfg), 0);
+	assert_int_equal(vpmu_config_set_vcpus(cfg, 2), 0);
+	assert_int_equal(vpmu_config_set_model(cfg, &m), 0);
+	assert_int_equal(vpmu_config_set_source(cfg, &vpmu_source_exact, &xp), 0);
+	assert_int_equal(vpmu_vm_create(cfg, &b), 0);
+	vpmu_config_destroy(cfg);
+	assert_int_equal(vpmu_vm_restore(b, blob, len), EBADMSG);
+	blob[i + 4 + 1 + 85 + 1 + 72] = 3;
+	crc = crc32_ieee(blob + 32, len - 32);
+	memcpy(blob + 24, &crc, 4);
+	assert_int_equal(vpmu_vm_restore(b, blob, len), 0);
+	vpmu_vm_destroy(syn);
 	free(blob);
 	vpmu_vm_destroy(a);
 	vpmu_vm_destroy(b);
@@ -542,6 +656,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(round_trip_exact_values),
 		cmocka_unit_test(save_without_model),
+		cmocka_unit_test(exact_point_travels),
 		cmocka_unit_test(refuse_version_model_vcpus_busy_badf),
 		cmocka_unit_test(refuse_every_truncation),
 		cmocka_unit_test(refuse_byte_flips),
