@@ -377,7 +377,7 @@ snap_free(struct snap *s, unsigned nvcpus)
 		free(s->procs[i].path);
 	free(s->procs);
 	for (i = 0; i < s->nowner; i++) {
-		for (j = 0; j < s->owners[i].npmc; j++) {
+		for (j = 0; s->owners[i].pmcs != NULL && j < s->owners[i].npmc; j++) {
 			free(s->owners[i].pmcs[j].loaded);
 			free(s->owners[i].pmcs[j].t);
 		}
@@ -898,7 +898,7 @@ parse_pmc(struct rd *r, const struct vpmu_vm *vm, struct s_pmc *pm)
 static int
 parse_owners(struct rd *r, const struct vpmu_vm *vm, struct snap *s)
 {
-	uint32_t i, j, k, n;
+	uint32_t i, j, k, n, np;
 	int error;
 
 	r_tag(r, T_OWNR);
@@ -913,7 +913,7 @@ parse_owners(struct rd *r, const struct vpmu_vm *vm, struct snap *s)
 		o->has_log = r_bool(r);
 		o->logdesc = (int32_t)r_u32(r);
 		o->forked = r_u64(r);
-		o->npmc = r_count(r, 64);
+		np = r_count(r, 64);
 		if (r->bad)
 			break;
 		for (k = 0; k < i; k++)
@@ -921,8 +921,9 @@ parse_owners(struct rd *r, const struct vpmu_vm *vm, struct snap *s)
 				return (EBADMSG);
 		if (o->cred.pid < 0 || (o->has_log && o->cred.pid == 0))
 			return (EBADMSG);
-		if (o->npmc != 0 && (o->pmcs = calloc(o->npmc, sizeof(*o->pmcs))) == NULL)
+		if (np != 0 && (o->pmcs = calloc(np, sizeof(*o->pmcs))) == NULL)
 			return (ENOMEM);
+		o->npmc = np;			/* what snap_free() frees */
 		for (j = 0; j < o->npmc; j++) {
 			if ((error = parse_pmc(r, vm, &o->pmcs[j])) != 0) {
 				o->npmc = j + 1;	/* what to free */
