@@ -177,14 +177,32 @@ get_rec(struct out *o, int fd, unsigned long req, const char *reqname, const cha
 	return (0);
 }
 
+/*
+ * One MSR through KVM_GET_MSRS / KVM_SET_MSRS (struct kvm_msrs ends in a
+ * flexible array: a buffer of the right size, aligned for it).  true if
+ * KVM did it.
+ */
+static bool
+msr_io(int fd, bool set, uint32_t index, uint64_t *value)
+{
+	uint64_t buf[(sizeof(struct kvm_msrs) + sizeof(struct kvm_msr_entry)) /
+	    sizeof(uint64_t) + 1];
+	struct kvm_msrs *m = (struct kvm_msrs *)buf;
+
+	memset(buf, 0, sizeof(buf));
+	m->nmsrs = 1;
+	m->entries[0].index = index;
+	m->entries[0].data = *value;
+	if (ioctl(fd, set ? KVM_SET_MSRS : KVM_GET_MSRS, m) != 1)
+		return (false);
+	*value = m->entries[0].data;
+	return (true);
+}
+
 /* The MSRs KVM lists and lets us read, but not the PMU's (libvpmu's blob has them). */
 static int
 save_msrs(struct vr_vm *vm, struct vr_vcpu *c, struct out *o, const struct kvm_msr_list *list)
 {
-	struct {
-		struct kvm_msrs h;
-		struct kvm_msr_entry e;
-	} one;
 	uint32_t *idx, n = 0, i;
 	uint64_t *val, v;
 
@@ -199,13 +217,11 @@ save_msrs(struct vr_vm *vm, struct vr_vcpu *c, struct out *o, const struct kvm_m
 	for (i = 0; i < list->nmsrs; i++) {
 		if (vpmu_msr_read(vm->pmu, c->index, list->indices[i], &v) != VPMU_MSR_NOT_PMU)
 			continue;
-		memset(&one, 0, sizeof(one));
-		one.h.nmsrs = 1;
-		one.e.index = list->indices[i];
-		if (ioctl(c->fd, KVM_GET_MSRS, &one) != 1)
+		v = 0;
+		if (!msr_io(c->fd, false, list->indices[i], &v))
 			continue;		/* KVM will not read it: not saved */
-		idx[n] = one.e.index;
-		val[n++] = one.e.data;
+		idx[n] = list->indices[i];
+		val[n++] = v;
 	}
 	put32(o, TAG("MSRS"));
 	put32(o, c->index);
@@ -483,32 +499,25 @@ set_one(struct vr_vcpu *c, unsigned long req, const char *name, const void *p)
 static int
 set_msrs(struct vr_vcpu *c, const uint8_t *p, uint64_t len, const char *path)
 {
-	struct {
-		struct kvm_msrs h;
-		struct kvm_msr_entry e;
-	} one;
-	uint32_t n, i;
-	uint64_t v;
+	uint32_t n, i, index;
+	uint64_t v, now;
 
 	if (len < 4 || (n = get32(p)) != (len - 4) / 12 || (len - 4) % 12 != 0)
 		return (bad(path, "a bad MSR record"));
 	for (i = 0; i < n; i++) {
-		memset(&one, 0, sizeof(one));
-		one.h.nmsrs = 1;
-		one.e.index = get32(p + 4 + 12 * (size_t)i);
-		one.e.data = get64(p + 8 + 12 * (size_t)i);
-		if (ioctl(c->fd, KVM_SET_MSRS, &one) == 1)
+		index = get32(p + 4 + 12 * (size_t)i);
+		now = v = get64(p + 8 + 12 * (size_t)i);
+		if (msr_io(c->fd, true, index, &now))
 			continue;
 		/*
 		 * Some MSRs KVM reads but will not take back as they are
 		 * (MSR_KVM_ASYNC_PF_INT without its CPUID bit): fine when the
 		 * new vCPU holds the saved value already.
 		 */
-		v = one.e.data;
-		if (ioctl(c->fd, KVM_GET_MSRS, &one) == 1 && one.e.data == v)
+		if (msr_io(c->fd, false, index, &now) && now == v)
 			continue;
 		fprintf(stderr, "%s: --resume: vCPU %u: KVM_SET_MSRS %#" PRIx32
-		    " refused %#" PRIx64 "\n", vr_progname, c->index, one.e.index, v);
+		    " refused %#" PRIx64 "\n", vr_progname, c->index, index, v);
 		return (VR_EXIT_HOST);
 	}
 	return (0);
