@@ -143,8 +143,7 @@ parse_guest_log(const char *s, struct vr_opts *o)
 		fprintf(stderr, "vpmu-run: --guest-log %s: descriptor %lu given twice\n", s, n);
 		return (-1);
 	}
-	/* Truncated, or with --resume appended to, once all options are read. */
-	if ((fd = open(eq + 1, O_CREAT | O_WRONLY | O_CLOEXEC, 0666)) < 0) {
+	if ((fd = open(eq + 1, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0666)) < 0) {
 		fprintf(stderr, "vpmu-run: --guest-log %s: %s\n", s, strerror(errno));
 		return (-1);
 	}
@@ -253,13 +252,6 @@ parse_options(int argc, char **argv, struct vr_opts *o)
 			return (-1);	/* getopt_long said why */
 		}
 	}
-	for (i = 0; i < VPMU_PV_MAX_LOGFDS; i++)
-		if (o->glog_fd[i] >= 0 && (o->resume != NULL ?
-		    lseek(o->glog_fd[i], 0, SEEK_END) < 0 : ftruncate(o->glog_fd[i], 0) < 0)) {
-			fprintf(stderr, "vpmu-run: --guest-log %zu=%s: %s\n", i,
-			    o->glog_path[i], strerror(errno));
-			return (-1);
-		}
 	if (optind != argc - 1) {
 		fprintf(stderr, optind == argc ? "vpmu-run: no guest ELF given\n" :
 		    "vpmu-run: one guest ELF only (\"%s\" too)\n", argv[argc - 1]);
