@@ -491,6 +491,136 @@ exact_point_travels(void **state)
 	vpmu_vm_destroy(b);
 }
 
+/*
+ * Every model: counter 0 counts instructions from 100 (and, where the model
+ * has a global control, only by it); saved after 2 ms and restored, it reads
+ * 2100 in both VMs, and 3100 after 1 ms more on each.
+ */
+static void
+models_round_trip(void **state)
+{
+	static const struct {
+		const char *model;
+		uint32_t ctl, ctr, gctl;	/* gctl 0: none */
+	} t[] = {
+		{ "intel-v1", 0x186, 0xC1, 0 },
+		{ "intel-v3", 0x186, 0xC1, 0x38F },
+		{ "intel-v5", 0x186, 0xC1, 0x38F },
+		{ "amd-k7", 0xC0010000u, 0xC0010004u, 0 },
+		{ "amd-core", 0xC0010200u, 0xC0010201u, 0 },
+		{ "amd-v2", 0xC0010200u, 0xC0010201u, 0xC0000301u },
+	};
+	struct vpmu_counter_info ca[16], cb[16];
+	unsigned i, k, na, nb;
+	vpmu_vm *a, *b;
+	uint8_t *blob;
+	size_t len;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		a = mkvm(t[i].model, 1);
+		b = mkvm(t[i].model, 1);
+		if (t[i].gctl != 0)
+			wr(a, 0, t[i].gctl, 0);
+		wr(a, 0, t[i].ctr, 100);
+		wr(a, 0, t[i].ctl, INSTR);
+		if (t[i].gctl != 0)
+			wr(a, 0, t[i].gctl, 1);
+		assert_int_equal(vpmu_synthetic_advance(a, 0, 2 * MS), 0);
+		blob = save(a, &len);
+		assert_int_equal(vpmu_vm_restore(b, blob, len), 0);
+		assert_int_equal(rd(b, 0, t[i].ctr), 2100);
+		assert_int_equal(rd(b, 0, t[i].ctl), INSTR);
+		if (t[i].gctl != 0)
+			assert_int_equal(rd(b, 0, t[i].gctl), 1);
+		advance_both(a, b, 0, 1 * MS);
+		assert_int_equal(rd(a, 0, t[i].ctr), 3100);
+		assert_int_equal(rd(b, 0, t[i].ctr), 3100);
+		na = nb = 16;
+		assert_int_equal(vpmu_vcpu_get_counters(a, 0, ca, &na), 0);
+		assert_int_equal(vpmu_vcpu_get_counters(b, 0, cb, &nb), 0);
+		assert_int_equal(na, nb);
+		for (k = 0; k < na; k++) {
+			assert_string_equal(ca[k].event, cb[k].event);
+			assert_int_equal(ca[k].value, cb[k].value);
+			assert_int_equal(ca[k].control, cb[k].control);
+			assert_int_equal(ca[k].time_enabled, cb[k].time_enabled);
+			assert_int_equal(ca[k].enabled, cb[k].enabled);
+		}
+		free(blob);
+		vpmu_vm_destroy(a);
+		vpmu_vm_destroy(b);
+	}
+}
+
+/*
+ * Multiplexed: two counters on one host slot, each scaled.  Right after the
+ * restore both VMs read the same scaled values and times (which PMC holds
+ * the slot next is the scheduler's to decide again).
+ */
+static void
+multiplexed_reads_the_same(void **state)
+{
+	struct vpmu_counter_info ca[16], cb[16];
+	struct vpmu_model m;
+	vpmu_config *cfg;
+	vpmu_vm *vm[2];
+	unsigned i, k, na, nb;
+	uint8_t *blob;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(vpmu_model_parse("intel-v2", &m, NULL, 0), 0);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(vpmu_config_create(&cfg), 0);
+		assert_int_equal(vpmu_config_set_vcpus(cfg, 1), 0);
+		assert_int_equal(vpmu_config_set_model(cfg, &m), 0);
+		assert_int_equal(vpmu_config_set_capacity(cfg, 1), 0);
+		assert_int_equal(vpmu_config_set_mux_interval(cfg, MS), 0);
+		assert_int_equal(vpmu_vm_create(cfg, &vm[i]), 0);
+		vpmu_config_destroy(cfg);
+		assert_int_equal(vpmu_synthetic_set_rate(vm[i], 0, VPMU_EV_INSTRUCTIONS, 1000), 0);
+		assert_int_equal(vpmu_synthetic_set_rate(vm[i], 0, VPMU_EV_BRANCHES, 100), 0);
+	}
+	wr(vm[0], 0, GCTRL, 0);
+	wr(vm[0], 0, EVTSEL(0), INSTR);
+	wr(vm[0], 0, EVTSEL(1), BRANCH);
+	wr(vm[0], 0, GCTRL, 0x3);
+	for (k = 0; k < 5; k++) {
+		assert_int_equal(vpmu_synthetic_advance(vm[0], 0, MS), 0);
+		vpmu__vcpu_prepare(vm[0], 0);
+	}
+	blob = save(vm[0], &len);
+	assert_int_equal(vpmu_vm_restore(vm[1], blob, len), 0);
+	na = nb = 16;
+	assert_int_equal(vpmu_vcpu_get_counters(vm[0], 0, ca, &na), 0);
+	assert_int_equal(vpmu_vcpu_get_counters(vm[1], 0, cb, &nb), 0);
+	assert_true(ca[0].scaled || ca[1].scaled);
+	for (k = 0; k < na; k++) {
+		assert_int_equal(ca[k].value, cb[k].value);
+		assert_int_equal(ca[k].raw, cb[k].raw);
+		assert_int_equal(ca[k].time_enabled, cb[k].time_enabled);
+		assert_int_equal(ca[k].time_running, cb[k].time_running);
+		assert_int_equal(ca[k].scaled, cb[k].scaled);
+	}
+	/* Each still counts at its rate: a constant rate scales back exactly. */
+	for (k = 0; k < 4; k++) {
+		advance_both(vm[0], vm[1], 0, MS);
+		vpmu__vcpu_prepare(vm[1], 0);
+		vpmu__vcpu_prepare(vm[0], 0);
+	}
+	nb = 16;
+	assert_int_equal(vpmu_vcpu_get_counters(vm[1], 0, cb, &nb), 0);
+	assert_int_equal(cb[0].time_enabled, 9 * MS);
+	assert_int_equal(cb[1].time_enabled, 9 * MS);
+	assert_int_equal(cb[0].value, 9000);
+	assert_int_equal(cb[1].value, 900);
+	assert_true(cb[0].time_running < 9 * MS);	/* it was multiplexed */
+	free(blob);
+	vpmu_vm_destroy(vm[0]);
+	vpmu_vm_destroy(vm[1]);
+}
+
 /* ---- refusals ---------------------------------------------------------------------- */
 
 /* b is still fresh: the good blob goes in and reads as a does. */
@@ -657,6 +787,8 @@ main(void)
 		cmocka_unit_test(round_trip_exact_values),
 		cmocka_unit_test(save_without_model),
 		cmocka_unit_test(exact_point_travels),
+		cmocka_unit_test(models_round_trip),
+		cmocka_unit_test(multiplexed_reads_the_same),
 		cmocka_unit_test(refuse_version_model_vcpus_busy_badf),
 		cmocka_unit_test(refuse_every_truncation),
 		cmocka_unit_test(refuse_byte_flips),
