@@ -629,6 +629,18 @@ vpmu_vm_save(struct vpmu_vm *vm, void *buf, size_t *len)
 	if (vm->pv != NULL)
 		pthread_mutex_lock(&vm->pv->lock);	/* its logfd[]; before the VM lock */
 	vpmu__vm_lock(vm);
+	/*
+	 * The perfmon and pctr devices own PMCs under pids no guest process
+	 * has, and keep their own state beside them, which is not saved:
+	 * while they hold PMCs, no snapshot.
+	 */
+	for (o = vm->owners; o != NULL; o = o->next)
+		if (o->pid > (int32_t)VPMU_PV_PID_MAX && o->pmcs != NULL) {
+			vpmu__vm_unlock(vm);
+			if (vm->pv != NULL)
+				pthread_mutex_unlock(&vm->pv->lock);
+			return (EBUSY);
+		}
 	save_all(&w, vm);
 	need = w.off;
 	if (buf == NULL || *len < need) {

@@ -669,6 +669,20 @@ refuse_version_model_vcpus_busy_badf(void **state)
 	assert_int_equal(vpmu_vm_save(NULL, NULL, &len), EINVAL);
 	assert_int_equal(vpmu_vm_save(a, NULL, NULL), EINVAL);
 	still_fresh(a, b, &id, blob, len);
+	/* The perfmon device's owner (a pid past guest pids) holds a PMC: no save. */
+	{
+		const struct vpmu_cred dev = { .pid = 0x40000001, .privileged = 1 };
+		struct vpmu_pmc_alloc al = { .cpu = 0, .cls = VPMU_CLASS_PV,
+		    .event = VPMU_EV_CYCLES, .mode = VPMU_MODE_SC };
+		size_t n = 0;
+
+		assert_int_equal(vpmu_pmc_allocate(a, &dev, &al), 0);
+		assert_int_equal(vpmu_vm_save(a, NULL, &n), EBUSY);
+		assert_int_equal(n, 0);
+		assert_int_equal(vpmu_pmc_release(a, &dev, al.pmcid), 0);
+		assert_int_equal(vpmu_vm_save(a, NULL, &n), ENOSPC);
+		assert_int_equal(n, len);
+	}
 
 	free(bad);
 	free(blob);

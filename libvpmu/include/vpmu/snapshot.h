@@ -23,6 +23,8 @@
  *                    its guest counters, processes or logs)
  *   EBADF            restore: an owner's log descriptor number was not
  *                    offered with vpmu_pv_set_logfd(), or is not writable
+ *   EBUSY            save: the guest's perfmon or pctr device holds PMCs
+ *                    (their devices' state is not saved)
  * On any of these the VM is unchanged.  A failure of the host while
  * applying (ENOMEM, EAGAIN) leaves it good only for vpmu_vm_destroy().
  */
