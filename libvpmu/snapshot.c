@@ -1094,11 +1094,15 @@ fresh(const struct vpmu_vm *vm)
 {
 	const struct vpmu_owner *o;
 	const struct vpmu_pmc *pm;
-	unsigned b;
+	unsigned b, r;
 
 	for (b = 0; b < vm->proc_hash_size; b++)
 		if (vm->proc_hash[b] != NULL)
 			return (false);
+	for (b = 0; b < vm->nvcpus; b++)
+		for (r = 0; r < vm->npmc; r++)
+			if (vm->vcpu[b].disabled[r])
+				return (false);		/* PMCADMIN was used */
 	for (o = vm->owners; o != NULL; o = o->next) {
 		if (o->pid != 0 || o->has_log)
 			return (false);

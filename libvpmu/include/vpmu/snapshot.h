@@ -20,7 +20,7 @@
  *   EBADMSG          restore: not a snapshot, truncated, corrupted (CRC)
  *                    or inconsistent
  *   EBUSY            restore: the VM is not fresh (it has PMCs other than
- *                    its guest counters, processes or logs)
+ *                    its guest counters, processes, logs or disabled rows)
  *   EBADF            restore: an owner's log descriptor number was not
  *                    offered with vpmu_pv_set_logfd(), or is not writable
  *   EBUSY            save: the guest's perfmon or pctr device holds PMCs
