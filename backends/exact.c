@@ -482,6 +482,33 @@ vpmu__exact_set_memory(void *state, const struct vpmu_gmem *mem)
 		((struct exact *)state)->mem = mem;
 }
 
+/* Snapshots: the last retirement point, read and set (no stats, no counting). */
+int
+vpmu__exact_get_point(void *state, unsigned cpu, struct vpmu_regs *r)
+{
+	const struct exact *x = state;
+
+	if (x == NULL || r == NULL || cpu >= x->nvcpus)
+		return (EINVAL);
+	if (!x->vcpu[cpu].known)
+		return (ENOENT);
+	*r = x->vcpu[cpu].p;
+	return (0);
+}
+
+int
+vpmu__exact_set_point(void *state, unsigned cpu, const struct vpmu_regs *r)
+{
+	struct exact *x = state;
+
+	if (x == NULL || cpu >= x->nvcpus)
+		return (EINVAL);
+	x->vcpu[cpu].known = r != NULL;
+	if (r != NULL)
+		x->vcpu[cpu].p = *r;
+	return (0);
+}
+
 int
 vpmu__exact_get_stats(void *state, unsigned cpu, struct vpmu_exact_stats *st)
 {

@@ -75,6 +75,15 @@ void	vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r,
 	    unsigned flags);
 /* The guest's RAM (owned by the caller, outlives the source); NULL: none. */
 void	vpmu__exact_set_memory(void *state, const struct vpmu_gmem *mem);
+/*
+ * Snapshots (libvpmu/snapshot.c): the last retirement point P of cpu.
+ * get: 0, or ENOENT when none is known yet.  set: P = *r, known (r NULL:
+ * unknown, the next exit only records where the vCPU is).  Neither counts.
+ * A restored P makes the first exit after a resume count what retired
+ * since the snapshot, as if the run had gone on.
+ */
+int	vpmu__exact_get_point(void *state, unsigned cpu, struct vpmu_regs *r);
+int	vpmu__exact_set_point(void *state, unsigned cpu, const struct vpmu_regs *r);
 /* 0, or EINVAL (no state, cpu out of range, st NULL). */
 int	vpmu__exact_get_stats(void *state, unsigned cpu, struct vpmu_exact_stats *st);
 

@@ -436,6 +436,13 @@ vpmu__vcpu_prepare(struct vpmu_vm *vm, unsigned cpu)
 		window(vm, cpu);
 }
 
+uint64_t
+vpmu__hw_peek(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned idx)
+{
+	VPMU_ASSERT(idx < pm->nhw);
+	return (slot_peek(vm, &pm->hw[idx]));
+}
+
 bool
 vpmu__pmc_waiting(const struct vpmu_pmc *pm)
 {

@@ -327,6 +327,11 @@ void	vpmu__log_defer(struct vpmu_log **list, struct vpmu_log *l);
 void	vpmu__log_finish_all(struct vpmu_log *list);
 /* CONFIGURELOG, FLUSHLOG, CLOSELOG: vpmu_vm_op() calls it WITHOUT the VM lock. */
 int	vpmu__log_op(struct vpmu_vm *vm, const struct vpmu_cred *cr, int op, void *arg);
+/* Snapshot restore: a log opened with the VM lock held (logfd >= 0). */
+int	vpmu__log_configure(struct vpmu_vm *vm, const struct vpmu_cred *cr,
+	    const struct vpmu_op_configurelog *cl);
+/* The log's own (duplicated) descriptor, for snapshots. */
+int	vpmu__log_fd(const struct vpmu_log *l);
 int	vpmu_do_op_writelog(struct vpmu_vm *, const struct vpmu_cred *, void *);
 
 /* pmc.c: the op bodies, called by vpmu_vm_op() with the lock held */
@@ -380,6 +385,8 @@ uint64_t vpmu__pmc_estimate(struct vpmu_vm *vm, struct vpmu_pmc *pm);
 void	vpmu__pmc_set_base(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint64_t v);
 /* Before the vCPU runs: share the slots out again if the demand changed. */
 void	vpmu__vcpu_prepare(struct vpmu_vm *vm, unsigned cpu);
+/* Events pm->hw[idx] counted in its host slot so far, not yet in pm->counted. */
+uint64_t vpmu__hw_peek(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned idx);
 /* Some active hw of pm has no slot. */
 bool	vpmu__pmc_waiting(const struct vpmu_pmc *pm);
 

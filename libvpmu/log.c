@@ -335,6 +335,12 @@ vpmu__log_defer(struct vpmu_log **list, struct vpmu_log *l)
 	}
 }
 
+int
+vpmu__log_fd(const struct vpmu_log *l)
+{
+	return (l->fd);
+}
+
 static int
 log_open(struct vpmu_vm *vm, struct vpmu_owner *o, int fd)
 {
@@ -428,6 +434,21 @@ configurelog(struct vpmu_vm *vm, const struct vpmu_cred *cr,
 		close(fl);
 		vpmu__owner_maybe_free(vm, o);
 	}
+	return (error);
+}
+
+/* A new log, VM lock held (snapshot restore): opening never waits. */
+int
+vpmu__log_configure(struct vpmu_vm *vm, const struct vpmu_cred *cr,
+    const struct vpmu_op_configurelog *cl)
+{
+	struct vpmu_log *l = NULL;
+	int error;
+
+	if (cl->logfd < 0)
+		return (EINVAL);
+	error = configurelog(vm, cr, cl, &l);
+	VPMU_ASSERT(l == NULL);
 	return (error);
 }
 

@@ -50,12 +50,15 @@ struct vr_opts {
 	int	    fastpage_hz;	/* -1: libvpmu's default (1000) */
 	bool	    irqchip_user;	/* no in-kernel LAPIC (the default for now) */
 	int	    pv_port;		/* -1: libvpmu's default (0x5650); 0: no channel */
+	const char *snapshot;		/* --snapshot FILE */
+	const char *resume;		/* --resume FILE */
 };
 
 /* ---- options, as a table ------------------------------------------------------ */
 
 enum { O_PMU, O_SOURCE, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_REPORT,
-    O_GUEST_LOG, O_FASTPAGE_HZ, O_IRQCHIP, O_PV_PORT, O_QUIET, O_HELP };
+    O_GUEST_LOG, O_FASTPAGE_HZ, O_IRQCHIP, O_PV_PORT, O_SNAPSHOT, O_RESUME,
+    O_QUIET, O_HELP };
 
 static const struct opt {
 	const char *name;
@@ -92,6 +95,10 @@ static const struct opt {
 	[O_PV_PORT] = { "pv-port", required_argument, 0, "N",
 	    "the paravirtual channel at ports N..N+7 (default 0x5650),\n"
 	    "0: no channel" },
+	[O_SNAPSHOT] = { "snapshot", required_argument, 0, "FILE",
+	    "a 32-bit write to port 0xf5 saves the VM to FILE and exits 0" },
+	[O_RESUME] = { "resume", required_argument, 0, "FILE",
+	    "continue the VM saved in FILE (same options and guest)" },
 	[O_QUIET] = { "quiet", no_argument, 'q', NULL, "print no report" },
 	[O_HELP] = { "help", no_argument, 'h', NULL, "print this help and exit" },
 };
@@ -279,6 +286,12 @@ parse_options(int argc, char **argv, struct vr_opts *o)
 			if (parse_pv_port(optarg, o) < 0)
 				return (-1);
 			break;
+		case O_SNAPSHOT:
+			o->snapshot = optarg;
+			break;
+		case O_RESUME:
+			o->resume = optarg;
+			break;
 		case O_QUIET:
 			o->quiet = true;
 			break;
@@ -399,6 +412,7 @@ main(int argc, char **argv)
 	struct kvm_cpuid2 *cpuid = NULL;
 	struct vpmu_model model;
 	struct vr_image img;
+	struct vr_snapconf sc;
 	vpmu_config *cfg = NULL;
 	FILE *rep = NULL;
 	uint8_t *file = NULL;
@@ -457,6 +471,12 @@ main(int argc, char **argv)
 		ret = VR_EXIT_USAGE;
 		goto out;
 	}
+	/* What a snapshot is made with, and a resumed one must match. */
+	sc = (struct vr_snapconf){ .nvcpus = vm.nvcpus, .ram_size = vm.ram_size,
+	    .image_hash = vr_snapshot_hash(file, flen), .model = modelstr,
+	    .source = src->name, .host_counters = o.host_counters, .mux_us = o.mux_us,
+	    .irqchip_kernel = vm.irqchip_kernel };
+	vm.snapshot_path = o.snapshot;
 	free(file);
 	file = NULL;
 	/* Each vCPU owns the 64 KiB below its RSP: above the image. */
@@ -575,12 +595,18 @@ main(int argc, char **argv)
 			goto out;
 	}
 
+	if (o.resume != NULL && (ret = vr_snapshot_resume(&vm, o.resume, &sc)) != 0)
+		goto out;
+	ret = VR_EXIT_HOST;
+
 	/* Run: the status is the guest's exit, or why the run ended. */
 	if (vr_run_prepare() < 0)
 		goto out;
 	(void)vr_run_start(&vm);
 	vr_run_wait(&vm);
 	ret = vm.status;
+	if (vm.snapshot_req)
+		ret = vr_snapshot_save(&vm, &sc);
 	if (!o.quiet)
 		report(rep != NULL ? rep : stderr, &vm, &o, modelstr, src->name);
 

@@ -173,6 +173,29 @@ exit_out(struct vr_vcpu *c, const uint8_t *data, unsigned size, unsigned count)
 	return (true);
 }
 
+/*
+ * 0xf5, with --snapshot: a 32-bit write asks for a snapshot.  The run stops
+ * with status 0 (unless it already ends); main.c writes the file once every
+ * vCPU thread has returned.  Without --snapshot: not handled.
+ */
+static bool
+snapshot_out(struct vr_vcpu *c, const uint8_t *data, unsigned size, unsigned count)
+{
+	struct vr_vm *vm = c->vm;
+
+	(void)data;
+	if (vm->snapshot_path == NULL || size != 4 || count != 1)
+		return (false);
+	pthread_mutex_lock(&vm->lock);
+	if (!vm->stopping) {
+		vm->snapshot_req = true;
+		vm->snapshot_cpu = c->index;
+		stop_locked(vm, 0);
+	}
+	pthread_mutex_unlock(&vm->lock);
+	return (true);
+}
+
 static const struct port {
 	uint16_t    port;
 	const char *what;
@@ -181,6 +204,7 @@ static const struct port {
 } ports[] = {
 	{ VR_PORT_CONSOLE,	"console",	console_out },
 	{ VR_PORT_EXIT,		"exit",		exit_out },
+	{ VR_PORT_SNAPSHOT,	"snapshot",	snapshot_out },
 };
 
 /* KVM_EXIT_IO: true if a port handler took it. */
@@ -315,8 +339,8 @@ vcpu_run(void *arg)
 		case KVM_EXIT_IO:
 			if (!io(c)) {
 				guest_fail(c, "%s of %u byte%s at port %#x: the VMM "
-				    "emulates writes to 0x3f8 (console) and 0xf4 (exit) "
-				    "only", run->io.direction == KVM_EXIT_IO_OUT ?
+				    "emulates writes to 0x3f8 (console), 0xf4 (exit) "
+				    "and, with --snapshot, 0xf5 (snapshot) only", run->io.direction == KVM_EXIT_IO_OUT ?
 				    "OUT" : "IN", run->io.size,
 				    run->io.size == 1 ? "" : "s", run->io.port);
 				goto panic;

@@ -6,6 +6,7 @@
  *   elf.c    guest image validation and loading (no KVM: testable alone)
  *   boot.c   long mode: page tables, GDT, CPUID, each vCPU's registers
  *   run.c    vCPU threads, the run loop, the port table, stopping the run
+ *   snapshot.c  --snapshot and --resume: the VM to a file and back
  */
 #ifndef VPMU_RUN_H
 #define VPMU_RUN_H
@@ -31,6 +32,7 @@
 #define VR_MAP_SIZE	0x40000000ull		/* identity map: the first 1 GiB */
 #define VR_PORT_CONSOLE	0x3f8
 #define VR_PORT_EXIT	0xf4
+#define VR_PORT_SNAPSHOT 0xf5		/* with --snapshot: save the VM and exit 0 */
 
 /* What the loader found: where the guest starts and what it occupies. */
 struct vr_image {
@@ -82,6 +84,26 @@ struct vr_vm {
 	uint32_t	 exit_value;
 	/* #GP injected for MSR exits libvpmu did not take; by the vCPU's thread */
 	uint64_t	 gp_injected[VR_MAX_VCPUS];
+
+	/*
+	 * --snapshot FILE (NULL: port 0xf5 stays unhandled).  A write to the
+	 * port stops the run with status 0 and sets snapshot_req (under lock);
+	 * the file is written after the vCPU threads returned.
+	 */
+	const char	*snapshot_path;
+	bool		 snapshot_req;
+	unsigned	 snapshot_cpu;
+};
+
+/* What a snapshot must have been made with to be resumed (snapshot.c). */
+struct vr_snapconf {
+	unsigned	 nvcpus;
+	uint64_t	 ram_size;
+	uint64_t	 image_hash;	/* vr_snapshot_hash() of the guest ELF file */
+	const char	*model;		/* canonical model string */
+	const char	*source;
+	unsigned	 host_counters, mux_us;
+	bool		 irqchip_kernel;
 };
 
 /* elf.c */
@@ -103,6 +125,12 @@ struct kvm_cpuid2 *vr_supported_cpuid(int kvm_fd, unsigned *maxp);
 int  vr_vcpu_setup(struct vr_vm *vm, struct vr_vcpu *c, const struct kvm_cpuid2 *supported,
     unsigned max, const struct vr_image *img);
 extern const char *vr_progname;		/* for messages: each program defines it */
+
+/* snapshot.c: 0 or an exit status, after a message */
+uint64_t vr_snapshot_hash(const void *p, size_t n);
+int  vr_snapshot_save(struct vr_vm *vm, const struct vr_snapconf *sc);
+/* After the vCPUs are set up as for a boot, before the run starts. */
+int  vr_snapshot_resume(struct vr_vm *vm, const char *path, const struct vr_snapconf *sc);
 
 /* run.c */
 int  vr_run_prepare(void);
