@@ -379,10 +379,10 @@ static int
 lapic_pmi(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
 {
 	struct kvm_lapic_state la;
-	struct {
-		struct kvm_msrs h;
-		struct kvm_msr_entry e;
-	} m;
+	/* struct kvm_msrs with one entry (a flexible array member) */
+	_Alignas(struct kvm_msr_entry) uint8_t mbuf[sizeof(struct kvm_msrs) +
+	    sizeof(struct kvm_msr_entry)];
+	struct kvm_msrs *m = (struct kvm_msrs *)mbuf;
 	struct kvm_msi msi;
 	uint32_t lvt, was;
 	unsigned kind, vec;
@@ -412,11 +412,11 @@ lapic_pmi(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
 		c->injected = (int)vec;
 	}
 	if (lvt != was) {
-		memset(&m, 0, sizeof(m));
-		m.h.nmsrs = 1;
-		m.e.index = MSR_X2APIC_LVTPC;
-		m.e.data = lvt;
-		if (ioctl(c->fd, KVM_SET_MSRS, &m) != 1) {
+		memset(mbuf, 0, sizeof(mbuf));
+		m->nmsrs = 1;
+		m->entries[0].index = MSR_X2APIC_LVTPC;
+		m->entries[0].data = lvt;
+		if (ioctl(c->fd, KVM_SET_MSRS, m) != 1) {
 			memcpy(la.regs + APIC_LVTPC, &lvt, sizeof(lvt));
 			if (ioctl(c->fd, KVM_SET_LAPIC, &la) < 0)
 				return (errno);
