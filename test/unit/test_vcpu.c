@@ -1,0 +1,407 @@
+/*
+ * test_vcpu.c -- the exit contract (<vpmu/vcpu.h>) without KVM: LVTPC
+ * delivery, the MSR spans a VMM routes, MSR and port exits, a PMI from an
+ * overflow handed out by vpmu_vcpu_enter(), on the synthetic source.
+ * Names say what is checked.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <vpmu/vpmu.h>
+#include <vpmu/model.h>
+#include <vpmu/pv.h>
+#include <vpmu/vcpu.h>
+#include <guest/include/vpmu-guest/pv.h>
+
+#define MS		1000000ull
+
+#define PMC(i)		(0x0C1u + (i))
+#define EVTSEL(i)	(0x186u + (i))
+#define GSTATUS		0x38Eu
+#define EN		(1ull << 22)
+#define USR		(1ull << 16)
+#define OS		(1ull << 17)
+#define INT		(1ull << 20)
+#define ANYTHREAD	(1ull << 21)
+#define INSTR		(0xC0ull | OS | USR | EN)
+
+static vpmu_vm *
+vm_with(const char *model, unsigned nvcpus)
+{
+	struct vpmu_model m;
+	vpmu_config *cfg;
+	vpmu_vm *vm;
+	char err[128];
+
+	assert_int_equal(vpmu_model_parse(model, &m, err, sizeof(err)), 0);
+	assert_int_equal(vpmu_config_create(&cfg), 0);
+	assert_int_equal(vpmu_config_set_vcpus(cfg, nvcpus), 0);
+	assert_int_equal(vpmu_config_set_model(cfg, &m), 0);
+	assert_int_equal(vpmu_vm_create(cfg, &vm), 0);
+	vpmu_config_destroy(cfg);
+	assert_int_equal(vpmu_synthetic_set_rate(vm, 0, VPMU_EV_INSTRUCTIONS, 1000), 0);
+	return (vm);
+}
+
+/* One exit through the contract; returns the exit as libvpmu left it. */
+static struct vpmu_exit
+do_exit(vpmu_vm *vm, uint32_t reason, uint32_t flags, uint32_t index, uint32_t size,
+    uint64_t data)
+{
+	struct vpmu_exit x;
+
+	memset(&x, 0, sizeof(x));
+	x.reason = reason;
+	x.flags = flags | VPMU_EXITF_RAN;	/* ran_ns 0: no wall time */
+	x.index = index;
+	x.size = size;
+	x.data = data;
+	x.handled = 0xDEAD;
+	x.fault = 0xDEAD;
+	assert_int_equal(vpmu_vcpu_exit(vm, 0, &x), 0);
+	return (x);
+}
+
+static struct vpmu_exit
+wrmsr(vpmu_vm *vm, uint32_t msr, uint64_t v)
+{
+	return (do_exit(vm, VPMU_EXIT_MSR_WRITE, 0, msr, 0, v));
+}
+
+static struct vpmu_exit
+rdmsr(vpmu_vm *vm, uint32_t msr)
+{
+	return (do_exit(vm, VPMU_EXIT_MSR_READ, 0, msr, 0, 0xBAD));
+}
+
+/* ---- vpmu_lvtpc_deliver ------------------------------------------------------ */
+
+static void
+lvtpc_intel_masks_after_delivery_and_filters_modes(void **state)
+{
+	vpmu_vm *vm = vm_with("intel-v2", 1);
+	uint32_t lvt;
+	unsigned kind, vec;
+
+	(void)state;
+	lvt = 0x400;					/* NMI */
+	kind = vec = 99;
+	assert_int_equal(vpmu_lvtpc_deliver(vm, 0, &lvt, &kind, &vec), 0);
+	assert_int_equal(kind, VPMU_PMI_NMI);
+	assert_int_equal(vec, 0);
+	assert_int_equal(lvt, 0x10400);
+
+	lvt = 0x40;					/* fixed, vector 0x40 */
+	kind = vec = 99;
+	assert_int_equal(vpmu_lvtpc_deliver(vm, 0, &lvt, &kind, &vec), 0);
+	assert_int_equal(kind, VPMU_PMI_VECTOR);
+	assert_int_equal(vec, 0x40);
+	assert_int_equal(lvt, 0x10040);
+
+	lvt = 0x10400;					/* masked NMI */
+	kind = vec = 99;
+	assert_int_equal(vpmu_lvtpc_deliver(vm, 0, &lvt, &kind, &vec), 0);
+	assert_int_equal(kind, VPMU_PMI_NONE);
+	assert_int_equal(vec, 0);
+	assert_int_equal(lvt, 0x10400);
+
+	lvt = 0x0F;					/* fixed, illegal vector */
+	kind = vec = 99;
+	assert_int_equal(vpmu_lvtpc_deliver(vm, 0, &lvt, &kind, &vec), 0);
+	assert_int_equal(kind, VPMU_PMI_NONE);
+	assert_int_equal(vec, 0);
+	assert_int_equal(lvt, 0x0F);
+
+	lvt = 0x200;					/* SMI */
+	kind = vec = 99;
+	assert_int_equal(vpmu_lvtpc_deliver(vm, 0, &lvt, &kind, &vec), 0);
+	assert_int_equal(kind, VPMU_PMI_NONE);
+	assert_int_equal(lvt, 0x200);
+
+	lvt = 0x400;
+	assert_int_equal(vpmu_lvtpc_deliver(NULL, 0, &lvt, &kind, &vec), EINVAL);
+	assert_int_equal(vpmu_lvtpc_deliver(vm, 0, NULL, &kind, &vec), EINVAL);
+	assert_int_equal(vpmu_lvtpc_deliver(vm, 0, &lvt, NULL, &vec), EINVAL);
+	assert_int_equal(vpmu_lvtpc_deliver(vm, 0, &lvt, &kind, NULL), EINVAL);
+	assert_int_equal(vpmu_lvtpc_deliver(vm, 1, &lvt, &kind, &vec), EINVAL);
+	assert_int_equal(lvt, 0x400);
+	vpmu_vm_destroy(vm);
+}
+
+static void
+lvtpc_amd_does_not_mask(void **state)
+{
+	vpmu_vm *vm = vm_with("amd-v2", 1);
+	uint32_t lvt = 0x400;
+	unsigned kind = 99, vec = 99;
+
+	(void)state;
+	assert_int_equal(vpmu_lvtpc_deliver(vm, 0, &lvt, &kind, &vec), 0);
+	assert_int_equal(kind, VPMU_PMI_NMI);
+	assert_int_equal(vec, 0);
+	assert_int_equal(lvt, 0x400);
+	lvt = 0x40;
+	assert_int_equal(vpmu_lvtpc_deliver(vm, 0, &lvt, &kind, &vec), 0);
+	assert_int_equal(kind, VPMU_PMI_VECTOR);
+	assert_int_equal(vec, 0x40);
+	assert_int_equal(lvt, 0x40);
+	vpmu_vm_destroy(vm);
+}
+
+/* ---- vpmu_msr_ranges, vpmu_msr_is_pmu ------------------------------------------ */
+
+static void
+msr_ranges_are_three_sorted_spans_covering_every_table(void **state)
+{
+	static const struct { uint32_t base, count; } tables[] = {
+		{ 0x0C1, 8 }, { 0x186, 8 }, { 0x309, 4 }, { 0x345, 1 },
+		{ 0x38D, 4 }, { 0x4C1, 8 },
+		{ 0xC0010000, 4 }, { 0xC0010004, 4 }, { 0xC0010200, 12 },
+		{ 0xC0000300, 4 },
+	};
+	static const uint32_t not_pmu[] = {
+		0x10, 0x1A0, 0xC0, 0xC9, 0x185, 0x18E, 0x30D, 0x344, 0x346, 0x38C,
+		0x391, 0x4C0, 0x4C9, 0xC00002FF, 0xC0000304, 0xC000FFFF, 0xC0010008,
+		0xC00101FF, 0xC001020C,
+	};
+	struct vpmu_msr_range r[8];
+	unsigned n, i, j, k;
+
+	(void)state;
+	memset(r, 0xFF, sizeof(r));
+	n = 8;
+	assert_int_equal(vpmu_msr_ranges(r, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(r[0].base, 0xC1);
+	assert_int_equal(r[0].count, 0x408);
+	assert_int_equal(r[1].base, 0xC0000300);
+	assert_int_equal(r[1].count, 4);
+	assert_int_equal(r[2].base, 0xC0010000);
+	assert_int_equal(r[2].count, 0x20C);
+	assert_int_equal(r[3].base, 0xFFFFFFFFu);	/* nothing past *n */
+
+	n = 2;
+	assert_int_equal(vpmu_msr_ranges(r, &n), EINVAL);
+	assert_int_equal(n, 3);
+	n = 0;
+	assert_int_equal(vpmu_msr_ranges(r, &n), EINVAL);
+	assert_int_equal(n, 3);
+	n = 8;
+	assert_int_equal(vpmu_msr_ranges(NULL, &n), EINVAL);
+	assert_int_equal(n, 3);
+	assert_int_equal(vpmu_msr_ranges(r, NULL), EINVAL);
+
+	n = 8;
+	assert_int_equal(vpmu_msr_ranges(r, &n), 0);
+	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+		for (j = 0; j < tables[i].count; j++) {
+			uint32_t msr = tables[i].base + j;
+			int in = 0;
+
+			if (vpmu_msr_is_pmu(msr) != 1)
+				fail_msg("0x%x is not PMU", msr);
+			for (k = 0; k < n; k++)
+				if (msr >= r[k].base && msr - r[k].base < r[k].count)
+					in = 1;
+			if (!in)
+				fail_msg("0x%x is in no span", msr);
+		}
+	for (i = 0; i < sizeof(not_pmu) / sizeof(not_pmu[0]); i++)
+		if (vpmu_msr_is_pmu(not_pmu[i]) != 0)
+			fail_msg("0x%x is PMU", not_pmu[i]);
+}
+
+/* ---- MSR and other exits -------------------------------------------------------- */
+
+static void
+msr_exits_on_intel_v2_and_their_stats(void **state)
+{
+	vpmu_vm *vm = vm_with("intel-v2", 1);
+	struct vpmu_vcpu_stats st;
+	struct vpmu_entry e;
+	struct vpmu_exit x;
+
+	(void)state;
+	memset(&e, 0xFF, sizeof(e));
+	assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+	assert_int_equal(e.pmi, 0);
+	assert_int_equal(e.debug, 0);
+	assert_int_equal(e.debug_changed, 0);
+	assert_int_equal(e.pad, 0);
+
+	x = wrmsr(vm, EVTSEL(0), INSTR);			/* write 1 */
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.fault, 0);
+	x = rdmsr(vm, EVTSEL(0));				/* read 1 */
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.fault, 0);
+	assert_int_equal(x.data, INSTR);
+	x = wrmsr(vm, EVTSEL(0), INSTR | ANYTHREAD);		/* write 2, #GP 1 */
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.fault, 1);
+	x = wrmsr(vm, EVTSEL(0), INSTR | (1ull << 32));		/* write 3, #GP 2 */
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.fault, 1);
+	x = rdmsr(vm, EVTSEL(0));				/* read 2: unchanged */
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.fault, 0);
+	assert_int_equal(x.data, INSTR);
+	x = rdmsr(vm, 0x10);					/* TSC: not ours */
+	assert_int_equal(x.handled, 0);
+	assert_int_equal(x.fault, 0);
+	assert_int_equal(x.data, 0xBAD);
+	x = wrmsr(vm, 0x10, 5);
+	assert_int_equal(x.handled, 0);
+	assert_int_equal(x.fault, 0);
+	x = rdmsr(vm, 0xC0010000);				/* read 3, #GP 3: AMD */
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.fault, 1);
+	x = wrmsr(vm, 0xC0010000, 0);				/* write 4, #GP 4 */
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.fault, 1);
+	x = do_exit(vm, VPMU_EXIT_OTHER, 0, 0, 0, 0);
+	assert_int_equal(x.handled, 0);
+	assert_int_equal(x.fault, 0);
+
+	assert_int_equal(vpmu_vcpu_get_stats(vm, 0, &st), 0);
+	assert_int_equal(st.exits, 10);
+	assert_int_equal(st.msr_reads, 3);
+	assert_int_equal(st.msr_writes, 4);
+	assert_int_equal(st.msr_gp, 4);
+	assert_int_equal(st.pmis, 0);
+	assert_int_equal(st.port_io, 0);
+	assert_int_equal(st.steps, 0);
+	assert_int_equal(st.samples, 0);
+
+	memset(&x, 0, sizeof(x));
+	assert_int_equal(vpmu_vcpu_exit(NULL, 0, &x), EINVAL);
+	assert_int_equal(vpmu_vcpu_exit(vm, 0, NULL), EINVAL);
+	assert_int_equal(vpmu_vcpu_exit(vm, 1, &x), EINVAL);
+	assert_int_equal(vpmu_vcpu_enter(NULL, 0, &e), EINVAL);
+	assert_int_equal(vpmu_vcpu_enter(vm, 0, NULL), EINVAL);
+	assert_int_equal(vpmu_vcpu_enter(vm, 1, &e), EINVAL);
+	assert_int_equal(vpmu_vcpu_get_stats(NULL, 0, &st), EINVAL);
+	assert_int_equal(vpmu_vcpu_get_stats(vm, 0, NULL), EINVAL);
+	assert_int_equal(vpmu_vcpu_get_stats(vm, 1, &st), EINVAL);
+	/* Refused calls count nothing. */
+	assert_int_equal(vpmu_vcpu_get_stats(vm, 0, &st), 0);
+	assert_int_equal(st.exits, 10);
+	vpmu_vm_destroy(vm);
+}
+
+/* ---- a PMI through the contract ------------------------------------------------- */
+
+static void
+overflow_pmi_is_handed_out_once_by_enter(void **state)
+{
+	vpmu_vm *vm = vm_with("intel-v2", 1);
+	struct vpmu_vcpu_stats st;
+	struct vpmu_entry e;
+	struct vpmu_exit x;
+
+	(void)state;
+	/* A legacy write: 32 bits sign-extended, so -1999 in 48 bits. */
+	x = wrmsr(vm, PMC(0), (uint32_t)(1 - 2000));
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.fault, 0);
+	x = rdmsr(vm, PMC(0));
+	assert_int_equal(x.data, (1ull << 48) - 1999);
+	x = wrmsr(vm, EVTSEL(0), INSTR | INT);
+	assert_int_equal(x.fault, 0);
+	assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+	assert_int_equal(e.pmi, 0);
+
+	/* 1998 events: all ones, no overflow yet. */
+	assert_int_equal(vpmu_synthetic_advance(vm, 0, 1998000), 0);
+	x = do_exit(vm, VPMU_EXIT_OTHER, 0, 0, 0, 0);
+	assert_int_equal(x.handled, 0);
+	assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+	assert_int_equal(e.pmi, 0);
+	x = rdmsr(vm, GSTATUS);
+	assert_int_equal(x.data, 0);
+	x = rdmsr(vm, PMC(0));
+	assert_int_equal(x.data, (1ull << 48) - 1);
+
+	/* 2 more: wraps to 1. */
+	assert_int_equal(vpmu_synthetic_advance(vm, 0, 2000), 0);
+	x = do_exit(vm, VPMU_EXIT_OTHER, 0, 0, 0, 0);
+	assert_int_equal(x.handled, 0);
+	assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+	assert_int_equal(e.pmi, 1);
+	assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+	assert_int_equal(e.pmi, 0);
+	x = rdmsr(vm, GSTATUS);
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.fault, 0);
+	assert_int_equal(x.data, 0x1);
+	x = rdmsr(vm, PMC(0));
+	assert_int_equal(x.data, 1);
+	assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+	assert_int_equal(e.pmi, 0);
+	assert_int_equal(vpmu_vcpu_get_stats(vm, 0, &st), 0);
+	assert_int_equal(st.pmis, 1);
+	assert_int_equal(st.exits, 9);
+	assert_int_equal(st.msr_reads, 5);
+	assert_int_equal(st.msr_writes, 2);
+	assert_int_equal(st.msr_gp, 0);
+	vpmu_vm_destroy(vm);
+}
+
+/* ---- port exits: the paravirtual channel ---------------------------------------- */
+
+static void
+pv_probe_port_through_the_contract(void **state)
+{
+	vpmu_vm *vm = vm_with("intel-v2", 1);
+	struct vpmu_vcpu_stats st;
+	struct vpmu_exit x;
+
+	(void)state;
+	assert_int_equal(VPMU_PV_PORT_HI, VPMU_PV_PORT_BASE + VPMU_PV_PORT_HI_OFFSET);
+	x = do_exit(vm, VPMU_EXIT_IO, 0, VPMU_PV_PORT_HI, 4, 0);
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.fault, 0);
+	assert_int_equal(x.data, 0x554d5056u);
+	assert_int_equal(x.data, VPMU_PV_MAGIC);
+
+	x = do_exit(vm, VPMU_EXIT_IO, VPMU_EXITF_STRING, VPMU_PV_PORT_HI, 4, 0);
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.data, ~0ull);
+
+	x = do_exit(vm, VPMU_EXIT_IO, 0, 0x80, 4, 0x1234);	/* not the channel */
+	assert_int_equal(x.handled, 0);
+	assert_int_equal(x.data, 0x1234);
+	x = do_exit(vm, VPMU_EXIT_IO, 0, VPMU_PV_PORT_BASE + VPMU_PV_PORT_COUNT, 4, 0x1234);
+	assert_int_equal(x.handled, 0);
+	assert_int_equal(x.data, 0x1234);
+	x = do_exit(vm, VPMU_EXIT_IO, 0, VPMU_PV_PORT_BASE - 1, 4, 0x1234);
+	assert_int_equal(x.handled, 0);
+
+	assert_int_equal(vpmu_vcpu_get_stats(vm, 0, &st), 0);
+	assert_int_equal(st.port_io, 2);
+	assert_int_equal(st.exits, 5);
+	assert_int_equal(st.msr_reads + st.msr_writes, 0);
+	vpmu_vm_destroy(vm);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(lvtpc_intel_masks_after_delivery_and_filters_modes),
+		cmocka_unit_test(lvtpc_amd_does_not_mask),
+		cmocka_unit_test(msr_ranges_are_three_sorted_spans_covering_every_table),
+		cmocka_unit_test(msr_exits_on_intel_v2_and_their_stats),
+		cmocka_unit_test(overflow_pmi_is_handed_out_once_by_enter),
+		cmocka_unit_test(pv_probe_port_through_the_contract),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
