@@ -47,8 +47,9 @@ vpmu__pv_hva(const struct vpmu_pv *pv, uint64_t gpa, size_t len)
 
 	if (gpa + len < gpa)
 		return (NULL);
-	for (i = 0; i < pv->mem.nslots; i++) {
-		s = &pv->mem.slot[i];
+	/* The VM's one map: its slots are fixed before the vCPUs run. */
+	for (i = 0; i < pv->vm->mem.nslots; i++) {
+		s = &pv->vm->mem.slot[i];
 		if (gpa >= s->gpa && gpa - s->gpa <= s->size &&
 		    len <= s->size - (gpa - s->gpa))
 			return (s->hva + (gpa - s->gpa));
@@ -78,18 +79,11 @@ vpmu__pv_write(const struct vpmu_pv *pv, uint64_t gpa, const void *buf, size_t l
 	return (0);
 }
 
+/* The channel reads the VM's one guest-memory map (vpmu_vm_add_memory). */
 int
 vpmu_pv_add_memory(struct vpmu_vm *vm, uint64_t gpa, uint64_t size, void *hva)
 {
-	struct vpmu_pv *pv;
-	int error;
-
-	if (vm == NULL || (pv = vm->pv) == NULL)
-		return (EINVAL);
-	pthread_mutex_lock(&pv->lock);
-	error = vpmu__gmem_add(&pv->mem, gpa, size, hva);
-	pthread_mutex_unlock(&pv->lock);
-	return (error);
+	return (vpmu_vm_add_memory(vm, gpa, size, hva));
 }
 
 /* ---- errno values ------------------------------------------------------------------ */
@@ -301,7 +295,6 @@ vpmu__pv_create(struct vpmu_vm *vm)
 	}
 	pv->vm = vm;
 	pthread_mutex_init(&pv->lock, NULL);
-	vpmu__gmem_init(&pv->mem);
 	for (i = 0; i < VPMU_PV_MAX_LOGFDS; i++)
 		pv->logfd[i] = -1;
 	vm->pv = pv;

@@ -76,7 +76,6 @@ struct pv_vcpu {
 struct vpmu_pv {
 	struct vpmu_vm *vm;
 	pthread_mutex_t lock;
-	struct vpmu_gmem mem;		/* guest RAM (fixed before the vCPUs run) */
 	struct pv_vcpu *vcpu;
 	int logfd[VPMU_PV_MAX_LOGFDS];	/* host fds offered to the guest, -1 none */
 	void *perfmon;			/* pv_perfmon.c's state */

@@ -327,6 +327,8 @@ void	vpmu__log_defer(struct vpmu_log **list, struct vpmu_log *l);
 void	vpmu__log_finish_all(struct vpmu_log *list);
 /* CONFIGURELOG, FLUSHLOG, CLOSELOG: vpmu_vm_op() calls it WITHOUT the VM lock. */
 int	vpmu__log_op(struct vpmu_vm *vm, const struct vpmu_cred *cr, int op, void *arg);
+/* snapshot.c: CRC-32 (IEEE 802.3, reflected, as zlib's) of a blob. */
+uint32_t vpmu__crc32(const uint8_t *p, size_t n);
 /* Snapshot restore: a log opened with the VM lock held (logfd >= 0). */
 int	vpmu__log_configure(struct vpmu_vm *vm, const struct vpmu_cred *cr,
 	    const struct vpmu_op_configurelog *cl);

@@ -74,8 +74,8 @@
 
 /* ---- CRC-32 (IEEE 802.3, reflected, as zlib's) ------------------------------ */
 
-static uint32_t
-crc32_le(const uint8_t *p, size_t n)
+uint32_t
+vpmu__crc32(const uint8_t *p, size_t n)
 {
 	uint32_t c = 0xFFFFFFFFu;
 	unsigned k;
@@ -661,7 +661,7 @@ vpmu_vm_save(struct vpmu_vm *vm, void *buf, size_t *len)
 		pthread_mutex_unlock(&vm->pv->lock);
 	VPMU_ASSERT(w.off == need);
 
-	crc = crc32_le(b + HDR_LEN, need - HDR_LEN);
+	crc = vpmu__crc32(b + HDR_LEN, need - HDR_LEN);
 	w.off = 0;
 	w_bytes(&w, MAGIC, 8);
 	w_u32(&w, VPMU_SNAPSHOT_VERSION);
@@ -1128,7 +1128,7 @@ parse(const uint8_t *b, size_t len, const struct vpmu_vm *vm, struct snap *s)
 		return (EBADMSG);
 	plen = r_u64(&r);
 	crc = r_u32(&r);
-	if (r_u32(&r) != 0 || plen != len - HDR_LEN || crc32_le(b + HDR_LEN, len - HDR_LEN) != crc)
+	if (r_u32(&r) != 0 || plen != len - HDR_LEN || vpmu__crc32(b + HDR_LEN, len - HDR_LEN) != crc)
 		return (EBADMSG);
 	if ((error = parse_conf(&r, vm)) != 0 ||
 	    (error = parse_vm_vcpus(&r, vm, s)) != 0 ||

@@ -64,8 +64,6 @@ vpmu_vm_add_memory(struct vpmu_vm *vm, uint64_t gpa, uint64_t size, void *hva)
 	vpmu__vm_lock(vm);
 	error = vpmu__gmem_add(&vm->mem, gpa, size, hva);
 	vpmu__vm_unlock(vm);
-	if (error == 0)			/* the paravirtual channel's bounds */
-		error = vpmu_pv_add_memory(vm, gpa, size, hva);
 	return (error);
 }
 

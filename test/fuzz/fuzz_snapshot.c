@@ -28,6 +28,7 @@
 #include <vpmu/model.h>
 #include <vpmu/pv.h>
 #include <vpmu/snapshot.h>
+#include "internal.h"		/* vpmu__crc32: a blob that passes the check */
 
 #define CHECK(c)	do { if (!(c)) { fprintf(stderr, "%s:%d: %s\n", \
 			    __FILE__, __LINE__, #c); abort(); } } while (0)
@@ -87,20 +88,6 @@ same_state(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
 	    memcmp(a + at + 4, b + at + 4, na - at - 4) == 0);
 }
 
-static uint32_t
-crc32_ieee(const uint8_t *p, size_t n)
-{
-	uint32_t c = 0xFFFFFFFFu;
-	int k;
-
-	while (n-- > 0) {
-		c ^= *p++;
-		for (k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
-	}
-	return (~c);
-}
-
 static void
 put32(uint8_t *p, uint32_t v)
 {
@@ -140,7 +127,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		put32(blob + 16, (uint32_t)(size - 1));
 		put32(blob + 20, 0);
 		memcpy(blob + HDR, data + 1, size - 1);
-		put32(blob + 24, crc32_ieee(blob + HDR, size - 1));
+		put32(blob + 24, vpmu__crc32(blob + HDR, size - 1));
 		put32(blob + 28, 0);
 	}
 	vm = fresh();

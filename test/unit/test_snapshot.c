@@ -395,7 +395,6 @@ save_without_model(void **state)
 	vpmu_vm_destroy(b);
 }
 
-static uint32_t crc32_ieee(const uint8_t *p, size_t n);
 
 /*
  * The exact source's last retirement point travels with the blob: the
@@ -471,7 +470,7 @@ exact_point_travels(void **state)
 	assert_true(i + 4 <= len);
 	/* tag, has_points, vCPU 0 (85 bytes), vCPU 1's known and 9 registers */
 	blob[i + 4 + 1 + 85 + 1 + 72] = 4;
-	crc = crc32_ieee(blob + 32, len - 32);
+	crc = vpmu__crc32(blob + 32, len - 32);
 	memcpy(blob + 24, &crc, 4);
 	vpmu_vm_destroy(b);
 	assert_int_equal(vpmu_config_create(&cfg), 0);
@@ -482,7 +481,7 @@ exact_point_travels(void **state)
 	vpmu_config_destroy(cfg);
 	assert_int_equal(vpmu_vm_restore(b, blob, len), EBADMSG);
 	blob[i + 4 + 1 + 85 + 1 + 72] = 3;
-	crc = crc32_ieee(blob + 32, len - 32);
+	crc = vpmu__crc32(blob + 32, len - 32);
 	memcpy(blob + 24, &crc, 4);
 	assert_int_equal(vpmu_vm_restore(b, blob, len), 0);
 	vpmu_vm_destroy(syn);
@@ -721,21 +720,6 @@ refuse_every_truncation(void **state)
 	unlink(logpath[1]);
 }
 
-/* zlib's CRC-32, to make flipped blobs that pass the check. */
-static uint32_t
-crc32_ieee(const uint8_t *p, size_t n)
-{
-	uint32_t c = 0xFFFFFFFFu;
-	int k;
-
-	while (n-- > 0) {
-		c ^= *p++;
-		for (k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
-	}
-	return (~c);
-}
-
 static void
 refuse_byte_flips(void **state)
 {
@@ -767,7 +751,7 @@ refuse_byte_flips(void **state)
 		memcpy(bad, blob, len);
 		at = 32 + (size_t)rand() % (len - 32);
 		bad[at] ^= (uint8_t)(1 + rand() % 255);
-		crc = crc32_ieee(bad + 32, len - 32);
+		crc = vpmu__crc32(bad + 32, len - 32);
 		memcpy(bad + 24, &crc, 4);		/* the test runs little-endian */
 		t = mkvm("intel-v2", 2);
 		fdt = offer_log(t, 1);
