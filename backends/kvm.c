@@ -24,7 +24,7 @@
 #include <linux/kvm.h>
 
 #include "internal.h"
-#include "../guest-api/gpmu.h"
+#include "gpmu.h"
 #include <vpmu/kvm.h>
 
 #define APIC_ID		0x20		/* xAPIC register offsets (SDM Vol. 3A 11.4.1) */

@@ -30,7 +30,7 @@
 #include <time.h>
 
 #include "internal.h"
-#include "../guest-api/gpmu.h"
+#include "gpmu.h"
 #include <vpmu/pmclog.h>
 #include <vpmu/pv.h>
 #include <vpmu/source.h>
