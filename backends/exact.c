@@ -721,4 +721,6 @@ const struct vpmu_source_ops vpmu_source_exact = {
 	.exec_memory = vpmu__exact_set_memory,
 	.exec_wants = x_wants,
 	.exec_sync = vpmu__exact_sync,
+	.exec_point_get = vpmu__exact_get_point,
+	.exec_point_set = vpmu__exact_set_point,
 };

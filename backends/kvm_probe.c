@@ -14,7 +14,7 @@
 
 #include <linux/kvm.h>
 
-#include "host_internal.h"	/* libvpmu/: the probe fills vpmu_host */
+#include "host_internal.h"	/* the probe fills vpmu_host */
 
 /* The ABI numbers, for kernel headers older than the capabilities. */
 #ifndef KVM_CAP_PMU_EVENT_FILTER

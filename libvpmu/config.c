@@ -122,7 +122,8 @@ vpmu_config_set_source(vpmu_config *cfg, const struct vpmu_source_ops *ops, void
 	if (cfg == NULL || ops == NULL || ops->name == NULL ||
 	    ops->init == NULL || ops->fini == NULL || ops->supports == NULL ||
 	    ops->open == NULL || ops->close == NULL || ops->enable == NULL ||
-	    ops->disable == NULL || ops->read == NULL)
+	    ops->disable == NULL || ops->read == NULL ||
+	    (ops->exec_point_get == NULL) != (ops->exec_point_set == NULL))
 		return (EINVAL);
 	cfg->source = ops;
 	cfg->source_arg = arg;

@@ -1,5 +1,6 @@
 /*
- * event.c -- event names and the table of built-in host sources.
+ * event.c -- event names.  The table of built-in host sources is
+ * backends/sources.c: the core names no backend.
  */
 #include <string.h>
 
@@ -36,24 +37,4 @@ vpmu_event_lookup(const char *name)
 		if (strcmp(evtab[i].name, name) == 0)
 			return (evtab[i].code);
 	return (VPMU_EV_NONE);
-}
-
-/* All built-in sources, in the order vpmu-info lists them. */
-static const struct vpmu_source_ops *const sources[] = {
-	&vpmu_source_synthetic,
-	&vpmu_source_perf,
-	&vpmu_source_exact,
-};
-
-const struct vpmu_source_ops *
-vpmu_source_lookup(const char *name)
-{
-	size_t i;
-
-	if (name == NULL)
-		return (NULL);
-	for (i = 0; i < VPMU_ARRAY_SIZE(sources); i++)
-		if (strcmp(sources[i]->name, name) == 0)
-			return (sources[i]);
-	return (NULL);
 }

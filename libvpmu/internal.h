@@ -273,8 +273,9 @@ struct vpmu_vm {
 	struct vpmu_driverstats stats;
 
 	struct vpmu_gmem mem;		/* guest RAM: every reader's one map */
-	struct gpmu *gpmu;		/* the guest-visible PMU (guest-api/) */
+	struct gpmu *gpmu;		/* the guest-visible PMU (gpmu.c) */
 	struct vpmu_pv *pv;		/* the paravirtual channel (guest-api/pvchan.h) */
+	unsigned nlayers;		/* vpmu__layers[] created, in order (layer.c) */
 	uint16_t pv_port;		/* its first port (fixed at creation); 0: off */
 
 	uint64_t forks;			/* forks seen: PROCFORK once per fork and owner */
@@ -300,8 +301,22 @@ struct gpmu;
 int	vpmu__pv_create(struct vpmu_vm *vm);
 void	vpmu__pv_destroy(struct vpmu_vm *vm);
 void	vpmu__pv_vcpu_exit(struct vpmu_vm *vm, unsigned cpu);	/* after every exit */
+/* gpmu.c: the guest-visible PMU */
 int	vpmu__gpmu_init(struct vpmu_vm *vm, const struct vpmu_model *m);
 void	vpmu__gpmu_fini(struct vpmu_vm *vm);
+
+/*
+ * layer.c: the layers of a VM above its PMCs, in creation order.
+ * create() returns 0 or a positive errno and, failing, leaves nothing of
+ * its own; destroy() undoes a create() that returned 0.
+ */
+struct vpmu__layer {
+	const char *name;
+	int	(*create)(struct vpmu_vm *vm, const struct vpmu_config *cfg);
+	void	(*destroy)(struct vpmu_vm *vm);
+};
+extern const struct vpmu__layer vpmu__layers[];
+extern const unsigned vpmu__nlayers;
 
 /* vm.c */
 const struct vpmu_classdesc *vpmu__class_find(const struct vpmu_vm *vm, uint32_t cls);

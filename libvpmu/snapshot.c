@@ -27,7 +27,8 @@
  *            caps, flags, state u32, spec, counts, reload, sample_mark u64,
  *            dropped u8, nhw u32 and per hw loaded u64, target count u32
  *            and per target pid i32, value u64
- *   XACT     has_points u8; then per vCPU: known u8, rip, rsp, rbp, rcx,
+ *   XACT     has_points u8 (the source has exec_point_get, as the exact
+ *            source has); then per vCPU: known u8, rip, rsp, rbp, rcx,
  *            rflags, cr0, cr3, cr4, efer u64, cpl u8, long_mode u8,
  *            idt_base u64, idt_limit u16
  *
@@ -49,7 +50,6 @@
 #include "internal.h"
 #include "gpmu.h"
 #include "pvchan.h"
-#include "exact.h"
 #include <vpmu/snapshot.h>
 
 #define MAGIC		"VPMUSNAP"
@@ -489,7 +489,7 @@ save_all(struct wr *w, struct vpmu_vm *vm)
 	struct vpmu_proc *p;
 	struct vpmu_regs r;
 	unsigned i, c, b, n;
-	bool exact = vm->src->exec_sync == vpmu__exact_sync;
+	bool points = vm->src->exec_point_get != NULL;
 
 	w_u32(w, T_CONF);
 	w_bytes(w, m->name, sizeof(m->name));
@@ -592,9 +592,9 @@ save_all(struct wr *w, struct vpmu_vm *vm)
 	}
 
 	w_u32(w, T_XACT);
-	w_u8(w, exact);
-	for (c = 0; exact && c < vm->nvcpus; c++) {
-		bool known = vpmu__exact_get_point(vm->src_state, c, &r) == 0;
+	w_u8(w, points);
+	for (c = 0; points && c < vm->nvcpus; c++) {
+		bool known = vm->src->exec_point_get(vm->src_state, c, &r) == 0;
 
 		if (!known)
 			memset(&r, 0, sizeof(r));
@@ -947,13 +947,13 @@ parse_owners(struct rd *r, const struct vpmu_vm *vm, struct snap *s)
 }
 
 static int
-parse_exact(struct rd *r, const struct vpmu_vm *vm, struct snap *s)
+parse_points(struct rd *r, const struct vpmu_vm *vm, struct snap *s)
 {
 	unsigned c;
 
 	r_tag(r, T_XACT);
 	s->has_points = r_bool(r);
-	if (r->bad || s->has_points != (vm->src->exec_sync == vpmu__exact_sync))
+	if (r->bad || s->has_points != (vm->src->exec_point_get != NULL))
 		return (EBADMSG);
 	for (c = 0; s->has_points && c < vm->nvcpus; c++) {
 		struct vpmu_regs *p = &s->vcpu[c].p;
@@ -1134,7 +1134,7 @@ parse(const uint8_t *b, size_t len, const struct vpmu_vm *vm, struct snap *s)
 	    (error = parse_vm_vcpus(&r, vm, s)) != 0 ||
 	    (error = parse_procs(&r, s)) != 0 ||
 	    (error = parse_owners(&r, vm, s)) != 0 ||
-	    (error = parse_exact(&r, vm, s)) != 0)
+	    (error = parse_points(&r, vm, s)) != 0)
 		return (error);
 	if (r.off != len)
 		return (EBADMSG);		/* bytes after the last section */
@@ -1418,7 +1418,7 @@ apply(struct vpmu_vm *vm, const struct snap *s)
 	}
 	vm->stats = s->stats;			/* after the logs opened (buffer_requests) */
 	for (c = 0; s->has_points && c < vm->nvcpus; c++)
-		(void)vpmu__exact_set_point(vm->src_state, c,
+		(void)vm->src->exec_point_set(vm->src_state, c,
 		    s->vcpu[c].known ? &s->vcpu[c].p : NULL);
 	return (0);
 }

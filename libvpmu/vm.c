@@ -130,9 +130,11 @@ vpmu_vm_create(const vpmu_config *cfg, vpmu_vm **vmp)
 		vm->src->exec_memory(vm->src_state, &vm->mem);
 	if (vm->src->model != NULL)
 		vm->src->model(vm->src_state, &cfg->model);
-	if ((error = vpmu__gpmu_init(vm, &cfg->model)) != 0 ||
-	    (error = vpmu__pv_create(vm)) != 0)
-		goto err;
+	for (i = 0; i < vpmu__nlayers; i++) {
+		if ((error = vpmu__layers[i].create(vm, cfg)) != 0)
+			goto err;
+		vm->nlayers = i + 1;
+	}
 	*vmp = vm;
 	return (0);
 err:
@@ -154,7 +156,8 @@ vpmu_vm_destroy(vpmu_vm *vm)
 	if (vm == NULL)
 		return;
 	vpmu__sweeper_stop(vm);			/* the rings swept into the logs */
-	vpmu__pv_destroy(vm);			/* the guest's devices and pages */
+	while (vm->nlayers > 0)			/* the guest's devices, pages, PMU */
+		vpmu__layers[--vm->nlayers].destroy(vm);
 	vpmu__vm_lock(vm);
 	for (o = vm->owners; o != NULL; o = o->next) {
 		if (o->pid != 0)		/* 0: the guest's own MSR counters */
@@ -174,7 +177,6 @@ vpmu_vm_destroy(vpmu_vm *vm)
 		vm->owners = o->next;		/* an owner kept only by its log (closed) */
 		free(o);
 	}
-	vpmu__gpmu_fini(vm);
 	if (vm->proc_hash != NULL)
 		vpmu__procs_free(vm);
 	if (vm->src != NULL)

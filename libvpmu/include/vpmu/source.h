@@ -143,6 +143,14 @@ struct vpmu_source_ops {
 	void (*exec_memory)(void *state, const struct vpmu_gmem *mem);
 	unsigned (*exec_wants)(void *state, unsigned vcpu);
 	void (*exec_sync)(void *state, unsigned vcpu, const struct vpmu_regs *r, unsigned flags);
+	/*
+	 * The last place the source saw a vCPU, which vpmu_vm_save() keeps
+	 * and vpmu_vm_restore() gives back (optional: both or neither).
+	 * exec_point_get: 0, or ENOENT when none is known yet.
+	 * exec_point_set: r NULL means none is known.  Neither counts.
+	 */
+	int  (*exec_point_get)(void *state, unsigned vcpu, struct vpmu_regs *r);
+	int  (*exec_point_set)(void *state, unsigned vcpu, const struct vpmu_regs *r);
 };
 
 /* exec_sync() flags */

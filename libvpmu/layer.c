@@ -1,0 +1,34 @@
+/*
+ * layer.c -- the layers a VM is built of besides its PMCs, in creation
+ * order: the guest-visible PMU (gpmu.c), then the paravirtual channel
+ * (guest-api/pv.c), whose pctr personality reads the guest PMU.
+ *
+ * vm.c creates them in this order and destroys them in the reverse one;
+ * it names no layer.  A create() that fails leaves nothing of its own
+ * behind; vm.c then destroys the layers created before it.
+ */
+#include "internal.h"
+
+static int
+gpmu_create(struct vpmu_vm *vm, const struct vpmu_config *cfg)
+{
+	int error;
+
+	/* vpmu__gpmu_init() leaves its state for vpmu__gpmu_fini() on failure. */
+	if ((error = vpmu__gpmu_init(vm, &cfg->model)) != 0)
+		vpmu__gpmu_fini(vm);
+	return (error);
+}
+
+static int
+pv_create(struct vpmu_vm *vm, const struct vpmu_config *cfg)
+{
+	(void)cfg;				/* vm->pv_port is set already */
+	return (vpmu__pv_create(vm));
+}
+
+const struct vpmu__layer vpmu__layers[] = {
+	{ "gpmu", gpmu_create, vpmu__gpmu_fini },
+	{ "pv", pv_create, vpmu__pv_destroy },
+};
+const unsigned vpmu__nlayers = VPMU_ARRAY_SIZE(vpmu__layers);
