@@ -1,5 +1,5 @@
 /*
- * gpmu.h -- the guest-visible PMU's state, shared by pmu.c (vendor-neutral:
+ * gpmu.h -- the guest-visible PMU's state, shared by gpmu.c (vendor-neutral:
  * counters, enables, global status, overflow, reset, reports) and the
  * vendor files intel.c and amd.c (their MSR tables and rules).
  *
@@ -90,7 +90,7 @@ gpmu_of(const struct vpmu_vm *vm)
 	return (vm->gpmu);
 }
 
-/* pmu.c, for the vendor files */
+/* gpmu.c, for the vendor files */
 int	gpmu_ctr_update(struct vpmu_vm *vm, struct gpmu_vcpu *v, struct gpmu_ctr *c,
 	    const struct vpmu_event_spec *spec, bool run);
 uint64_t gpmu_ctr_read(struct vpmu_vm *vm, struct gpmu_ctr *c);
