@@ -76,7 +76,8 @@ void	vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r,
 /* The guest's RAM (owned by the caller, outlives the source); NULL: none. */
 void	vpmu__exact_set_memory(void *state, const struct vpmu_gmem *mem);
 /*
- * Snapshots (libvpmu/snapshot.c): the last retirement point P of cpu.
+ * Snapshots (libvpmu/snapshot.c, through exec_point_get/_set of the ops):
+ * the last retirement point P of cpu.
  * get: 0, or ENOENT when none is known yet.  set: P = *r, known (r NULL:
  * unknown, the next exit only records where the vCPU is).  Neither counts.
  * A restored P makes the first exit after a resume count what retired
