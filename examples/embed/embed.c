@@ -27,7 +27,7 @@
 #include <elf.h>
 #include <linux/kvm.h>
 
-#include <vpmu/kvm.h>		/* every libvpmu header a KVM VMM needs: vpmu */
+#include <vpmu/kvm.h>	/* every libvpmu header a KVM VMM needs */	/* vpmu */
 
 #define RAM_SIZE	(64ull << 20)
 #define PORT_CONSOLE	0x3f8
@@ -227,16 +227,20 @@ vmm_msr(void)
 	}
 }
 
-/* -b: a hardware execute breakpoint in DR0; step set to step over it. */
+/*
+ * -b: a hardware execute breakpoint in DR0, as a gdb stub sets one.  To
+ * get past it (it fires before the instruction, RF does not help on every
+ * host), the stub disarms it for one single-step: step true.
+ */
 static void
 set_debug(vpmu_kvm *k, uint64_t addr, bool step)				/* vpmu */
 {
 	struct kvm_guest_debug d = { .control = KVM_GUESTDBG_ENABLE |
-	    KVM_GUESTDBG_USE_HW_BP | (step ? KVM_GUESTDBG_SINGLESTEP : 0) };
+	    (step ? KVM_GUESTDBG_SINGLESTEP : KVM_GUESTDBG_USE_HW_BP) };
 	int err;
 
 	d.arch.debugreg[0] = addr;
-	d.arch.debugreg[7] = 0x401;		/* L0, execute, 1 byte */
+	d.arch.debugreg[7] = step ? 0 : 0x401;	/* L0, execute, 1 byte */
 	if ((err = vpmu_kvm_set_guest_debug(k, 0, &d)) != 0)			/* vpmu */
 		die("vpmu_kvm_set_guest_debug", err);				/* vpmu */
 }
@@ -262,7 +266,8 @@ main(int argc, char **argv)
 	vpmu_vm *pmu_vm;							/* vpmu */
 	vpmu_kvm *k;								/* vpmu */
 	uint64_t entry, bp = 0;
-	bool too_big = false, verbose = false, handled, stepping = false;
+	bool too_big = false, verbose = false, stepping = false;
+	bool handled;								/* vpmu */
 	char why[160];								/* vpmu */
 	int opt, err, status = -1;
 	long sz;
@@ -309,10 +314,10 @@ main(int argc, char **argv)
 		die("vpmu_kvm_create", err);					/* vpmu */
 	if ((err = set_filter(k, 0)) != 0)					/* vpmu */
 		die("vpmu_kvm_set_msr_filter", err);				/* vpmu */
-	if (too_big && (err = set_filter(k, KVM_MSR_FILTER_MAX_RANGES)) != E2BIG) {
-		fprintf(stderr, "embed: a filter too big: %s, want E2BIG\n", strerror(err));
-		return (1);
-	}
+	if (too_big && (err = set_filter(k, KVM_MSR_FILTER_MAX_RANGES)) != E2BIG) {	/* vpmu */
+		fprintf(stderr, "embed: a filter too big: %s, want E2BIG\n", strerror(err));	/* vpmu */
+		return (1);							/* vpmu */
+	}									/* vpmu */
 
 	ram = mmap(NULL, RAM_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
 	    MAP_NORESERVE, -1, 0);
