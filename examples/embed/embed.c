@@ -58,14 +58,14 @@ static struct kvm_run *run;
 static uint64_t misc_enable;
 static struct { uint64_t misc_rd, misc_wr, tsc_wr, id_rd, bp; } st;
 
-static void
+_Noreturn static void
 die(const char *what, int err)
 {
 	fprintf(stderr, "embed: %s: %s\n", what, strerror(err));
 	exit(1);
 }
 
-static void
+_Noreturn static void
 skip(const char *what)
 {
 	printf("SKIP: %s: %s\n", what, strerror(errno));
@@ -245,7 +245,7 @@ set_debug(vpmu_kvm *k, uint64_t addr, bool step)				/* vpmu */
 		die("vpmu_kvm_set_guest_debug", err);				/* vpmu */
 }
 
-static void
+_Noreturn static void
 usage(void)
 {
 	fprintf(stderr, "usage: embed [-s exact|synthetic] [-p MODEL] [-b ADDR] [-E] [-v] "
