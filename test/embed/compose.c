@@ -39,25 +39,37 @@ check(int ok, const char *what, uint64_t got, uint64_t want)
 	failed += !ok;
 }
 
-/* PERF_CTL0 = ctl, the loop, PERF_CTL0 = 0; the counter's value after. */
+/*
+ * embed_loop(lo, hi): PERF_CTL0 = hi:lo, the loop, PERF_CTL0 = 0 (hi must
+ * be 0).  A function of its own in assembly, so the label exists once
+ * whatever the compiler inlines or clones.
+ */
+void embed_loop(uint32_t lo, uint32_t hi);
+__asm__(
+    ".text\n"
+    ".globl embed_loop\n"
+    "embed_loop:\n\t"
+    "mov %edi, %eax\n\t"
+    "mov %esi, %edx\n\t"
+    "mov $0xc0010200, %ecx\n\t"	/* PERF_CTL0 */
+    "wrmsr\n\t"				/* enable: counted */
+    "mov $10, %esi\n"
+    "1:\n"
+    ".globl embed_bp\n"
+    "embed_bp:\n\t"
+    "nop\n\t"
+    "dec %esi\n\t"
+    "jnz 1b\n\t"
+    "xor %eax, %eax\n\t"
+    "wrmsr\n\t"				/* disable: not counted */
+    "ret\n");
+
+/* The loop with PERF_CTL0 = ctl; the counter's value after. */
 static uint64_t
 loop(uint64_t ctl)
 {
-	uint32_t lo = (uint32_t)ctl, hi = (uint32_t)(ctl >> 32);
-
 	vg_wrmsr(PERF_CTR0, 0);
-	__asm__ volatile(
-	    "wrmsr\n\t"			/* enable: counted */
-	    "mov $10, %%esi\n"
-	    "1:\n\t"
-	    ".globl embed_bp\n"
-	    "embed_bp:\n\t"
-	    "nop\n\t"
-	    "dec %%esi\n\t"
-	    "jnz 1b\n\t"
-	    "xor %%eax, %%eax\n\t"	/* edx is 0 when ctl fits 32 bits */
-	    "wrmsr"			/* disable: not counted */
-	    : "+a"(lo) : "c"(PERF_CTL0), "d"(hi) : "rsi", "memory");
+	embed_loop((uint32_t)ctl, (uint32_t)(ctl >> 32));
 	return (vg_rdmsr(PERF_CTR0));
 }
 
