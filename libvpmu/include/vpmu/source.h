@@ -170,9 +170,9 @@ VPMU_EXTERN extern const struct vpmu_source_ops vpmu_source_exact;
  * init()'s optional argument.  A zero field means its default.
  *   cpi      core cycles per retired instruction (default 1)
  *   ref_cpi  reference cycles per retired instruction (default 1)
- *   vendor   enum vpmu_vendor (<vpmu/model.h>) of the guest's PMU model:
- *            whose raw event selects are understood; 0 (not known): only
- *            the codes both vendors define alike (0xC0, instructions).
+ *   vendor   enum vpmu_vendor (<vpmu/model.h>): whose raw event selects
+ *            are understood; 0: the vendor of the VM's model (under model
+ *            "none", only the code both vendors define alike, 0xC0).
  */
 struct vpmu_exact_params {
 	unsigned cpi;
