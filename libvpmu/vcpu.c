@@ -5,11 +5,14 @@
  *
  * Before an entry (vpmu_vcpu_enter):
  *   1. a pending PMI is handed to the VMM, which delivers it;
- *   2. the slots are shared out again if the demand changed;
- *   3. the run's clock starts if some PMC wants to count;
- *   4. the source says which guest debugging it needs (single-step).
+ *   2. the guest counters whose controls the guest wrote since the last
+ *      entry are programmed, together (deferred reprogramming, gpmu.h);
+ *   3. the slots are shared out again if the demand changed;
+ *   4. the run's clock starts if some PMC wants to count;
+ *   5. the source says which guest debugging it needs (single-step).
  * After an exit (vpmu_vcpu_exit), in this order:
- *   1. the fast-read pages of the process on the vCPU are refreshed;
+ *   1. the fast-read pages of the process on the vCPU are refreshed, if
+ *      there are any;
  *   2. a source that follows the guest learns where the vCPU is now and
  *      counts what retired since the last exit;
  *   3. the run's time goes to the PMCs (a rotation if one is due);
@@ -18,12 +21,16 @@
  *   6. the exit itself: a PMU MSR for the model, a debug exit of our
  *      single-step, a port of the paravirtual channel.
  * The order makes exact counts exact: the WRMSR that enables a counter is
- * seen retiring at the next exit, by then with the counter enabled, so it
- * counts; the one that disables it is seen retiring after the stop.
+ * seen retiring at the next exit, by then with the counter enabled (at
+ * the entry between), so it counts; the one that disables it is seen
+ * retiring after the stop.
  *
  * Threads: all of it runs on the vCPU's thread; the per-vCPU contract
  * state is that thread's alone.  VM-wide state is touched under the VM
- * lock, taken once per exit for steps 2-6.
+ * lock, taken for steps 2-5 only when there is something to do (a source
+ * that follows the guest, a PMC that wants to count, a guest counter
+ * counting), and by step 6 only to read or write a counter's value: an
+ * access to a control or a global register of an idle PMU takes no lock.
  */
 #include <errno.h>
 #include <string.h>
@@ -31,6 +38,7 @@
 
 #include "internal.h"
 #include "../guest-api/gpmu.h"
+#include "../guest-api/pvchan.h"
 #include <vpmu/pmclog.h>
 #include <vpmu/pv.h>
 #include <vpmu/source.h>
@@ -83,9 +91,13 @@ vpmu_vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 		e->pmi = 1;
 		v->xst.pmis++;
 	}
-	/* dirty and nact change under the VM lock; a stale look is re-taken. */
-	if (__atomic_load_n(&v->dirty, __ATOMIC_RELAXED)) {
+	/*
+	 * The controls written since the last entry, programmed at once; then
+	 * dirty (changed under the VM lock; a stale look is re-taken).
+	 */
+	if (vpmu__gpmu_pending(vm, cpu) || __atomic_load_n(&v->dirty, __ATOMIC_RELAXED)) {
 		vpmu__vm_lock(vm);
+		(void)vpmu__gpmu_flush(vm, cpu);
 		vpmu__vcpu_prepare(vm, cpu);
 		vpmu__vm_unlock(vm);
 	}
@@ -147,7 +159,7 @@ sample(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_regs *r)
 	return (0);
 }
 
-/* An MSR exit, VM lock held: ours if the MSR is a PMU MSR. */
+/* An MSR exit, VM lock not held: ours if the MSR is a PMU MSR. */
 static void
 msr_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 {
@@ -198,6 +210,37 @@ io_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 	return (0);
 }
 
+/* Steps 2-5, under the VM lock. */
+static int
+exit_locked(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x,
+    const struct vpmu_regs *r, unsigned flags, uint64_t ran)
+{
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+	struct vpmu_regs buf;
+	int error = 0;
+
+	vpmu__vm_lock(vm);
+	if (vm->src->exec_sync != NULL)
+		vm->src->exec_sync(vm->src_state, cpu, r, flags);
+	v->faulted = false;
+	/*
+	 * The run's time goes to the PMCs after the source counted what
+	 * retired in it, so a rotation it brings does not move those events
+	 * to the next window.
+	 */
+	if (ran != 0)
+		vpmu__vcpu_advance(vm, cpu, ran);
+	vpmu__gpmu_check_overflow(vm, cpu);
+	if (v->nact != 0 && vpmu__sample_due(vm, cpu)) {
+		if (r == NULL)
+			error = regs_of(vm, cpu, x, &buf, &r);
+		if (error == 0)
+			error = sample(vm, cpu, r);
+	}
+	vpmu__vm_unlock(vm);
+	return (error);
+}
+
 int
 vpmu_vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 {
@@ -222,31 +265,23 @@ vpmu_vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 		ran = now_ns() - v->entered;
 	v->entered = 0;
 
-	vpmu__pv_vcpu_exit(vm, cpu);	/* the fast-read page of who runs here */
+	vpmu__pv_exit_hooks(vm, cpu);	/* the fast-read page of who runs here */
 	if (src->exec_sync != NULL) {
 		flags = sync_flags(v, x);
 		if ((error = regs_of(vm, cpu, x, &buf, &r)) != 0)
 			return (error);
 	}
-	vpmu__vm_lock(vm);
-	if (src->exec_sync != NULL)
-		src->exec_sync(vm->src_state, cpu, r, flags);
-	v->faulted = false;
 	/*
-	 * The run's time goes to the PMCs after the source counted what
-	 * retired in it, so a rotation it brings does not move those events
-	 * to the next window.
+	 * Nothing counts and nothing follows the guest: no time to hand out,
+	 * no overflow, no sample (nact is a hint, as at the entry: a PMC
+	 * started since by another thread has counted nothing yet).
 	 */
-	if (ran != 0)
-		vpmu__vcpu_advance(vm, cpu, ran);
-	vpmu__gpmu_check_overflow(vm, cpu);
-	if (v->nact != 0 && vpmu__sample_due(vm, cpu)) {
-		if ((r == NULL && (error = regs_of(vm, cpu, x, &buf, &r)) != 0) ||
-		    (error = sample(vm, cpu, r)) != 0) {
-			vpmu__vm_unlock(vm);
+	if (src->exec_sync != NULL || ran != 0 || vm->gpmu->vcpu[cpu].running != 0 ||
+	    __atomic_load_n(&v->nact, __ATOMIC_RELAXED) != 0) {
+		if ((error = exit_locked(vm, cpu, x, r, flags, ran)) != 0)
 			return (error);
-		}
-	}
+	} else
+		v->faulted = false;
 	switch (x->reason) {
 	case VPMU_EXIT_MSR_READ:
 	case VPMU_EXIT_MSR_WRITE:
@@ -261,7 +296,6 @@ vpmu_vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 	default:
 		break;
 	}
-	vpmu__vm_unlock(vm);
 	/* The channel takes its own lock, and the VM lock inside it. */
 	if (x->reason == VPMU_EXIT_IO)
 		return (io_exit(vm, cpu, x));
