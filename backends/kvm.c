@@ -493,15 +493,13 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 	*handled = false;
 	run = c->run;
 	memset(&x, 0, sizeof(x));
-	switch (run->exit_reason) {
-	case KVM_EXIT_X86_RDMSR:
-	case KVM_EXIT_X86_WRMSR:
+	/* The MSR exits first: the ones that must be cheap. */
+	if (run->exit_reason == KVM_EXIT_X86_RDMSR || run->exit_reason == KVM_EXIT_X86_WRMSR) {
 		x.reason = run->exit_reason == KVM_EXIT_X86_RDMSR ? VPMU_EXIT_MSR_READ :
 		    VPMU_EXIT_MSR_WRITE;
 		x.index = run->msr.index;
 		x.data = run->msr.data;
-		break;
-	case KVM_EXIT_IO:
+	} else if (run->exit_reason == KVM_EXIT_IO) {
 		x.reason = VPMU_EXIT_IO;
 		x.index = run->io.port;
 		x.size = run->io.size;
@@ -512,13 +510,9 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 		data = (uint8_t *)run + run->io.data_offset;
 		if ((x.flags & VPMU_EXITF_OUT) && run->io.size <= sizeof(x.data))
 			memcpy(&x.data, data, run->io.size);
-		break;
-	case KVM_EXIT_DEBUG:
+	} else if (run->exit_reason == KVM_EXIT_DEBUG) {
 		x.reason = VPMU_EXIT_DEBUG;
 		x.dr6 = run->debug.arch.dr6;
-		break;
-	default:
-		break;
 	}
 	if (c->resync)
 		x.flags |= VPMU_EXITF_MOVED;
@@ -532,28 +526,19 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 	c->injected = -1;
 	if (!x.handled)
 		return (0);
-	switch (run->exit_reason) {
-	case KVM_EXIT_X86_RDMSR:
-	case KVM_EXIT_X86_WRMSR:
-		if (run->exit_reason == KVM_EXIT_X86_RDMSR)
+	if (x.reason == VPMU_EXIT_MSR_READ || x.reason == VPMU_EXIT_MSR_WRITE) {
+		if (x.reason == VPMU_EXIT_MSR_READ)
 			run->msr.data = x.data;
 		run->msr.error = x.fault ? 1 : 0;
-		break;
-	case KVM_EXIT_IO:
+	} else if (x.reason == VPMU_EXIT_IO) {
 		if (run->io.direction == KVM_EXIT_IO_IN) {
 			data = (uint8_t *)run + run->io.data_offset;
 			memset(data, 0xFF, (size_t)run->io.size * run->io.count);
 			if (run->io.count == 1)
 				memcpy(data, &x.data, run->io.size);
 		}
-		break;
-	case KVM_EXIT_DEBUG:
-		if (vmm_debug_exit(c, x.dr6))
-			return (0);		/* the VMM's too: it sees the exit */
-		break;
-	default:
-		break;
-	}
+	} else if (x.reason == VPMU_EXIT_DEBUG && vmm_debug_exit(c, x.dr6))
+		return (0);		/* the VMM's too: it sees the exit */
 	*handled = true;
 	return (0);
 }

@@ -210,15 +210,21 @@ io_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 	return (0);
 }
 
-/* Steps 2-5, under the VM lock. */
-static int
-exit_locked(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x,
-    const struct vpmu_regs *r, unsigned flags, uint64_t ran)
+/* Steps 2-5, under the VM lock (the registers asked for before it). */
+static __attribute__((noinline)) int
+exit_locked(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x, uint64_t ran)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+	const struct vpmu_regs *r = NULL;
 	struct vpmu_regs buf;
+	unsigned flags = 0;
 	int error = 0;
 
+	if (vm->src->exec_sync != NULL) {
+		flags = sync_flags(v, x);
+		if ((error = regs_of(vm, cpu, x, &buf, &r)) != 0)
+			return (error);
+	}
 	vpmu__vm_lock(vm);
 	if (vm->src->exec_sync != NULL)
 		vm->src->exec_sync(vm->src_state, cpu, r, flags);
@@ -244,18 +250,13 @@ exit_locked(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x,
 int
 vpmu_vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 {
-	const struct vpmu_source_ops *src;
-	const struct vpmu_regs *r = NULL;
-	struct vpmu_regs buf;
 	struct vpmu_vcpu *v;
 	uint64_t ran = 0;
-	unsigned flags = 0;
 	int error;
 
 	if (vm == NULL || x == NULL || cpu >= vm->nvcpus)
 		return (EINVAL);
 	v = &vm->vcpu[cpu];
-	src = vm->src;
 	x->handled = 0;
 	x->fault = 0;
 	v->xst.exits++;
@@ -266,19 +267,14 @@ vpmu_vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 	v->entered = 0;
 
 	vpmu__pv_exit_hooks(vm, cpu);	/* the fast-read page of who runs here */
-	if (src->exec_sync != NULL) {
-		flags = sync_flags(v, x);
-		if ((error = regs_of(vm, cpu, x, &buf, &r)) != 0)
-			return (error);
-	}
 	/*
 	 * Nothing counts and nothing follows the guest: no time to hand out,
 	 * no overflow, no sample (nact is a hint, as at the entry: a PMC
 	 * started since by another thread has counted nothing yet).
 	 */
-	if (src->exec_sync != NULL || ran != 0 || vm->gpmu->vcpu[cpu].running != 0 ||
+	if (vm->src->exec_sync != NULL || ran != 0 || vm->gpmu->vcpu[cpu].running != 0 ||
 	    __atomic_load_n(&v->nact, __ATOMIC_RELAXED) != 0) {
-		if ((error = exit_locked(vm, cpu, x, r, flags, ran)) != 0)
+		if ((error = exit_locked(vm, cpu, x, ran)) != 0)
 			return (error);
 	} else
 		v->faulted = false;
