@@ -425,19 +425,13 @@ lapic_pmi(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
 	return (0);
 }
 
-int
-vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
+/* A PMI to deliver or guest debugging to change before the entry. */
+static __attribute__((noinline)) int
+pre_run_work(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, const struct vpmu_entry *e)
 {
-	struct kvm_vcpu_ctx *c;
-	struct vpmu_entry e;
-	int error;
+	int error = 0;
 
-	if ((c = ctx_of(k, cpu)) == NULL)
-		return (EINVAL);
-	if ((error = vpmu_vcpu_enter(k->vm, cpu, &e)) != 0)
-		return (error);
-	c->injected = -1;
-	if (e.pmi) {
+	if (e->pmi) {
 		if (c->lapic)
 			error = lapic_pmi(k, cpu, c);
 		else if (ioctl(c->fd, KVM_NMI) < 0)
@@ -450,11 +444,28 @@ vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
 			return (error);
 		}
 	}
-	if (e.debug_changed) {
-		c->step = (e.debug & VPMU_DEBUG_STEP) != 0;
+	if (e->debug_changed) {
+		c->step = (e->debug & VPMU_DEBUG_STEP) != 0;
 		if ((error = apply_debug(c)) != 0)
 			return (error);
 	}
+	return (0);
+}
+
+int
+vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
+{
+	struct kvm_vcpu_ctx *c;
+	struct vpmu_entry e;
+	int error;
+
+	if ((c = ctx_of(k, cpu)) == NULL)
+		return (EINVAL);
+	if ((error = vpmu_vcpu_enter(k->vm, cpu, &e)) != 0)
+		return (error);
+	c->injected = -1;
+	if (e.pmi || e.debug_changed)
+		return (pre_run_work(k, cpu, c, &e));
 	return (0);
 }
 

@@ -75,16 +75,13 @@ vpmu_vm_add_memory(struct vpmu_vm *vm, uint64_t gpa, uint64_t size, void *hva)
 	return (error);
 }
 
-int
-vpmu_vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
+/* Steps 1-5 of an entry, when one of them may have work. */
+static __attribute__((noinline)) void
+enter_work(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 {
-	struct vpmu_vcpu *v;
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 	unsigned want;
 
-	if (vm == NULL || e == NULL || cpu >= vm->nvcpus)
-		return (EINVAL);
-	v = &vm->vcpu[cpu];
-	memset(e, 0, sizeof(*e));
 	/* Set under the VM lock by the overflow check, taken here without it. */
 	if (__atomic_load_n(&vm->gpmu->vcpu[cpu].pmi_pending, __ATOMIC_RELAXED) &&
 	    __atomic_exchange_n(&vm->gpmu->vcpu[cpu].pmi_pending, 0, __ATOMIC_ACQ_REL)) {
@@ -106,6 +103,32 @@ vpmu_vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 	e->debug = want;
 	e->debug_changed = want != v->debug;
 	v->debug = want;
+}
+
+int
+vpmu_vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
+{
+	const struct gpmu_vcpu *gv;
+	struct vpmu_vcpu *v;
+
+	if (vm == NULL || e == NULL || cpu >= vm->nvcpus)
+		return (EINVAL);
+	v = &vm->vcpu[cpu];
+	gv = &vm->gpmu->vcpu[cpu];
+	memset(e, 0, sizeof(*e));
+	/*
+	 * The common entry has no work at all: no PMI, no control written,
+	 * nothing to share out or to time, no source that follows the guest,
+	 * no single-step to end.
+	 */
+	if (__atomic_load_n(&gv->pmi_pending, __ATOMIC_RELAXED) != 0 ||
+	    __atomic_load_n(&gv->pending, __ATOMIC_RELAXED) != 0 ||
+	    __atomic_load_n(&v->dirty, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&v->nact, __ATOMIC_RELAXED) != 0 ||
+	    vm->src->exec_wants != NULL || v->debug != 0)
+		enter_work(vm, cpu, e);
+	else
+		v->entered = 0;
 	return (0);
 }
 
@@ -190,7 +213,7 @@ msr_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
  * The channel takes single accesses only: a string access to its ports
  * is ignored, an IN of one reads all ones.
  */
-static int
+static __attribute__((noinline)) int
 io_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 {
 	bool out = (x->flags & VPMU_EXITF_OUT) != 0, handled;
