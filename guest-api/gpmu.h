@@ -128,8 +128,17 @@ gpmu_of(const struct vpmu_vm *vm)
 	return (vm->gpmu);
 }
 
-/* pmu.c, for the vendor files: a counter's value, VM lock NOT held (taken). */
-uint64_t gpmu_ctr_read(struct vpmu_vm *vm, struct gpmu_ctr *c);
+/* For the vendor files: a counter's value, VM lock NOT held (taken). */
+static inline uint64_t
+gpmu_ctr_read(struct vpmu_vm *vm, struct gpmu_ctr *c)
+{
+	uint64_t val;
+
+	vpmu__vm_lock(vm);
+	val = vpmu__model_pmc_value(vm, c->pm, NULL) & c->mask;
+	vpmu__vm_unlock(vm);
+	return (val);
+}
 int	gpmu_ctr_write(struct vpmu_vm *vm, struct gpmu_ctr *c, uint64_t value);
 /* A GLOBAL_CTRL write: recorded, the changed counters marked. */
 void	gpmu_set_global_ctrl(struct gpmu_vcpu *v, uint64_t val);

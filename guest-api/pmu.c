@@ -185,18 +185,6 @@ ctr_of(struct gpmu_vcpu *v, unsigned gbit)
 	return (gbit >= 32 ? &v->fx[gbit - 32] : &v->gp[gbit]);
 }
 
-/* A counter's value and a write to it: the core PMC, under the VM lock. */
-uint64_t
-gpmu_ctr_read(struct vpmu_vm *vm, struct gpmu_ctr *c)
-{
-	uint64_t val;
-
-	vpmu__vm_lock(vm);
-	val = vpmu__model_pmc_value(vm, c->pm, NULL) & c->mask;
-	vpmu__vm_unlock(vm);
-	return (val);
-}
-
 /* VM lock held. */
 static int
 ctr_set(struct vpmu_vm *vm, struct gpmu_ctr *c, uint64_t value)
@@ -205,6 +193,7 @@ ctr_set(struct vpmu_vm *vm, struct gpmu_ctr *c, uint64_t value)
 	return (vpmu__model_pmc_set(vm, c->pm, value & c->mask));
 }
 
+/* A write to a counter: the core PMC, under the VM lock. */
 int
 gpmu_ctr_write(struct vpmu_vm *vm, struct gpmu_ctr *c, uint64_t value)
 {
@@ -425,7 +414,7 @@ msr_lookup(struct vpmu_vm *vm, uint32_t msr, const struct gpmu_range **rp, unsig
 	unsigned j, k;
 
 	/* The model's own MSRs first, by their spans' maps: the accesses that matter. */
-	for (j = 0; j < g->nspan; j++) {
+	for (j = 0; j < g->nspan; j++) {	/* Intel: one span; AMD: two */
 		s = &g->span[j];
 		if (msr - s->base < s->count) {
 			if ((k = s->map[msr - s->base]) == 0)
