@@ -457,12 +457,10 @@ vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
 {
 	struct kvm_vcpu_ctx *c;
 	struct vpmu_entry e;
-	int error;
 
 	if ((c = ctx_of(k, cpu)) == NULL)
 		return (EINVAL);
-	if ((error = vpmu_vcpu_enter(k->vm, cpu, &e)) != 0)
-		return (error);
+	vpmu__vcpu_enter(k->vm, cpu, &e);	/* ctx_of() checked cpu */
 	c->injected = -1;
 	if (e.pmi || e.debug_changed)
 		return (pre_run_work(k, cpu, c, &e));
@@ -531,7 +529,7 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 		x.flags |= VPMU_EXITF_INJECTED;
 		x.vector = (uint32_t)c->injected;
 	}
-	if ((error = vpmu_vcpu_exit(k->vm, cpu, &x)) != 0)
+	if ((error = vpmu__vcpu_exit(k->vm, cpu, &x)) != 0)
 		return (error);
 	c->resync = false;
 	c->injected = -1;

@@ -303,6 +303,10 @@ void	vpmu__pv_vcpu_exit(struct vpmu_vm *vm, unsigned cpu);	/* after every exit *
 int	vpmu__gpmu_init(struct vpmu_vm *vm, const struct vpmu_model *m);
 void	vpmu__gpmu_fini(struct vpmu_vm *vm);
 
+/* vcpu.c: the exit contract for the KVM glue, arguments already checked. */
+void	vpmu__vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e);
+int	vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x);
+
 /* vm.c */
 const struct vpmu_classdesc *vpmu__class_find(const struct vpmu_vm *vm, uint32_t cls);
 const struct vpmu_classdesc *vpmu__class_of_row(const struct vpmu_vm *vm, unsigned row);

@@ -108,11 +108,18 @@ enter_work(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 int
 vpmu_vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 {
+	if (vm == NULL || e == NULL || cpu >= vm->nvcpus)
+		return (EINVAL);
+	vpmu__vcpu_enter(vm, cpu, e);
+	return (0);
+}
+
+void
+vpmu__vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
+{
 	const struct gpmu_vcpu *gv;
 	struct vpmu_vcpu *v;
 
-	if (vm == NULL || e == NULL || cpu >= vm->nvcpus)
-		return (EINVAL);
 	v = &vm->vcpu[cpu];
 	gv = &vm->gpmu->vcpu[cpu];
 	memset(e, 0, sizeof(*e));
@@ -129,7 +136,6 @@ vpmu_vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 		enter_work(vm, cpu, e);
 	else
 		v->entered = 0;
-	return (0);
 }
 
 /* The exit's registers, or the VMM's on request. */
@@ -273,12 +279,18 @@ exit_locked(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x, uint64_
 int
 vpmu_vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 {
+	if (vm == NULL || x == NULL || cpu >= vm->nvcpus)
+		return (EINVAL);
+	return (vpmu__vcpu_exit(vm, cpu, x));
+}
+
+int
+vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
+{
 	struct vpmu_vcpu *v;
 	uint64_t ran = 0;
 	int error;
 
-	if (vm == NULL || x == NULL || cpu >= vm->nvcpus)
-		return (EINVAL);
 	v = &vm->vcpu[cpu];
 	x->handled = 0;
 	x->fault = 0;
