@@ -425,19 +425,13 @@ lapic_pmi(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
 	return (0);
 }
 
-int
-vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
+/* A PMI to deliver or guest debugging to change before the entry. */
+static __attribute__((noinline)) int
+pre_run_work(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, const struct vpmu_entry *e)
 {
-	struct kvm_vcpu_ctx *c;
-	struct vpmu_entry e;
-	int error;
+	int error = 0;
 
-	if ((c = ctx_of(k, cpu)) == NULL)
-		return (EINVAL);
-	if ((error = vpmu_vcpu_enter(k->vm, cpu, &e)) != 0)
-		return (error);
-	c->injected = -1;
-	if (e.pmi) {
+	if (e->pmi) {
 		if (c->lapic)
 			error = lapic_pmi(k, cpu, c);
 		else if (ioctl(c->fd, KVM_NMI) < 0)
@@ -450,11 +444,26 @@ vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
 			return (error);
 		}
 	}
-	if (e.debug_changed) {
-		c->step = (e.debug & VPMU_DEBUG_STEP) != 0;
+	if (e->debug_changed) {
+		c->step = (e->debug & VPMU_DEBUG_STEP) != 0;
 		if ((error = apply_debug(c)) != 0)
 			return (error);
 	}
+	return (0);
+}
+
+int
+vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
+{
+	struct kvm_vcpu_ctx *c;
+	struct vpmu_entry e;
+
+	if ((c = ctx_of(k, cpu)) == NULL)
+		return (EINVAL);
+	vpmu__vcpu_enter(k->vm, cpu, &e);	/* ctx_of() checked cpu */
+	c->injected = -1;
+	if (e.pmi || e.debug_changed)
+		return (pre_run_work(k, cpu, c, &e));
 	return (0);
 }
 
@@ -493,15 +502,13 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 	*handled = false;
 	run = c->run;
 	memset(&x, 0, sizeof(x));
-	switch (run->exit_reason) {
-	case KVM_EXIT_X86_RDMSR:
-	case KVM_EXIT_X86_WRMSR:
+	/* The MSR exits first: the ones that must be cheap. */
+	if (run->exit_reason == KVM_EXIT_X86_RDMSR || run->exit_reason == KVM_EXIT_X86_WRMSR) {
 		x.reason = run->exit_reason == KVM_EXIT_X86_RDMSR ? VPMU_EXIT_MSR_READ :
 		    VPMU_EXIT_MSR_WRITE;
 		x.index = run->msr.index;
 		x.data = run->msr.data;
-		break;
-	case KVM_EXIT_IO:
+	} else if (run->exit_reason == KVM_EXIT_IO) {
 		x.reason = VPMU_EXIT_IO;
 		x.index = run->io.port;
 		x.size = run->io.size;
@@ -512,13 +519,9 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 		data = (uint8_t *)run + run->io.data_offset;
 		if ((x.flags & VPMU_EXITF_OUT) && run->io.size <= sizeof(x.data))
 			memcpy(&x.data, data, run->io.size);
-		break;
-	case KVM_EXIT_DEBUG:
+	} else if (run->exit_reason == KVM_EXIT_DEBUG) {
 		x.reason = VPMU_EXIT_DEBUG;
 		x.dr6 = run->debug.arch.dr6;
-		break;
-	default:
-		break;
 	}
 	if (c->resync)
 		x.flags |= VPMU_EXITF_MOVED;
@@ -526,34 +529,25 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 		x.flags |= VPMU_EXITF_INJECTED;
 		x.vector = (uint32_t)c->injected;
 	}
-	if ((error = vpmu_vcpu_exit(k->vm, cpu, &x)) != 0)
+	if ((error = vpmu__vcpu_exit(k->vm, cpu, &x)) != 0)
 		return (error);
 	c->resync = false;
 	c->injected = -1;
 	if (!x.handled)
 		return (0);
-	switch (run->exit_reason) {
-	case KVM_EXIT_X86_RDMSR:
-	case KVM_EXIT_X86_WRMSR:
-		if (run->exit_reason == KVM_EXIT_X86_RDMSR)
+	if (x.reason == VPMU_EXIT_MSR_READ || x.reason == VPMU_EXIT_MSR_WRITE) {
+		if (x.reason == VPMU_EXIT_MSR_READ)
 			run->msr.data = x.data;
 		run->msr.error = x.fault ? 1 : 0;
-		break;
-	case KVM_EXIT_IO:
+	} else if (x.reason == VPMU_EXIT_IO) {
 		if (run->io.direction == KVM_EXIT_IO_IN) {
 			data = (uint8_t *)run + run->io.data_offset;
 			memset(data, 0xFF, (size_t)run->io.size * run->io.count);
 			if (run->io.count == 1)
 				memcpy(data, &x.data, run->io.size);
 		}
-		break;
-	case KVM_EXIT_DEBUG:
-		if (vmm_debug_exit(c, x.dr6))
-			return (0);		/* the VMM's too: it sees the exit */
-		break;
-	default:
-		break;
-	}
+	} else if (x.reason == VPMU_EXIT_DEBUG && vmm_debug_exit(c, x.dr6))
+		return (0);		/* the VMM's too: it sees the exit */
 	*handled = true;
 	return (0);
 }

@@ -64,9 +64,9 @@ sel_access(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned ctr, uint64_t *rd, 
 	}
 	if (v->gp[ctr].used && v->gp[ctr].ctl == (wr & ~EVTSEL_RESERVED))
 		return (VPMU_MSR_OK);		/* no change: nothing to reprogram */
-	v->gp[ctr].ctl = wr & ~EVTSEL_RESERVED;
-	v->gp[ctr].used = true;
-	(void)gpmu_reprogram_gp(vm, v, ctr);
+	GPMU_STORE(v->gp[ctr].ctl, wr & ~EVTSEL_RESERVED);
+	GPMU_STORE(v->gp[ctr].used, true);
+	gpmu_mark(v, 1ull << ctr);		/* programmed before the next entry */
 	return (VPMU_MSR_OK);
 }
 
@@ -146,13 +146,13 @@ global_wr(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t val)
 	val &= g->global_ctrl_valid;			/* reserved bits dropped */
 	switch (idx) {
 	case G_CTL:
-		(void)gpmu_set_global_ctrl(vm, v, val);
+		gpmu_set_global_ctrl(v, val);
 		break;
 	case G_STATUS_CLR:
-		v->global_status &= ~val;
+		GPMU_STORE(v->global_status, v->global_status & ~val);
 		break;
 	case G_STATUS_SET:
-		v->global_status |= val;
+		GPMU_STORE(v->global_status, v->global_status | val);
 		break;
 	default:
 		break;					/* status: ignored */

@@ -110,9 +110,9 @@ evtsel_wr(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t val)
 		return (VPMU_MSR_GP);
 	if (v->gp[idx].used && v->gp[idx].ctl == val)
 		return (VPMU_MSR_OK);		/* no change: nothing to reprogram */
-	v->gp[idx].ctl = val;
-	v->gp[idx].used = true;
-	(void)gpmu_reprogram_gp(vm, v, idx);
+	GPMU_STORE(v->gp[idx].ctl, val);
+	GPMU_STORE(v->gp[idx].used, true);
+	gpmu_mark(v, 1ull << idx);		/* programmed before the next entry */
 	return (VPMU_MSR_OK);
 }
 
@@ -182,7 +182,7 @@ static int
 global_wr(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t val)
 {
 	const struct gpmu *g = gpmu_of(vm);
-	uint64_t fixed_valid = 0;
+	uint64_t fixed_valid = 0, changed, marks = 0;
 	unsigned i;
 
 	if (g->model.version < 2)
@@ -193,24 +193,28 @@ global_wr(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t val)
 			fixed_valid |= 0xBull << (4 * i);
 		if (val & ~fixed_valid)
 			return (VPMU_MSR_GP);
-		v->fixed_ctrl = val;
+		changed = v->fixed_ctrl ^ val;
+		GPMU_STORE(v->fixed_ctrl, val);
 		for (i = 0; i < g->model.fixed; i++) {
 			if ((val >> (4 * i)) & 0xF)
-				v->fx[i].used = true;
-			(void)gpmu_reprogram_fixed(vm, v, i);
+				GPMU_STORE(v->fx[i].used, true);
+			if ((changed >> (4 * i)) & 0xF)
+				marks |= 1ull << (32 + i);
 		}
+		if (marks != 0)
+			gpmu_mark(v, marks);
 		return (VPMU_MSR_OK);
 	case G_STATUS:
 		return (VPMU_MSR_GP);			/* read-only */
 	case G_CTRL:
 		if (val & ~g->global_ctrl_valid)
 			return (VPMU_MSR_GP);
-		(void)gpmu_set_global_ctrl(vm, v, val);
+		gpmu_set_global_ctrl(v, val);
 		return (VPMU_MSR_OK);
 	default:
 		if (val & ~(g->global_ctrl_valid | GLOBAL_OVF_EXTRA))
 			return (VPMU_MSR_GP);
-		v->global_status &= ~val;
+		GPMU_STORE(v->global_status, v->global_status & ~val);
 		return (VPMU_MSR_OK);
 	}
 }

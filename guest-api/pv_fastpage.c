@@ -331,8 +331,9 @@ vpmu_pv_set_fastpage_rate(struct vpmu_vm *vm, unsigned hz)
 /* ---- operations --------------------------------------------------------------------- */
 
 static void
-page_free(struct fp_state *st, struct fp_page *fp)
+page_free(struct vpmu_pv *pv, struct fp_page *fp)
 {
+	struct fp_state *st = pv->fast;
 	struct fp_page **pp;
 
 	for (pp = &st->pages; *pp != NULL; pp = &(*pp)->next)
@@ -341,6 +342,7 @@ page_free(struct fp_state *st, struct fp_page *fp)
 			break;
 		}
 	__atomic_store_n(&st->npages, st->npages - 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&pv->exit_work, 1, __ATOMIC_RELAXED);
 	free(fp);
 }
 
@@ -373,6 +375,7 @@ op_set(struct pv_call *c)
 		fp->next = st->pages;
 		st->pages = fp;
 		__atomic_store_n(&st->npages, st->npages + 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&c->pv->exit_work, 1, __ATOMIC_RELAXED);
 	} else if (fp->gpa != a->gpa)
 		page_retire(fp);
 	fp->gpa = a->gpa;
@@ -394,7 +397,7 @@ op_clear(struct pv_call *c)
 	if ((fp = page_find(st, c->cred.pid)) == NULL)
 		return (EINVAL);
 	page_retire(fp);
-	page_free(st, fp);
+	page_free(c->pv, fp);
 	return (0);
 }
 
@@ -439,7 +442,7 @@ fp_proc_exit(struct vpmu_pv *pv, int32_t pid)
 
 	/* The exiting process's memory may be on its way back: not touched. */
 	if (st != NULL && (fp = page_find(st, pid)) != NULL)
-		page_free(st, fp);
+		page_free(pv, fp);
 }
 
 /*
@@ -497,7 +500,7 @@ fp_fini(struct vpmu_pv *pv)
 	if (st->thr_on)
 		pthread_join(st->thr, NULL);
 	while (st->pages != NULL)
-		page_free(st, st->pages);
+		page_free(pv, st->pages);
 	pthread_cond_destroy(&st->cv);
 	free(st);
 	pv->fast = NULL;

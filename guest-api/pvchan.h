@@ -82,6 +82,11 @@ struct vpmu_pv {
 	void *pctr;			/* pv_pctr.c's */
 	void *fast;			/* pv_fastpage.c's */
 	struct vpmu_pv_stats st;	/* under lock */
+	/*
+	 * What the vcpu_exit hooks have to serve (the fast pages: pages
+	 * registered); changed under lock, read without it at every exit.
+	 */
+	unsigned exit_work;
 };
 
 /*
@@ -126,8 +131,16 @@ void	vpmu__pv_fd_free(struct pv_fdtab *t, struct pv_fd *f);
 /* vm.c calls these. */
 int	vpmu__pv_create(struct vpmu_vm *vm);
 void	vpmu__pv_destroy(struct vpmu_vm *vm);
-/* kvm.c: after every exit of cpu (the fast pages). */
+/* After every exit of cpu (the fast pages). */
 void	vpmu__pv_vcpu_exit(struct vpmu_vm *vm, unsigned cpu);
+
+/* vcpu.c: the hooks, called only while some hook has work (one load if none). */
+static inline void
+vpmu__pv_exit_hooks(struct vpmu_vm *vm, unsigned cpu)
+{
+	if (vm->pv != NULL && __atomic_load_n(&vm->pv->exit_work, __ATOMIC_RELAXED) != 0)
+		vpmu__pv_vcpu_exit(vm, cpu);
+}
 
 /* For the personalities. */
 /* Guest RAM: 0, or EFAULT when [gpa, gpa+len) is not inside one RAM slot. */

@@ -1,5 +1,5 @@
 /*
- * pmu.c -- the guest-visible PMU, vendor-neutral part: the counters of each
+ * gpmu.c -- the guest-visible PMU, vendor-neutral part: the counters of each
  * vCPU as views of core PMCs, when they count, global control and status,
  * overflow and PMIs, reset, CPUID, reports, and the MSR entry points that
  * hand an access to the vendor's table (intel.c, amd.c).
@@ -10,6 +10,11 @@
  * counter's width; an overflow is a crossing of that width, seen at the
  * first check after it (the KVM glue checks after every exit, and the
  * exact source exits after every instruction, so there it is exact).
+ *
+ * A trapped write to a control is recorded and its counter marked; the
+ * counters marked are programmed together before the next entry
+ * (vpmu__gpmu_flush from vpmu_vcpu_enter), so those that start counting
+ * at one flush were enabled by one access and form one group.
  */
 #include <errno.h>
 #include <string.h>
@@ -76,6 +81,48 @@ ctr_setup(struct gpmu_ctr *c, struct vpmu_pmc *pm, unsigned width, unsigned gbit
 	c->fixed = fixed;
 }
 
+/* The vendor's ranges in spans, each with its MSR -> range map. */
+static int
+spans_build(struct gpmu *g)
+{
+	const struct gpmu_vendor *vd = g->vendor;
+	struct gpmu_span *s;
+	uint32_t lo, hi;
+	size_t i, j;
+
+	for (i = 0; vd != NULL && i < vd->nranges; i++) {
+		lo = vd->ranges[i].base;
+		hi = lo + vd->ranges[i].count;
+		for (j = 0; j < g->nspan; j++) {
+			s = &g->span[j];
+			if (lo < s->base + s->count + GPMU_SPAN_GAP && s->base < hi + GPMU_SPAN_GAP)
+				break;
+		}
+		if (j == g->nspan) {
+			VPMU_ASSERT(g->nspan < GPMU_MAX_SPANS);
+			g->span[g->nspan++] = (struct gpmu_span){ lo, hi - lo, NULL };
+			continue;
+		}
+		s = &g->span[j];
+		if (hi > s->base + s->count)
+			s->count = hi - s->base;
+		if (lo < s->base) {
+			s->count += s->base - lo;
+			s->base = lo;
+		}
+	}
+	for (j = 0; j < g->nspan; j++) {
+		s = &g->span[j];
+		if ((s->map = calloc(s->count, 1)) == NULL)
+			return (ENOMEM);
+		for (i = 0; i < vd->nranges; i++)
+			if (vd->ranges[i].base - s->base < s->count)
+				memset(s->map + (vd->ranges[i].base - s->base), (int)(i + 1),
+				    vd->ranges[i].count);
+	}
+	return (0);
+}
+
 int
 vpmu__gpmu_init(struct vpmu_vm *vm, const struct vpmu_model *m)
 {
@@ -97,6 +144,8 @@ vpmu__gpmu_init(struct vpmu_vm *vm, const struct vpmu_model *m)
 	g->global_ctrl_valid = ((1ull << m->gp) - 1) |
 	    (((1ull << m->fixed) - 1) << 32);
 	vm->gpmu = g;
+	if ((error = spans_build(g)) != 0)
+		return (error);		/* vpmu_vm_destroy() cleans up */
 	for (cpu = 0; cpu < vm->nvcpus; cpu++) {
 		for (i = 0; i < m->gp; i++) {
 			if ((error = vpmu__model_pmc_create(vm, cpu, gpcls, i, &pm)) != 0)
@@ -117,8 +166,12 @@ vpmu__gpmu_init(struct vpmu_vm *vm, const struct vpmu_model *m)
 void
 vpmu__gpmu_fini(struct vpmu_vm *vm)
 {
+	unsigned j;
+
 	if (vm->gpmu == NULL)
 		return;
+	for (j = 0; j < vm->gpmu->nspan; j++)
+		free(vm->gpmu->span[j].map);
 	free(vm->gpmu->vcpu);
 	free(vm->gpmu);
 	vm->gpmu = NULL;
@@ -126,19 +179,31 @@ vpmu__gpmu_fini(struct vpmu_vm *vm)
 
 /* ---- counters --------------------------------------------------------------- */
 
-uint64_t
-gpmu_ctr_read(struct vpmu_vm *vm, struct gpmu_ctr *c)
+static struct gpmu_ctr *
+ctr_of(struct gpmu_vcpu *v, unsigned gbit)
 {
-	return (vpmu__model_pmc_value(vm, c->pm, NULL) & c->mask);
+	return (gbit >= 32 ? &v->fx[gbit - 32] : &v->gp[gbit]);
 }
 
+/* VM lock held. */
+static int
+ctr_set(struct vpmu_vm *vm, struct gpmu_ctr *c, uint64_t value)
+{
+	c->last = value & c->mask;
+	return (vpmu__model_pmc_set(vm, c->pm, value & c->mask));
+}
+
+/* A write to a counter: the core PMC, under the VM lock. */
 int
 gpmu_ctr_write(struct vpmu_vm *vm, struct gpmu_ctr *c, uint64_t value)
 {
-	value &= c->mask;
-	c->used = true;
-	c->last = value;
-	return (vpmu__model_pmc_set(vm, c->pm, value));
+	int error;
+
+	GPMU_STORE(c->used, true);
+	vpmu__vm_lock(vm);
+	error = ctr_set(vm, c, value);
+	vpmu__vm_unlock(vm);
+	return (error);
 }
 
 int
@@ -156,89 +221,129 @@ gpmu_ctr_update(struct vpmu_vm *vm, struct gpmu_vcpu *v, struct gpmu_ctr *c,
 }
 
 /*
- * A GP counter counts when its select names an event, EN is set, USR or OS
- * is (neither: no privilege level is counted), and -- with a global
- * control (Intel v2+, AMD PerfMonV2) -- its GLOBAL_CTRL bit is set.
+ * What GP counter i's recorded controls ask for: its event in spec, and
+ * whether it counts.  It counts when its select names an event, EN is
+ * set, USR or OS is (neither: no privilege level is counted), and -- with
+ * a global control (Intel v2+, AMD PerfMonV2) -- its GLOBAL_CTRL bit is.
  */
-int
-gpmu_reprogram_gp(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned i)
+static bool
+gp_wants(const struct gpmu *g, struct gpmu_vcpu *v, unsigned i, struct vpmu_event_spec *spec)
 {
-	const struct gpmu *g = gpmu_of(vm);
 	struct gpmu_ctr *c = &v->gp[i];
-	uint64_t sel = c->ctl;
-	struct vpmu_event_spec spec;
+	uint64_t sel = GPMU_LOAD(c->ctl);
 	bool run;
 
-	memset(&spec, 0, sizeof(spec));
-	run = g->vendor->event(sel, &spec);
+	memset(spec, 0, sizeof(*spec));
+	run = g->vendor->event(sel, spec);
 	if (sel & SEL_USR)
-		spec.flags |= VPMU_EVF_USR;
+		spec->flags |= VPMU_EVF_USR;
 	if (sel & SEL_OS)
-		spec.flags |= VPMU_EVF_OS;
+		spec->flags |= VPMU_EVF_OS;
 	if (sel & SEL_EDGE)
-		spec.flags |= VPMU_EVF_EDGE;
+		spec->flags |= VPMU_EVF_EDGE;
 	if (sel & SEL_INV)
-		spec.flags |= VPMU_EVF_INV;
-	spec.cmask = SEL_CMASK(sel);
-	run = run && (sel & SEL_EN) && (sel & (SEL_USR | SEL_OS)) &&
-	    (g->model.version < 2 || (v->global_ctrl & (1ull << i)));
+		spec->flags |= VPMU_EVF_INV;
+	spec->cmask = SEL_CMASK(sel);
 	c->intr = (sel & SEL_INT) != 0;
-	return (gpmu_ctr_update(vm, v, c, &spec, run));
+	return (run && (sel & SEL_EN) && (sel & (SEL_USR | SEL_OS)) &&
+	    (g->model.version < 2 || (GPMU_LOAD(v->global_ctrl) & (1ull << i))));
 }
 
 /*
  * Fixed counter i counts fixed event i (SDM Vol. 3B 20.2.2): instructions,
  * core cycles, reference cycles.  Its nibble: bit 0 OS, bit 1 USR, bit 3 PMI.
  */
-int
-gpmu_reprogram_fixed(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned i)
+static bool
+fixed_wants(struct gpmu_vcpu *v, unsigned i, struct vpmu_event_spec *spec)
 {
 	static const uint32_t fixed_event[GPMU_MAX_FIXED] = {
 		VPMU_EV_INSTRUCTIONS, VPMU_EV_CYCLES, VPMU_EV_REF_CYCLES
 	};
 	struct gpmu_ctr *c = &v->fx[i];
-	unsigned nib = (v->fixed_ctrl >> (4 * i)) & 0xF;
-	struct vpmu_event_spec spec = { .event = fixed_event[i] };
+	unsigned nib = (GPMU_LOAD(v->fixed_ctrl) >> (4 * i)) & 0xF;
 
-	c->ctl = nib;
+	memset(spec, 0, sizeof(*spec));
+	spec->event = fixed_event[i];
+	GPMU_STORE(c->ctl, nib);
 	c->intr = (nib & 0x8) != 0;
 	if (nib & 0x1)
-		spec.flags |= VPMU_EVF_OS;
+		spec->flags |= VPMU_EVF_OS;
 	if (nib & 0x2)
-		spec.flags |= VPMU_EVF_USR;
-	return (gpmu_ctr_update(vm, v, c, &spec, (nib & 0x3) != 0 &&
-	    (v->global_ctrl & (1ull << c->gbit)) != 0));
+		spec->flags |= VPMU_EVF_USR;
+	return ((nib & 0x3) != 0 && (GPMU_LOAD(v->global_ctrl) & (1ull << c->gbit)) != 0);
+}
+
+static bool
+ctr_wants(const struct gpmu *g, struct gpmu_vcpu *v, unsigned gbit,
+    struct vpmu_event_spec *spec)
+{
+	return (gbit >= 32 ? fixed_wants(v, gbit - 32, spec) : gp_wants(g, v, gbit, spec));
 }
 
 int
-gpmu_set_global_ctrl(struct vpmu_vm *vm, struct gpmu_vcpu *v, uint64_t val)
+gpmu_reprogram_gp(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned i)
+{
+	struct vpmu_event_spec spec;
+	bool run = gp_wants(gpmu_of(vm), v, i, &spec);
+
+	return (gpmu_ctr_update(vm, v, &v->gp[i], &spec, run));
+}
+
+int
+gpmu_reprogram_fixed(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned i)
+{
+	struct vpmu_event_spec spec;
+	bool run = fixed_wants(v, i, &spec);
+
+	return (gpmu_ctr_update(vm, v, &v->fx[i], &spec, run));
+}
+
+void
+gpmu_set_global_ctrl(struct gpmu_vcpu *v, uint64_t val)
+{
+	uint64_t changed = v->global_ctrl ^ val;
+
+	GPMU_STORE(v->global_ctrl, val);
+	if (changed != 0)
+		gpmu_mark(v, changed);
+}
+
+/* The slot of counter gbit in a per-counter array: GP first, then fixed. */
+#define CTR_SLOT(gbit)	((gbit) >= 32 ? GPMU_MAX_GP + (gbit) - 32 : (gbit))
+
+int
+vpmu__gpmu_flush(struct vpmu_vm *vm, unsigned cpu)
 {
 	const struct gpmu *g = gpmu_of(vm);
-	uint64_t changed = v->global_ctrl ^ val, on = changed & val;
+	struct gpmu_vcpu *v = &g->vcpu[cpu];
+	struct vpmu_event_spec spec[GPMU_MAX_GP + GPMU_MAX_FIXED];
+	bool run[GPMU_MAX_GP + GPMU_MAX_FIXED];
+	uint64_t marked = __atomic_exchange_n(&v->pending, 0, __ATOMIC_ACQUIRE), on = 0, m;
 	uint32_t group = 0;
-	unsigned i;
+	unsigned b;
 	int error = 0, e;
 
+	for (m = marked; m != 0; m &= m - 1) {
+		b = (unsigned)__builtin_ctzll(m);
+		run[CTR_SLOT(b)] = ctr_wants(g, v, b, &spec[CTR_SLOT(b)]);
+		if (run[CTR_SLOT(b)] && !ctr_of(v, b)->running)
+			on |= 1ull << b;
+	}
 	/*
-	 * Counters switched on by one write were asked to count together:
-	 * one group, scheduled as a unit by the multiplexer.
+	 * Counters that start at one flush were switched on by one access
+	 * (a GLOBAL_CTRL write, say): one group, scheduled as a unit by the
+	 * multiplexer.  One that starts alone counts alone.
 	 */
 	if (on & (on - 1))
 		group = ++vm->next_group;
-	for (i = 0; i < g->model.gp; i++)
-		if (on & (1ull << i))
-			v->gp[i].pm->group = group;
-	for (i = 0; i < g->model.fixed; i++)
-		if (on & (1ull << (32 + i)))
-			v->fx[i].pm->group = group;
-	v->global_ctrl = val;
-	for (i = 0; i < g->model.gp; i++)
-		if ((changed & (1ull << i)) && (e = gpmu_reprogram_gp(vm, v, i)) != 0)
+	for (m = on; m != 0; m &= m - 1)
+		ctr_of(v, (unsigned)__builtin_ctzll(m))->pm->group = group;
+	for (m = marked; m != 0; m &= m - 1) {
+		b = (unsigned)__builtin_ctzll(m);
+		if ((e = gpmu_ctr_update(vm, v, ctr_of(v, b), &spec[CTR_SLOT(b)],
+		    run[CTR_SLOT(b)])) != 0)
 			error = e;
-	for (i = 0; i < g->model.fixed; i++)
-		if ((changed & (1ull << (32 + i))) &&
-		    (e = gpmu_reprogram_fixed(vm, v, i)) != 0)
-			error = e;
+	}
 	return (error);
 }
 
@@ -254,27 +359,28 @@ gpmu_reset_vcpu(struct vpmu_vm *vm, struct gpmu_vcpu *v)
 	static const struct vpmu_event_spec none;	/* no event: nothing unsupported */
 	unsigned i;
 
-	v->fixed_ctrl = 0;
-	v->global_status = 0;
+	GPMU_STORE(v->fixed_ctrl, 0);
+	GPMU_STORE(v->global_status, 0);
+	__atomic_store_n(&v->pending, 0, __ATOMIC_RELAXED);
 	v->running = 0;
 	for (i = 0; i < GPMU_MAX_GP; i++)
 		memset(&v->gp[i].shown, 0, sizeof(v->gp[i].shown));
 	for (i = 0; i < GPMU_MAX_FIXED; i++)
 		memset(&v->fx[i].shown, 0, sizeof(v->fx[i].shown));
 	__atomic_store_n(&v->pmi_pending, 0, __ATOMIC_RELAXED);
-	v->global_ctrl = g->model.version >= 2 ? (1ull << g->model.gp) - 1 : 0;
+	GPMU_STORE(v->global_ctrl, g->model.version >= 2 ? (1ull << g->model.gp) - 1 : 0);
 	for (i = 0; i < g->model.gp; i++) {
-		v->gp[i].ctl = 0;
+		GPMU_STORE(v->gp[i].ctl, 0);
 		(void)gpmu_ctr_update(vm, v, &v->gp[i], &none, false);
-		(void)gpmu_ctr_write(vm, &v->gp[i], 0);
-		v->gp[i].used = false;
+		(void)ctr_set(vm, &v->gp[i], 0);
+		GPMU_STORE(v->gp[i].used, false);
 		v->gp[i].intr = false;
 	}
 	for (i = 0; i < g->model.fixed; i++) {
-		v->fx[i].ctl = 0;
+		GPMU_STORE(v->fx[i].ctl, 0);
 		(void)gpmu_ctr_update(vm, v, &v->fx[i], &none, false);
-		(void)gpmu_ctr_write(vm, &v->fx[i], 0);
-		v->fx[i].used = false;
+		(void)ctr_set(vm, &v->fx[i], 0);
+		GPMU_STORE(v->fx[i].used, false);
 		v->fx[i].intr = false;
 	}
 }
@@ -304,10 +410,20 @@ msr_lookup(struct vpmu_vm *vm, uint32_t msr, const struct gpmu_range **rp, unsig
 {
 	const struct gpmu *g = gpmu_of(vm);
 	const struct gpmu_vendor *other;
+	const struct gpmu_span *s;
+	unsigned j, k;
 
-	/* The model's own table first: the accesses that matter. */
-	if (g->vendor != NULL && (*rp = range_find(g->vendor, msr, idx)) != NULL)
-		return (VPMU_MSR_OK);
+	/* The model's own MSRs first, by their spans' maps: the accesses that matter. */
+	for (j = 0; j < g->nspan; j++) {	/* Intel: one span; AMD: two */
+		s = &g->span[j];
+		if (msr - s->base < s->count) {
+			if ((k = s->map[msr - s->base]) == 0)
+				break;
+			*rp = &g->vendor->ranges[k - 1];
+			*idx = msr - (*rp)->base;
+			return (VPMU_MSR_OK);
+		}
+	}
 	other = g->vendor == &gpmu_intel ? &gpmu_amd : &gpmu_intel;
 	if (range_find(other, msr, idx) != NULL ||
 	    (g->vendor == NULL && range_find(&gpmu_amd, msr, idx) != NULL))
@@ -331,16 +447,12 @@ vpmu__gpmu_msr(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, bool write, uint6
 int
 vpmu_msr_read(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t *val)
 {
-	int res;
-
 	if (vm == NULL || val == NULL || vm->gpmu == NULL || cpu >= vm->nvcpus)
 		return (EINVAL);
-	vpmu__vm_lock(vm);
-	res = vpmu__gpmu_msr(vm, cpu, msr, false, val);
-	vpmu__vm_unlock(vm);
-	return (res);
+	return (vpmu__gpmu_msr(vm, cpu, msr, false, val));
 }
 
+/* Outside the exit contract a write takes effect at once: no entry follows. */
 int
 vpmu_msr_write(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t val)
 {
@@ -348,9 +460,12 @@ vpmu_msr_write(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t val)
 
 	if (vm == NULL || vm->gpmu == NULL || cpu >= vm->nvcpus)
 		return (EINVAL);
-	vpmu__vm_lock(vm);
 	res = vpmu__gpmu_msr(vm, cpu, msr, true, &val);
-	vpmu__vm_unlock(vm);
+	if (vpmu__gpmu_pending(vm, cpu)) {
+		vpmu__vm_lock(vm);
+		(void)vpmu__gpmu_flush(vm, cpu);
+		vpmu__vm_unlock(vm);
+	}
 	return (res);
 }
 
@@ -435,7 +550,7 @@ ctr_check(struct vpmu_vm *vm, struct gpmu_vcpu *v, struct gpmu_ctr *c, bool has_
 
 	if (reach > c->mask) {
 		if (has_status)
-			v->global_status |= 1ull << c->gbit;
+			GPMU_STORE(v->global_status, v->global_status | 1ull << c->gbit);
 		if (c->intr)
 			__atomic_store_n(&v->pmi_pending, 1, __ATOMIC_RELEASE);
 	}
@@ -537,13 +652,13 @@ ctr_info(struct vpmu_vm *vm, struct gpmu_ctr *c, const char *name,
 
 	memset(ci, 0, sizeof(*ci));
 	snprintf(ci->name, sizeof(ci->name), "%s", name);
-	ci->control = c->ctl;
+	ci->control = GPMU_LOAD(c->ctl);
 	ci->value = vpmu__model_pmc_value(vm, c->pm, &t) & c->mask;
 	ci->raw = t.value & c->mask;
 	ci->time_enabled = t.time_enabled;
 	ci->time_running = t.time_running;
 	ci->scaled = c->pm->t_running != 0 && c->pm->t_running < c->pm->t_enabled;
-	ci->used = c->used;
+	ci->used = GPMU_LOAD(c->used);
 	ci->enabled = c->running;
 	if (c->shown.event == VPMU_EV_RAW)
 		snprintf(ci->event, sizeof(ci->event), "raw 0x%llx",

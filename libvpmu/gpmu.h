@@ -3,8 +3,20 @@
  * counters, enables, global status, overflow, reset, reports) and the
  * vendor files intel.c and amd.c (their MSR tables and rules).
  *
- * Locking: every entry point takes the VM lock (the core's PMCs are
- * VM-wide state); per-vCPU state here is only ever touched for its vCPU.
+ * Locking (docs/architecture.md): the guest-visible registers of a vCPU
+ * (controls, global control and status, the pending mask) are written on
+ * that vCPU's thread without the VM lock -- by the trapped access -- or
+ * with the vCPU stopped (reset, restore).  Host threads that read them
+ * (reports, snapshots) load them with GPMU_LOAD, and the trap path stores
+ * them with GPMU_STORE, so no plain write races an atomic read.  What
+ * touches a core PMC (a counter's value, its programming: the flush) takes
+ * the VM lock.
+ *
+ * Deferred reprogramming: a write to a control only records the value and
+ * marks the counter in `pending`; vpmu__gpmu_flush(), called before the
+ * next entry (vpmu_vcpu_enter), programs every marked counter at once.  No
+ * guest instruction runs between the exit and that entry, so counting
+ * still changes at the WRMSR's instruction boundary.
  */
 #ifndef VPMU_GPMU_H
 #define VPMU_GPMU_H
@@ -26,7 +38,7 @@ struct gpmu_ctr {
 	struct vpmu_event_spec shown;	/* the last event it counted, for reports */
 	unsigned gbit;		/* bit in GLOBAL_CTRL/STATUS: GP i, fixed 32 + i */
 	bool fixed;
-	bool used;		/* the guest wrote its control or counter */
+	bool used;		/* the guest wrote its control or counter (GPMU_STORE) */
 	bool running;		/* counting now */
 	bool intr;		/* a PMI on overflow */
 };
@@ -38,8 +50,20 @@ struct gpmu_vcpu {
 	uint64_t global_ctrl;
 	uint64_t global_status;
 	uint64_t running;	/* gbit of every counter counting now */
+	uint64_t pending;	/* gbits whose controls changed since the last flush */
 	int pmi_pending;	/* set under the VM lock, taken without it */
 };
+
+/* The per-vCPU registers, where another thread may read them. */
+#define GPMU_LOAD(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define GPMU_STORE(x, val)	__atomic_store_n(&(x), (val), __ATOMIC_RELAXED)
+
+/* A control changed: counter(s) gbits are reprogrammed before the next entry. */
+static inline void
+gpmu_mark(struct gpmu_vcpu *v, uint64_t gbits)
+{
+	__atomic_fetch_or(&v->pending, gbits, __ATOMIC_RELEASE);
+}
 
 /* Result of an MSR handler: VPMU_MSR_OK / VPMU_MSR_GP. */
 typedef int gpmu_rd_fn(struct vpmu_vm *, struct gpmu_vcpu *, unsigned idx, uint64_t *);
@@ -77,11 +101,25 @@ struct gpmu_vendor {
 extern const struct gpmu_vendor gpmu_intel;
 extern const struct gpmu_vendor gpmu_amd;
 
+/*
+ * The model's MSRs in a few spans (ranges less than GPMU_SPAN_GAP apart
+ * joined), each with a map from MSR to range: one look-up per access.
+ */
+#define GPMU_MAX_SPANS	4
+#define GPMU_SPAN_GAP	2048u
+
+struct gpmu_span {
+	uint32_t base, count;
+	uint8_t *map;			/* per MSR: its range's index + 1, 0 none */
+};
+
 struct gpmu {
 	struct vpmu_model model;
 	const struct gpmu_vendor *vendor;	/* NULL for "none" */
 	uint64_t global_ctrl_valid;		/* GP bits n-1:0, fixed bits 32+i */
 	struct gpmu_vcpu *vcpu;
+	struct gpmu_span span[GPMU_MAX_SPANS];
+	unsigned nspan;
 };
 
 static inline struct gpmu *
@@ -90,20 +128,44 @@ gpmu_of(const struct vpmu_vm *vm)
 	return (vm->gpmu);
 }
 
-/* gpmu.c, for the vendor files */
+/* For the vendor files: a counter's value, VM lock NOT held (taken). */
+static inline uint64_t
+gpmu_ctr_read(struct vpmu_vm *vm, struct gpmu_ctr *c)
+{
+	uint64_t val;
+
+	vpmu__vm_lock(vm);
+	val = vpmu__model_pmc_value(vm, c->pm, NULL) & c->mask;
+	vpmu__vm_unlock(vm);
+	return (val);
+}
+int	gpmu_ctr_write(struct vpmu_vm *vm, struct gpmu_ctr *c, uint64_t value);
+/* A GLOBAL_CTRL write: recorded, the changed counters marked. */
+void	gpmu_set_global_ctrl(struct gpmu_vcpu *v, uint64_t val);
+
+/* gpmu.c, VM lock held: program a counter from its recorded controls now. */
 int	gpmu_ctr_update(struct vpmu_vm *vm, struct gpmu_vcpu *v, struct gpmu_ctr *c,
 	    const struct vpmu_event_spec *spec, bool run);
-uint64_t gpmu_ctr_read(struct vpmu_vm *vm, struct gpmu_ctr *c);
-int	gpmu_ctr_write(struct vpmu_vm *vm, struct gpmu_ctr *c, uint64_t value);
 int	gpmu_reprogram_gp(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned i);
 int	gpmu_reprogram_fixed(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned i);
-int	gpmu_set_global_ctrl(struct vpmu_vm *vm, struct gpmu_vcpu *v, uint64_t val);
 void	gpmu_reset_vcpu(struct vpmu_vm *vm, struct gpmu_vcpu *v);
 
-/* For the KVM glue, with the VM lock held and arguments checked. */
+/*
+ * The trapped access, on the vCPU's thread, arguments checked, VM lock
+ * NOT held (a counter's value takes it; a control is only recorded).
+ */
 int	vpmu__gpmu_msr(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, bool write,
 	    uint64_t *val);
+/* VM lock held: the counters marked since the last flush, programmed together. */
+int	vpmu__gpmu_flush(struct vpmu_vm *vm, unsigned cpu);
 void	vpmu__gpmu_check_running(struct vpmu_vm *vm, unsigned cpu);
+
+/* Some control changed since the last flush (a hint, on the vCPU's thread). */
+static inline bool
+vpmu__gpmu_pending(const struct vpmu_vm *vm, unsigned cpu)
+{
+	return (__atomic_load_n(&vm->gpmu->vcpu[cpu].pending, __ATOMIC_RELAXED) != 0);
+}
 
 /* After every exit: a look at the counters counting now, if any. */
 static inline void

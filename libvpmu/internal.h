@@ -17,8 +17,8 @@
  * FLUSHLOG and the closes of a log drop vm->lock before they wait for the
  * log's writer (log.c).  Order: drain_mtx, then vm->lock, then a log's
  * mutex.
- * State kept elsewhere has its own rules: the guest PMU's pmi_pending
- * (gpmu.h), the exact source's per-vCPU nenabled (exact.c), the
+ * State kept elsewhere has its own rules: the guest PMU's per-vCPU
+ * registers and pmi_pending (gpmu.h), the exact source's per-vCPU nenabled (exact.c), the
  * paravirtual channel's pv->lock (pv.c) and each log's mutex (log.c).
  */
 #ifndef VPMU_INTERNAL_H
@@ -318,6 +318,10 @@ struct vpmu__layer {
 extern const struct vpmu__layer vpmu__layers[];
 extern const unsigned vpmu__nlayers;
 
+/* vcpu.c: the exit contract for the KVM glue, arguments already checked. */
+void	vpmu__vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e);
+int	vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x);
+
 /* vm.c */
 const struct vpmu_classdesc *vpmu__class_find(const struct vpmu_vm *vm, uint32_t cls);
 const struct vpmu_classdesc *vpmu__class_of_row(const struct vpmu_vm *vm, unsigned row);
@@ -420,8 +424,8 @@ bool	vpmu__can_debug(const struct vpmu_vm *vm, const struct vpmu_cred *caller,
 void	vpmu__procs_free(struct vpmu_vm *vm);
 
 /*
- * The VM lock.  It is taken on every trapped access and held for well
- * under a microsecond, never across a guest run or a sleep, so it is a
+ * The VM lock.  It is taken on trapped accesses that touch a core PMC and
+ * held for well under a microsecond, never across a guest run or a sleep, so it is a
  * test-and-set lock: an uncontended take is one atomic exchange (a pthread
  * mutex costs some 50 instructions there, a third of the trap path).  A
  * waiter spins briefly, then yields the CPU to the holder.

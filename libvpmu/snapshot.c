@@ -543,17 +543,17 @@ save_all(struct wr *w, struct vpmu_vm *vm)
 	for (c = 0; c < vm->nvcpus; c++) {
 		struct gpmu_vcpu *v = &g->vcpu[c];
 
-		w_u64(w, v->fixed_ctrl);
-		w_u64(w, v->global_ctrl);
-		w_u64(w, v->global_status);
+		w_u64(w, GPMU_LOAD(v->fixed_ctrl));
+		w_u64(w, GPMU_LOAD(v->global_ctrl));
+		w_u64(w, GPMU_LOAD(v->global_status));
 		w_u8(w, __atomic_load_n(&v->pmi_pending, __ATOMIC_ACQUIRE) != 0);
 		for (i = 0; i < m->gp + m->fixed; i++) {
 			struct gpmu_ctr *k = i < m->gp ? &v->gp[i] : &v->fx[i - m->gp];
 
-			w_u64(w, k->ctl);
+			w_u64(w, GPMU_LOAD(k->ctl));
 			w_u64(w, k->last);
 			w_spec(w, &k->shown);
-			w_u8(w, k->used);
+			w_u8(w, GPMU_LOAD(k->used));
 			w_spec(w, &k->pm->spec);
 			w_counts(w, vm, k->pm);
 		}
@@ -620,6 +620,7 @@ vpmu_vm_save(struct vpmu_vm *vm, void *buf, size_t *len)
 {
 	struct wr w = { NULL, 0, HDR_LEN };
 	struct vpmu_owner *o;
+	unsigned c;
 	size_t need;
 	uint8_t *b = buf;
 	uint32_t crc;
@@ -643,6 +644,10 @@ vpmu_vm_save(struct vpmu_vm *vm, void *buf, size_t *len)
 				pthread_mutex_unlock(&vm->pv->lock);
 			return (EBUSY);
 		}
+	/* Controls written since the last entry are programmed first (gpmu.h). */
+	for (c = 0; c < vm->nvcpus; c++)
+		if (vpmu__gpmu_pending(vm, c))
+			(void)vpmu__gpmu_flush(vm, c);
 	save_all(&w, vm);
 	need = w.off;
 	if (buf == NULL || *len < need) {
@@ -1345,10 +1350,11 @@ apply_gpmu(struct vpmu_vm *vm, const struct snap *s)
 		struct gpmu_vcpu *v = &g->vcpu[c];
 		const struct s_gvcpu *sv = &s->g[c];
 
-		v->fixed_ctrl = sv->fixed_ctrl;
-		v->global_ctrl = sv->global_ctrl;
+		__atomic_store_n(&v->pending, 0, __ATOMIC_RELAXED);	/* all reprogrammed */
+		GPMU_STORE(v->fixed_ctrl, sv->fixed_ctrl);
+		GPMU_STORE(v->global_ctrl, sv->global_ctrl);
 		for (i = 0; i < m->gp; i++) {
-			v->gp[i].ctl = sv->c[i].ctl;
+			GPMU_STORE(v->gp[i].ctl, sv->c[i].ctl);
 			v->gp[i].pm->group = sv->c[i].n.group;
 			if ((error = gpmu_reprogram_gp(vm, v, i)) != 0)
 				return (error);
@@ -1372,11 +1378,11 @@ apply_gpmu(struct vpmu_vm *vm, const struct snap *s)
 				return (error);
 			k->last = sv->c[i].last;
 			k->shown = sv->c[i].shown;
-			k->used = sv->c[i].used;
+			GPMU_STORE(k->used, sv->c[i].used);
 			set_counts(k->pm, &sv->c[i].n);
 			settle(vm, k->pm);
 		}
-		v->global_status = sv->global_status;
+		GPMU_STORE(v->global_status, sv->global_status);
 		__atomic_store_n(&v->pmi_pending, sv->pmi ? 1 : 0, __ATOMIC_RELEASE);
 	}
 	return (0);

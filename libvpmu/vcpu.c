@@ -5,11 +5,14 @@
  *
  * Before an entry (vpmu_vcpu_enter):
  *   1. a pending PMI is handed to the VMM, which delivers it;
- *   2. the slots are shared out again if the demand changed;
- *   3. the run's clock starts if some PMC wants to count;
- *   4. the source says which guest debugging it needs (single-step).
+ *   2. the guest counters whose controls the guest wrote since the last
+ *      entry are programmed, together (deferred reprogramming, gpmu.h);
+ *   3. the slots are shared out again if the demand changed;
+ *   4. the run's clock starts if some PMC wants to count;
+ *   5. the source says which guest debugging it needs (single-step).
  * After an exit (vpmu_vcpu_exit), in this order:
- *   1. the fast-read pages of the process on the vCPU are refreshed;
+ *   1. the fast-read pages of the process on the vCPU are refreshed, if
+ *      there are any;
  *   2. a source that follows the guest learns where the vCPU is now and
  *      counts what retired since the last exit;
  *   3. the run's time goes to the PMCs (a rotation if one is due);
@@ -18,12 +21,16 @@
  *   6. the exit itself: a PMU MSR for the model, a debug exit of our
  *      single-step, a port of the paravirtual channel.
  * The order makes exact counts exact: the WRMSR that enables a counter is
- * seen retiring at the next exit, by then with the counter enabled, so it
- * counts; the one that disables it is seen retiring after the stop.
+ * seen retiring at the next exit, by then with the counter enabled (at
+ * the entry between), so it counts; the one that disables it is seen
+ * retiring after the stop.
  *
  * Threads: all of it runs on the vCPU's thread; the per-vCPU contract
  * state is that thread's alone.  VM-wide state is touched under the VM
- * lock, taken once per exit for steps 2-6.
+ * lock, taken for steps 2-5 only when there is something to do (a source
+ * that follows the guest, a PMC that wants to count, a guest counter
+ * counting), and by step 6 only to read or write a counter's value: an
+ * access to a control or a global register of an idle PMU takes no lock.
  */
 #include <errno.h>
 #include <string.h>
@@ -31,6 +38,7 @@
 
 #include "internal.h"
 #include "gpmu.h"
+#include "../guest-api/pvchan.h"
 #include <vpmu/pmclog.h>
 #include <vpmu/pv.h>
 #include <vpmu/source.h>
@@ -67,25 +75,26 @@ vpmu_vm_add_memory(struct vpmu_vm *vm, uint64_t gpa, uint64_t size, void *hva)
 	return (error);
 }
 
-int
-vpmu_vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
+/* Steps 1-5 of an entry, when one of them may have work. */
+static __attribute__((noinline)) void
+enter_work(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 {
-	struct vpmu_vcpu *v;
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 	unsigned want;
 
-	if (vm == NULL || e == NULL || cpu >= vm->nvcpus)
-		return (EINVAL);
-	v = &vm->vcpu[cpu];
-	memset(e, 0, sizeof(*e));
 	/* Set under the VM lock by the overflow check, taken here without it. */
 	if (__atomic_load_n(&vm->gpmu->vcpu[cpu].pmi_pending, __ATOMIC_RELAXED) &&
 	    __atomic_exchange_n(&vm->gpmu->vcpu[cpu].pmi_pending, 0, __ATOMIC_ACQ_REL)) {
 		e->pmi = 1;
 		v->xst.pmis++;
 	}
-	/* dirty and nact change under the VM lock; a stale look is re-taken. */
-	if (__atomic_load_n(&v->dirty, __ATOMIC_RELAXED)) {
+	/*
+	 * The controls written since the last entry, programmed at once; then
+	 * dirty (changed under the VM lock; a stale look is re-taken).
+	 */
+	if (vpmu__gpmu_pending(vm, cpu) || __atomic_load_n(&v->dirty, __ATOMIC_RELAXED)) {
 		vpmu__vm_lock(vm);
+		(void)vpmu__gpmu_flush(vm, cpu);
 		vpmu__vcpu_prepare(vm, cpu);
 		vpmu__vm_unlock(vm);
 	}
@@ -94,7 +103,39 @@ vpmu_vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 	e->debug = want;
 	e->debug_changed = want != v->debug;
 	v->debug = want;
+}
+
+int
+vpmu_vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
+{
+	if (vm == NULL || e == NULL || cpu >= vm->nvcpus)
+		return (EINVAL);
+	vpmu__vcpu_enter(vm, cpu, e);
 	return (0);
+}
+
+void
+vpmu__vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
+{
+	const struct gpmu_vcpu *gv;
+	struct vpmu_vcpu *v;
+
+	v = &vm->vcpu[cpu];
+	gv = &vm->gpmu->vcpu[cpu];
+	memset(e, 0, sizeof(*e));
+	/*
+	 * The common entry has no work at all: no PMI, no control written,
+	 * nothing to share out or to time, no source that follows the guest,
+	 * no single-step to end.
+	 */
+	if (__atomic_load_n(&gv->pmi_pending, __ATOMIC_RELAXED) != 0 ||
+	    __atomic_load_n(&gv->pending, __ATOMIC_RELAXED) != 0 ||
+	    __atomic_load_n(&v->dirty, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&v->nact, __ATOMIC_RELAXED) != 0 ||
+	    vm->src->exec_wants != NULL || v->debug != 0)
+		enter_work(vm, cpu, e);
+	else
+		v->entered = 0;
 }
 
 /* The exit's registers, or the VMM's on request. */
@@ -147,7 +188,7 @@ sample(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_regs *r)
 	return (0);
 }
 
-/* An MSR exit, VM lock held: ours if the MSR is a PMU MSR. */
+/* An MSR exit, VM lock not held: ours if the MSR is a PMU MSR. */
 static void
 msr_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 {
@@ -178,7 +219,7 @@ msr_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
  * The channel takes single accesses only: a string access to its ports
  * is ignored, an IN of one reads all ones.
  */
-static int
+static __attribute__((noinline)) int
 io_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 {
 	bool out = (x->flags & VPMU_EXITF_OUT) != 0, handled;
@@ -198,39 +239,24 @@ io_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 	return (0);
 }
 
-int
-vpmu_vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
+/* Steps 2-5, under the VM lock (the registers asked for before it). */
+static __attribute__((noinline)) int
+exit_locked(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x, uint64_t ran)
 {
-	const struct vpmu_source_ops *src;
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 	const struct vpmu_regs *r = NULL;
 	struct vpmu_regs buf;
-	struct vpmu_vcpu *v;
-	uint64_t ran = 0;
 	unsigned flags = 0;
-	int error;
+	int error = 0;
 
-	if (vm == NULL || x == NULL || cpu >= vm->nvcpus)
-		return (EINVAL);
-	v = &vm->vcpu[cpu];
-	src = vm->src;
-	x->handled = 0;
-	x->fault = 0;
-	v->xst.exits++;
-	if (x->flags & VPMU_EXITF_RAN)
-		ran = x->ran_ns;
-	else if (v->entered != 0)
-		ran = now_ns() - v->entered;
-	v->entered = 0;
-
-	vpmu__pv_vcpu_exit(vm, cpu);	/* the fast-read page of who runs here */
-	if (src->exec_sync != NULL) {
+	if (vm->src->exec_sync != NULL) {
 		flags = sync_flags(v, x);
 		if ((error = regs_of(vm, cpu, x, &buf, &r)) != 0)
 			return (error);
 	}
 	vpmu__vm_lock(vm);
-	if (src->exec_sync != NULL)
-		src->exec_sync(vm->src_state, cpu, r, flags);
+	if (vm->src->exec_sync != NULL)
+		vm->src->exec_sync(vm->src_state, cpu, r, flags);
 	v->faulted = false;
 	/*
 	 * The run's time goes to the PMCs after the source counted what
@@ -241,12 +267,52 @@ vpmu_vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 		vpmu__vcpu_advance(vm, cpu, ran);
 	vpmu__gpmu_check_overflow(vm, cpu);
 	if (v->nact != 0 && vpmu__sample_due(vm, cpu)) {
-		if ((r == NULL && (error = regs_of(vm, cpu, x, &buf, &r)) != 0) ||
-		    (error = sample(vm, cpu, r)) != 0) {
-			vpmu__vm_unlock(vm);
-			return (error);
-		}
+		if (r == NULL)
+			error = regs_of(vm, cpu, x, &buf, &r);
+		if (error == 0)
+			error = sample(vm, cpu, r);
 	}
+	vpmu__vm_unlock(vm);
+	return (error);
+}
+
+int
+vpmu_vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
+{
+	if (vm == NULL || x == NULL || cpu >= vm->nvcpus)
+		return (EINVAL);
+	return (vpmu__vcpu_exit(vm, cpu, x));
+}
+
+int
+vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
+{
+	struct vpmu_vcpu *v;
+	uint64_t ran = 0;
+	int error;
+
+	v = &vm->vcpu[cpu];
+	x->handled = 0;
+	x->fault = 0;
+	v->xst.exits++;
+	if (x->flags & VPMU_EXITF_RAN)
+		ran = x->ran_ns;
+	else if (v->entered != 0)
+		ran = now_ns() - v->entered;
+	v->entered = 0;
+
+	vpmu__pv_exit_hooks(vm, cpu);	/* the fast-read page of who runs here */
+	/*
+	 * Nothing counts and nothing follows the guest: no time to hand out,
+	 * no overflow, no sample (nact is a hint, as at the entry: a PMC
+	 * started since by another thread has counted nothing yet).
+	 */
+	if (vm->src->exec_sync != NULL || ran != 0 || vm->gpmu->vcpu[cpu].running != 0 ||
+	    __atomic_load_n(&v->nact, __ATOMIC_RELAXED) != 0) {
+		if ((error = exit_locked(vm, cpu, x, ran)) != 0)
+			return (error);
+	} else
+		v->faulted = false;
 	switch (x->reason) {
 	case VPMU_EXIT_MSR_READ:
 	case VPMU_EXIT_MSR_WRITE:
@@ -261,7 +327,6 @@ vpmu_vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 	default:
 		break;
 	}
-	vpmu__vm_unlock(vm);
 	/* The channel takes its own lock, and the VM lock inside it. */
 	if (x->reason == VPMU_EXIT_IO)
 		return (io_exit(vm, cpu, x));
