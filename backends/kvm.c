@@ -28,6 +28,7 @@
 #include <vpmu/kvm.h>
 
 #define APIC_ID		0x20		/* xAPIC register offsets (SDM Vol. 3A 11.4.1) */
+#define APIC_LDR	0x0D0
 #define APIC_LVTPC	0x340
 #define MSR_X2APIC_LVTPC 0x834
 #define DR7_ENABLES	0xFFu		/* L0-L3, G0-G3 */
@@ -384,7 +385,7 @@ lapic_pmi(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
 	    sizeof(struct kvm_msr_entry)];
 	struct kvm_msrs *m = (struct kvm_msrs *)mbuf;
 	struct kvm_msi msi;
-	uint32_t lvt, was;
+	uint32_t lvt, was, ldr;
 	unsigned kind, vec;
 	int error;
 
@@ -412,11 +413,19 @@ lapic_pmi(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
 		c->injected = (int)vec;
 	}
 	if (lvt != was) {
+		/*
+		 * The mask bit back: through the x2APIC MSR when the APIC is in
+		 * x2APIC mode (one small write, no race with other LAPIC state),
+		 * else the whole LAPIC page.  In x2APIC mode the LDR is derived
+		 * from the ID and its logical-ID bits 15:0 are never all zero;
+		 * in xAPIC mode only bits 31:24 of the LDR exist.
+		 */
+		memcpy(&ldr, la.regs + APIC_LDR, sizeof(ldr));
 		memset(mbuf, 0, sizeof(mbuf));
 		m->nmsrs = 1;
 		m->entries[0].index = MSR_X2APIC_LVTPC;
 		m->entries[0].data = lvt;
-		if (ioctl(c->fd, KVM_SET_MSRS, m) != 1) {
+		if ((ldr & 0x00FFFFFFu) == 0 || ioctl(c->fd, KVM_SET_MSRS, m) != 1) {
 			memcpy(la.regs + APIC_LVTPC, &lvt, sizeof(lvt));
 			if (ioctl(c->fd, KVM_SET_LAPIC, &la) < 0)
 				return (errno);
