@@ -497,21 +497,17 @@ vmm_debug_exit(const struct kvm_vcpu_ctx *c, uint64_t dr6)
 	    (dr6 & 0xF));
 }
 
-int
-vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
+/* An exit reported in full through struct vpmu_exit. */
+static __attribute__((noinline)) int
+handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 {
-	struct kvm_vcpu_ctx *c;
 	struct kvm_run *run;
 	struct vpmu_exit x;
 	uint8_t *data;
 	int error;
 
-	if ((c = ctx_of(k, cpu)) == NULL || handled == NULL)
-		return (EINVAL);
-	*handled = false;
 	run = c->run;
 	memset(&x, 0, sizeof(x));
-	/* The MSR exits first: the ones that must be cheap. */
 	if (run->exit_reason == KVM_EXIT_X86_RDMSR || run->exit_reason == KVM_EXIT_X86_WRMSR) {
 		x.reason = run->exit_reason == KVM_EXIT_X86_RDMSR ? VPMU_EXIT_MSR_READ :
 		    VPMU_EXIT_MSR_WRITE;
@@ -559,6 +555,36 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 		return (0);		/* the VMM's too: it sees the exit */
 	*handled = true;
 	return (0);
+}
+
+int
+vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
+{
+	struct kvm_vcpu_ctx *c;
+	struct kvm_run *run;
+
+	if ((c = ctx_of(k, cpu)) == NULL || handled == NULL)
+		return (EINVAL);
+	*handled = false;
+	run = c->run;
+	/* The MSR exits first: the ones that must be cheap. */
+	if ((run->exit_reason == KVM_EXIT_X86_RDMSR || run->exit_reason == KVM_EXIT_X86_WRMSR) &&
+	    c->injected < 0 && !c->resync) {
+		bool write = run->exit_reason == KVM_EXIT_X86_WRMSR;
+		uint64_t val = run->msr.data;
+		int res = vpmu__vcpu_msr(k->vm, cpu, write, run->msr.index, &val);
+
+		if (res == VPMU_MSR_NOT_PMU)
+			return (0);
+		if (res >= 0) {
+			if (!write)
+				run->msr.data = val;
+			run->msr.error = res != VPMU_MSR_OK;
+			*handled = true;
+			return (0);
+		}
+	}
+	return (handle_full(k, cpu, c, handled));
 }
 
 int

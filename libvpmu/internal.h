@@ -321,6 +321,9 @@ extern const unsigned vpmu__nlayers;
 /* vcpu.c: the exit contract for the KVM glue, arguments already checked. */
 void	vpmu__vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e);
 int	vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x);
+/* An MSR exit with nothing else to do: VPMU_MSR_*, or -1 (report it in full). */
+int	vpmu__vcpu_msr(struct vpmu_vm *vm, unsigned cpu, bool write, uint32_t index,
+	    uint64_t *data);
 
 /* vm.c */
 const struct vpmu_classdesc *vpmu__class_find(const struct vpmu_vm *vm, uint32_t cls);

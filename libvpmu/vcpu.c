@@ -188,30 +188,44 @@ sample(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_regs *r)
 	return (0);
 }
 
-/* An MSR exit, VM lock not held: ours if the MSR is a PMU MSR. */
-static void
-msr_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
+/*
+ * An MSR access, VM lock not held: VPMU_MSR_NOT_PMU (not ours), else
+ * handled, with *data the value read and VPMU_MSR_GP for a fault.
+ */
+static inline __attribute__((always_inline)) int
+msr_access(struct vpmu_vm *vm, unsigned cpu, bool write, uint32_t index, uint64_t *data)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
-	bool write = x->reason == VPMU_EXIT_MSR_WRITE;
-	uint64_t val = x->data;
+	uint64_t val = *data;
 	int res;
 
-	res = vpmu__gpmu_msr(vm, cpu, x->index, write, &val);
+	res = vpmu__gpmu_msr(vm, cpu, index, write, &val);
 	if (res == VPMU_MSR_NOT_PMU)
-		return;
-	x->handled = 1;
+		return (res);
 	if (write)
 		v->xst.msr_writes++;
 	else {
-		x->data = val;
+		*data = val;
 		v->xst.msr_reads++;
 	}
 	if (res != VPMU_MSR_OK) {
-		x->fault = 1;
 		v->faulted = true;
 		v->xst.msr_gp++;
 	}
+	return (res);
+}
+
+/* An MSR exit: ours if the MSR is a PMU MSR. */
+static void
+msr_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
+{
+	int res;
+
+	res = msr_access(vm, cpu, x->reason == VPMU_EXIT_MSR_WRITE, x->index, &x->data);
+	if (res == VPMU_MSR_NOT_PMU)
+		return;
+	x->handled = 1;
+	x->fault = res != VPMU_MSR_OK;
 }
 
 /*
@@ -331,6 +345,29 @@ vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 	if (x->reason == VPMU_EXIT_IO)
 		return (io_exit(vm, cpu, x));
 	return (0);
+}
+
+/*
+ * An MSR exit on the common path, for the KVM glue: when the exit has
+ * nothing else to do (no run time to hand out, nothing counting, no
+ * source following the guest, no fast-read page to refresh, no event
+ * injected or RIP moved -- the caller's part), the access alone, without
+ * a struct vpmu_exit.  -1: not the common path, report the exit in full;
+ * else vpmu__vcpu_exit()'s result as an MSR status (VPMU_MSR_*).
+ */
+int
+vpmu__vcpu_msr(struct vpmu_vm *vm, unsigned cpu, bool write, uint32_t index, uint64_t *data)
+{
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+
+	if (v->entered != 0 || vm->src->exec_sync != NULL ||
+	    vm->gpmu->vcpu[cpu].running != 0 ||
+	    __atomic_load_n(&v->nact, __ATOMIC_RELAXED) != 0 ||
+	    (vm->pv != NULL && __atomic_load_n(&vm->pv->exit_work, __ATOMIC_RELAXED) != 0))
+		return (-1);
+	v->xst.exits++;
+	v->faulted = false;
+	return (msr_access(vm, cpu, write, index, data));
 }
 
 int
