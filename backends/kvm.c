@@ -574,15 +574,15 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 		uint64_t val = run->msr.data;
 		int res = vpmu__vcpu_msr(k->vm, cpu, write, run->msr.index, &val);
 
+		if (res < 0)
+			return (-res);
 		if (res == VPMU_MSR_NOT_PMU)
 			return (0);
-		if (res >= 0) {
-			if (!write)
-				run->msr.data = val;
-			run->msr.error = res != VPMU_MSR_OK;
-			*handled = true;
-			return (0);
-		}
+		if (!write)
+			run->msr.data = val;
+		run->msr.error = res != VPMU_MSR_OK;
+		*handled = true;
+		return (0);
 	}
 	return (handle_full(k, cpu, c, handled));
 }

@@ -321,7 +321,7 @@ extern const unsigned vpmu__nlayers;
 /* vcpu.c: the exit contract for the KVM glue, arguments already checked. */
 void	vpmu__vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e);
 int	vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x);
-/* An MSR exit with nothing else to do: VPMU_MSR_*, or -1 (report it in full). */
+/* An MSR exit, nothing injected, RIP not moved: VPMU_MSR_*, or -errno. */
 int	vpmu__vcpu_msr(struct vpmu_vm *vm, unsigned cpu, bool write, uint32_t index,
 	    uint64_t *data);
 

@@ -348,26 +348,38 @@ vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 }
 
 /*
- * An MSR exit on the common path, for the KVM glue: when the exit has
- * nothing else to do (no run time to hand out, nothing counting, no
- * source following the guest, no fast-read page to refresh, no event
- * injected or RIP moved -- the caller's part), the access alone, without
- * a struct vpmu_exit.  -1: not the common path, report the exit in full;
- * else vpmu__vcpu_exit()'s result as an MSR status (VPMU_MSR_*).
+ * An MSR exit for the KVM glue, when it has no event injected and no RIP
+ * moved to report: VPMU_MSR_OK or VPMU_MSR_GP (handled; a read's value in
+ * *data), VPMU_MSR_NOT_PMU (not ours), or a negative errno.  The common
+ * exit (no run time to hand out, nothing counting, no source following
+ * the guest, no fast-read page to refresh) is the access alone, without a
+ * struct vpmu_exit.
  */
 int
 vpmu__vcpu_msr(struct vpmu_vm *vm, unsigned cpu, bool write, uint32_t index, uint64_t *data)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+	struct vpmu_exit x;
+	int error;
 
-	if (v->entered != 0 || vm->src->exec_sync != NULL ||
-	    vm->gpmu->vcpu[cpu].running != 0 ||
-	    __atomic_load_n(&v->nact, __ATOMIC_RELAXED) != 0 ||
-	    (vm->pv != NULL && __atomic_load_n(&vm->pv->exit_work, __ATOMIC_RELAXED) != 0))
-		return (-1);
-	v->xst.exits++;
-	v->faulted = false;
-	return (msr_access(vm, cpu, write, index, data));
+	if (v->entered == 0 && vm->src->exec_sync == NULL &&
+	    vm->gpmu->vcpu[cpu].running == 0 &&
+	    __atomic_load_n(&v->nact, __ATOMIC_RELAXED) == 0 &&
+	    (vm->pv == NULL || __atomic_load_n(&vm->pv->exit_work, __ATOMIC_RELAXED) == 0)) {
+		v->xst.exits++;
+		v->faulted = false;
+		return (msr_access(vm, cpu, write, index, data));
+	}
+	memset(&x, 0, sizeof(x));
+	x.reason = write ? VPMU_EXIT_MSR_WRITE : VPMU_EXIT_MSR_READ;
+	x.index = index;
+	x.data = *data;
+	if ((error = vpmu__vcpu_exit(vm, cpu, &x)) != 0)
+		return (-error);
+	if (!x.handled)
+		return (VPMU_MSR_NOT_PMU);
+	*data = x.data;
+	return (x.fault ? VPMU_MSR_GP : VPMU_MSR_OK);
 }
 
 int
