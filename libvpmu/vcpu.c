@@ -209,6 +209,8 @@ msr_access(struct vpmu_vm *vm, unsigned cpu, bool write, uint32_t index, uint64_
 		v->xst.msr_reads++;
 	}
 	if (res != VPMU_MSR_OK) {
+		if (!write)
+			*data = 0;	/* a read that faults returns nothing */
 		v->faulted = true;
 		v->xst.msr_gp++;
 	}

@@ -263,6 +263,7 @@ msr_exits_on_intel_v2_and_their_stats(void **state)
 	x = rdmsr(vm, 0xC0010000);				/* read 3, #GP 3: AMD */
 	assert_int_equal(x.handled, 1);
 	assert_int_equal(x.fault, 1);
+	assert_int_equal(x.data, 0);				/* not the 0xBAD given */
 	x = wrmsr(vm, 0xC0010000, 0);				/* write 4, #GP 4 */
 	assert_int_equal(x.handled, 1);
 	assert_int_equal(x.fault, 1);
