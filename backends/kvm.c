@@ -469,8 +469,10 @@ vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
 
 	if ((c = ctx_of(k, cpu)) == NULL)
 		return (EINVAL);
-	vpmu__vcpu_enter(k->vm, cpu, &e);	/* ctx_of() checked cpu */
 	c->injected = -1;
+	if (vpmu__vcpu_enter_quiet(k->vm, cpu))	/* ctx_of() checked cpu */
+		return (0);
+	vpmu__vcpu_enter(k->vm, cpu, &e);
 	if (e.pmi || e.debug_changed)
 		return (pre_run_work(k, cpu, c, &e));
 	return (0);

@@ -167,6 +167,29 @@ vpmu__gpmu_pending(const struct vpmu_vm *vm, unsigned cpu)
 	return (__atomic_load_n(&vm->gpmu->vcpu[cpu].pending, __ATOMIC_RELAXED) != 0);
 }
 
+/*
+ * The common entry has no work at all -- no PMI, no control written,
+ * nothing to share out or to time, no source that follows the guest, no
+ * single-step to end -- and is done here: true.  False: the entry has
+ * work (vcpu.c's enter_work()).  Inline, so the KVM glue's pre_run pays
+ * for the loads alone.
+ */
+static inline bool
+vpmu__vcpu_enter_quiet(struct vpmu_vm *vm, unsigned cpu)
+{
+	const struct gpmu_vcpu *gv = &vm->gpmu->vcpu[cpu];
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+
+	if (__atomic_load_n(&gv->pmi_pending, __ATOMIC_RELAXED) != 0 ||
+	    __atomic_load_n(&gv->pending, __ATOMIC_RELAXED) != 0 ||
+	    __atomic_load_n(&v->dirty, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&v->nact, __ATOMIC_RELAXED) != 0 ||
+	    vm->src->exec_wants != NULL || v->debug != 0)
+		return (false);
+	v->entered = 0;
+	return (true);
+}
+
 /* After every exit: a look at the counters counting now, if any. */
 static inline void
 vpmu__gpmu_check_overflow(struct vpmu_vm *vm, unsigned cpu)

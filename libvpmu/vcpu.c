@@ -117,25 +117,9 @@ vpmu_vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 void
 vpmu__vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 {
-	const struct gpmu_vcpu *gv;
-	struct vpmu_vcpu *v;
-
-	v = &vm->vcpu[cpu];
-	gv = &vm->gpmu->vcpu[cpu];
 	memset(e, 0, sizeof(*e));
-	/*
-	 * The common entry has no work at all: no PMI, no control written,
-	 * nothing to share out or to time, no source that follows the guest,
-	 * no single-step to end.
-	 */
-	if (__atomic_load_n(&gv->pmi_pending, __ATOMIC_RELAXED) != 0 ||
-	    __atomic_load_n(&gv->pending, __ATOMIC_RELAXED) != 0 ||
-	    __atomic_load_n(&v->dirty, __ATOMIC_RELAXED) ||
-	    __atomic_load_n(&v->nact, __ATOMIC_RELAXED) != 0 ||
-	    vm->src->exec_wants != NULL || v->debug != 0)
+	if (!vpmu__vcpu_enter_quiet(vm, cpu))
 		enter_work(vm, cpu, e);
-	else
-		v->entered = 0;
 }
 
 /* The exit's registers, or the VMM's on request. */
