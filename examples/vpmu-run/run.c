@@ -1,8 +1,9 @@
 /*
  * run.c -- the vCPU threads.  The exit path reads top to bottom in one
- * function, vcpu_run(): pending work (libvpmu's pre_run: a PMI to inject as
- * an NMI, single-stepping on or off), KVM_RUN, post_run, libvpmu's exits
- * (its MSRs, its debug exits), then one switch on the exit reason for the
+ * function, vcpu_run(): pending work (libvpmu's pre_run: a PMI to deliver,
+ * single-stepping on or off; after a PMI, the LVTPC re-arm of boot.c),
+ * KVM_RUN, libvpmu's exits (its MSRs, its debug exits), then one switch on
+ * the exit reason for the
  * rest: port I/O through the port table, everything else ends the run with
  * a message naming the vCPU, the exit and the RIP.
  *
@@ -294,6 +295,27 @@ lib_fail(struct vr_vcpu *c, const char *fn, int err)
 	    vpmu_strerror(err));
 }
 
+/*
+ * PMIs delivered on this vCPU since the last look: on a change (and if
+ * rearm), the boot protocol's re-arm (boot.c).  Per exit this only copies
+ * libvpmu's counters; the ioctls come once per PMI.
+ */
+static int
+pmi_rearm(struct vr_vcpu *c, bool rearm)
+{
+	struct vpmu_kvm_stats st;
+	int err;
+
+	if ((err = vpmu_kvm_get_stats(c->vm->k, c->index, &st)) != 0) {
+		lib_fail(c, "vpmu_kvm_get_stats", err);
+		return (-1);
+	}
+	if (st.pmis == c->pmis)
+		return (0);
+	c->pmis = st.pmis;
+	return (rearm ? vr_boot_lvtpc_rearm(c) : 0);
+}
+
 static void *
 vcpu_run(void *arg)
 {
@@ -308,6 +330,8 @@ vcpu_run(void *arg)
 		lib_fail(c, "vpmu_vcpu_set_thread", err);
 		goto fail;
 	}
+	if (vm->lvtpc_rearm && pmi_rearm(c, false) < 0)	/* a resumed VM's are not new */
+		goto fail;
 	for (;;) {
 		if (stopping(vm))
 			goto exit;
@@ -316,6 +340,8 @@ vcpu_run(void *arg)
 			lib_fail(c, "vpmu_kvm_pre_run", err);
 			goto fail;
 		}
+		if (vm->lvtpc_rearm && pmi_rearm(c, true) < 0)
+			goto fail;
 		__atomic_store_n(&c->in_run, mono_ns(), __ATOMIC_RELEASE);
 		err = ioctl(c->fd, KVM_RUN, 0);
 		__atomic_store_n(&c->in_run, 0, __ATOMIC_RELEASE);
