@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/ioctl.h>
@@ -241,10 +242,68 @@ mono_ns(void)
 /*
  * With the in-kernel irqchip KVM keeps a halted vCPU inside KVM_RUN until
  * an interrupt comes.  The watchdog kicks a vCPU that stayed in KVM_RUN
- * for WATCHDOG_NS; if it is halted with interrupts off, nothing but an
- * NMI could wake it, and the run ends as the boot protocol says.
+ * for WATCHDOG_NS and is blocked there (KVM's "blocking" statistic of the
+ * vCPU: halted, waiting for an interrupt); if it is halted with interrupts
+ * off, nothing but an NMI could wake it, and the run ends as the boot
+ * protocol says.  A vCPU that runs guest code is never kicked (a guest
+ * that spins sees no exits).  Without the statistic (KVM before
+ * KVM_GET_STATS_FD or "blocking"), every vCPU in KVM_RUN that long is.
  */
 #define WATCHDOG_NS	200000000ull
+
+/*
+ * Where the vCPU's "blocking" statistic is in its KVM statistics file:
+ * c->stats_fd and c->blocking_off, or stats_fd -1 if KVM has none.
+ */
+static void
+blocking_stat_open(struct vr_vcpu *c)
+{
+	struct kvm_stats_header h;
+	struct kvm_stats_desc d;
+	size_t dsize, i;
+	char *descs = NULL;
+	int fd;
+
+	c->stats_fd = -1;
+	if ((fd = ioctl(c->fd, KVM_GET_STATS_FD, NULL)) < 0)
+		return;
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+		goto out;
+	dsize = sizeof(d) + h.name_size;
+	if (h.num_desc == 0 || h.num_desc > 4096 || h.name_size > 4096 ||
+	    (descs = malloc(dsize * h.num_desc)) == NULL ||
+	    pread(fd, descs, dsize * h.num_desc, h.desc_offset) !=
+	    (ssize_t)(dsize * h.num_desc))
+		goto out;
+	for (i = 0; i < h.num_desc; i++) {
+		const char *p = descs + i * dsize;
+
+		memcpy(&d, p, sizeof(d));
+		if (strncmp(p + sizeof(d), "blocking", h.name_size) == 0 &&
+		    d.size == 1) {
+			c->stats_fd = fd;
+			c->blocking_off = (uint64_t)h.data_offset + d.offset;
+			fd = -1;
+			break;
+		}
+	}
+out:
+	free(descs);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Whether the watchdog should kick (and so look at) vCPU c. */
+static bool
+blocked(struct vr_vcpu *c)
+{
+	uint64_t v;
+
+	if (c->stats_fd < 0)
+		return (true);
+	return (pread(c->stats_fd, &v, sizeof(v), (off_t)c->blocking_off) !=
+	    (ssize_t)sizeof(v) || v != 0);
+}
 
 static bool
 halted_cli(struct vr_vcpu *c)
@@ -279,7 +338,8 @@ watchdog(void *arg)
 		t = mono_ns();
 		for (i = 0; i < vm->nvcpus; i++) {
 			since = __atomic_load_n(&vm->vcpu[i].in_run, __ATOMIC_ACQUIRE);
-			if (vm->vcpu[i].started && since != 0 && t - since > WATCHDOG_NS)
+			if (vm->vcpu[i].started && since != 0 && t - since > WATCHDOG_NS &&
+			    blocked(&vm->vcpu[i]))
 				pthread_kill(vm->vcpu[i].thread, SIG_KICK);
 		}
 	}
@@ -491,6 +551,8 @@ vr_run_start(struct vr_vm *vm)
 		c->started = true;
 	}
 	if (vm->irqchip_kernel) {
+		for (i = 0; i < vm->nvcpus; i++)
+			blocking_stat_open(&vm->vcpu[i]);
 		if ((err = pthread_create(&vm->watchdog, NULL, watchdog, vm)) != 0) {
 			pthread_mutex_unlock(&vm->lock);
 			fprintf(stderr, "%s: watchdog: pthread_create: %s\n", vr_progname,
@@ -515,6 +577,9 @@ vr_run_wait(struct vr_vm *vm)
 			pthread_join(vm->vcpu[i].thread, NULL);
 	if (vm->watchdog_on)		/* every vCPU returned: the run is stopping */
 		pthread_join(vm->watchdog, NULL);
+	for (i = 0; i < vm->nvcpus && vm->irqchip_kernel; i++)
+		if (vm->vcpu[i].stats_fd >= 0)
+			close(vm->vcpu[i].stats_fd);
 	for (i = 0; i < vm->nvcpus; i++)	/* lines the guest did not end */
 		console_flush(&vm->vcpu[i]);
 	fflush(stdout);

@@ -53,6 +53,8 @@ struct vr_vcpu {
 	bool		 started;	/* thread created */
 	uint64_t	 in_run;	/* ns KVM_RUN was entered, 0: not in it (atomic) */
 	uint64_t	 pmis;		/* PMIs delivered, as last seen (lvtpc_rearm) */
+	int		 stats_fd;	/* KVM_GET_STATS_FD, -1: none (watchdog) */
+	uint64_t	 blocking_off;	/* its "blocking" statistic's offset */
 	/* console bytes since the last newline: lines of vCPUs never mix */
 	size_t		 conslen;
 	char		 cons[256];
