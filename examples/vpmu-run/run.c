@@ -537,6 +537,9 @@ vr_run_start(struct vr_vm *vm)
 	unsigned i;
 	int err;
 
+	/* Before any vCPU runs: a vCPU ioctl waits while its vCPU is in KVM_RUN. */
+	for (i = 0; i < vm->nvcpus && vm->irqchip_kernel; i++)
+		blocking_stat_open(&vm->vcpu[i]);
 	pthread_mutex_lock(&vm->lock);
 	for (i = 0; i < vm->nvcpus; i++) {
 		struct vr_vcpu *c = &vm->vcpu[i];
@@ -551,8 +554,6 @@ vr_run_start(struct vr_vm *vm)
 		c->started = true;
 	}
 	if (vm->irqchip_kernel) {
-		for (i = 0; i < vm->nvcpus; i++)
-			blocking_stat_open(&vm->vcpu[i]);
 		if ((err = pthread_create(&vm->watchdog, NULL, watchdog, vm)) != 0) {
 			pthread_mutex_unlock(&vm->lock);
 			fprintf(stderr, "%s: watchdog: pthread_create: %s\n", vr_progname,
