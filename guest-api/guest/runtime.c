@@ -68,6 +68,22 @@ void vg__start(uint64_t index, uint64_t rsp, uint64_t rflags) __attribute__((nor
 void vg__trap(struct vg_frame *f);
 
 static void
+idt_gate_set(struct idt_gate *g, uint64_t a)
+{
+	*g = (struct idt_gate){
+		.off_lo = (uint16_t)a,
+		.sel = VG_SEL_CODE,
+		.type = GATE_INTR,
+		.off_mid = (uint16_t)(a >> 16),
+		.off_hi = (uint32_t)(a >> 32),
+	};
+}
+
+/*
+ * The exception gates; the interrupt gates stay not present (an interrupt
+ * is then a #GP) until vg_set_irq_handler() fills them.
+ */
+static void
 idt_load(unsigned index)
 {
 	struct {
@@ -77,21 +93,24 @@ idt_load(unsigned index)
 	struct idt_gate *g = idt[index];
 	unsigned v;
 
-	for (v = 0; v < IDT_VECTORS; v++) {
-		uint64_t a = v < EXC_VECTORS ? vg__vectors[v] :
-		    (uint64_t)(uintptr_t)vg__irq_stubs + IRQ_STUB_SIZE * (v - EXC_VECTORS);
-
-		g[v] = (struct idt_gate){
-			.off_lo = (uint16_t)a,
-			.sel = VG_SEL_CODE,
-			.type = GATE_INTR,
-			.off_mid = (uint16_t)(a >> 16),
-			.off_hi = (uint32_t)(a >> 32),
-		};
-	}
+	for (v = 0; v < EXC_VECTORS; v++)
+		idt_gate_set(&g[v], vg__vectors[v]);
 	idtr.limit = sizeof(idt[index]) - 1;
 	idtr.base = (uint64_t)(uintptr_t)g;
 	__asm__ volatile("lidt %0" : : "m"(idtr) : "memory");
+}
+
+void
+vg_set_irq_handler(vg_irq_fn fn)
+{
+	struct vg_cpu *c = vg_self();
+	struct idt_gate *g = idt[c->index];
+	unsigned v;
+
+	c->irq_fn = fn;
+	for (v = EXC_VECTORS; v < IDT_VECTORS && g[v].type == 0; v++)
+		idt_gate_set(&g[v], (uint64_t)(uintptr_t)vg__irq_stubs +
+		    IRQ_STUB_SIZE * (v - EXC_VECTORS));
 }
 
 /* Before the per-vCPU state exists: straight to the port. */

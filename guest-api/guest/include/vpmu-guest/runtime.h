@@ -320,17 +320,13 @@ vg_nmi_count(void)
 /* ---- interrupts and the local APIC in x2APIC mode -------------------------- */
 
 /*
- * Interrupts (vectors 32..255: the IDT has an interrupt gate for each) go
- * to the vCPU's hook, counted, with IF clear until it returns; the hook
- * writes the EOI (vg_x2apic_eoi()).  Without a hook an interrupt is an
- * unexpected exception (message, VG_EXIT_TRAP).  Set for the calling vCPU
- * only.
+ * Interrupts (vectors 32..255) go to the vCPU's hook, counted, with IF
+ * clear until it returns; the hook writes the EOI (vg_x2apic_eoi()).  The
+ * first call on a vCPU puts an interrupt gate for each vector in its IDT;
+ * before that an interrupt is an unexpected #GP (message, VG_EXIT_TRAP),
+ * and so it is with a NULL hook.  Set for the calling vCPU only.
  */
-static inline void
-vg_set_irq_handler(vg_irq_fn fn)
-{
-	vg_self()->irq_fn = fn;
-}
+void vg_set_irq_handler(vg_irq_fn fn);
 
 static inline uint64_t
 vg_irq_count(void)
