@@ -3,9 +3,9 @@
  * function, vcpu_run(): pending work (libvpmu's pre_run: a PMI to deliver,
  * single-stepping on or off; after a PMI, the LVTPC re-arm of boot.c),
  * KVM_RUN, libvpmu's exits (its MSRs, its debug exits), then one switch on
- * the exit reason for the
- * rest: port I/O through the port table, everything else ends the run with
- * a message naming the vCPU, the exit and the RIP.
+ * the exit reason for the rest: port I/O through the port table,
+ * everything else ends the run with a message naming the vCPU, the exit
+ * and the RIP.
  *
  * Ending the run: the first vr_stop() sets the status, marks the VM stopping
  * and kicks every other vCPU out of KVM_RUN (immediate_exit, then a signal

@@ -1,7 +1,8 @@
 /*
  * runtime.c -- the vpmu-run guest runtime: per-vCPU state, an IDT per vCPU,
  * exceptions, NMIs and interrupts, x2APIC mode, #GP-safe MSR accessors,
- * console, exit, a barrier, and the memory functions the compiler may call.  See <vpmu-guest/runtime.h>.
+ * console, exit, a barrier, and the memory functions the compiler may call.
+ * See <vpmu-guest/runtime.h>.
  *
  * Freestanding: nothing but the compiler.  Every vCPU runs this code at
  * once; per-vCPU state sits in cpus[index], found through the GS base.
@@ -81,7 +82,7 @@ idt_gate_set(struct idt_gate *g, uint64_t a)
 
 /*
  * The exception gates; the interrupt gates stay not present (an interrupt
- * is then a #GP) until vg_set_irq_handler() fills them.
+ * is then a #NP) until vg_set_irq_handler() fills them.
  */
 static void
 idt_load(unsigned index)

@@ -323,8 +323,9 @@ vg_nmi_count(void)
  * Interrupts (vectors 32..255) go to the vCPU's hook, counted, with IF
  * clear until it returns; the hook writes the EOI (vg_x2apic_eoi()).  The
  * first call on a vCPU puts an interrupt gate for each vector in its IDT;
- * before that an interrupt is an unexpected #GP (message, VG_EXIT_TRAP),
- * and so it is with a NULL hook.  Set for the calling vCPU only.
+ * before that an interrupt is an unexpected #NP (message, VG_EXIT_TRAP);
+ * with a NULL hook, an unexpected exception too.  Set for the calling vCPU
+ * only.
  */
 void vg_set_irq_handler(vg_irq_fn fn);
 
