@@ -477,7 +477,7 @@ main(int argc, char **argv)
 	sc = (struct vr_snapconf){ .nvcpus = vm.nvcpus, .ram_size = vm.ram_size,
 	    .image_hash = vr_snapshot_hash(file, flen), .model = modelstr,
 	    .source = src->name, .host_counters = o.host_counters, .mux_us = o.mux_us,
-	    .irqchip_kernel = vm.irqchip_kernel };
+	    .irqchip_kernel = !o.irqchip_user };
 	vm.snapshot_path = o.snapshot;
 	free(file);
 	file = NULL;
