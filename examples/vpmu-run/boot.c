@@ -57,6 +57,13 @@
 
 #define CPUID_1_EDX_HTT	(1u << 28)
 
+/* Local APIC (SDM Vol. 3A, 11.4.4 and 11.5.1): offsets in the register page. */
+#define APIC_SPIV	0xF0
+#define APIC_LVTPC	0x340
+#define LVT_MASKED	(1u << 16)
+#define LVTPC_BOOT	0x400u		/* NMI delivery mode, unmasked */
+#define APIC_BASE_X2APIC (1ull << 10)	/* IA32_APIC_BASE.EXTD */
+
 static void
 put64(uint8_t *ram, uint64_t gpa, uint64_t v)
 {
@@ -230,15 +237,15 @@ boot_lapic(struct vr_vcpu *c)
 {
 	struct kvm_lapic_state la;
 	struct kvm_mp_state mp = { .mp_state = KVM_MP_STATE_RUNNABLE };
-	uint32_t spiv = 0x1FF, lvtpc = 0x400;	/* NMI delivery mode, unmasked */
+	uint32_t spiv = 0x1FF, lvtpc = LVTPC_BOOT;
 
 	if (ioctl(c->fd, KVM_GET_LAPIC, &la) < 0) {
 		fprintf(stderr, "%s: vCPU %u: KVM_GET_LAPIC: %s\n", vr_progname, c->index,
 		    strerror(errno));
 		return (-1);
 	}
-	memcpy(la.regs + 0xF0, &spiv, sizeof(spiv));
-	memcpy(la.regs + 0x340, &lvtpc, sizeof(lvtpc));
+	memcpy(la.regs + APIC_SPIV, &spiv, sizeof(spiv));
+	memcpy(la.regs + APIC_LVTPC, &lvtpc, sizeof(lvtpc));
 	if (ioctl(c->fd, KVM_SET_LAPIC, &la) < 0) {
 		fprintf(stderr, "%s: vCPU %u: KVM_SET_LAPIC: %s\n", vr_progname, c->index,
 		    strerror(errno));
@@ -247,6 +254,47 @@ boot_lapic(struct vr_vcpu *c)
 	/* An AP with an in-kernel LAPIC waits for SIPI: every vCPU enters at once. */
 	if (ioctl(c->fd, KVM_SET_MP_STATE, &mp) < 0) {
 		fprintf(stderr, "%s: vCPU %u: KVM_SET_MP_STATE: %s\n", vr_progname, c->index,
+		    strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * An Intel model masks LVTPC when it delivers a PMI (SDM), and the boot
+ * protocol promises NMIs to guests that never unmask it.  So: if the vCPU's
+ * APIC is still in xAPIC mode (IA32_APIC_BASE bit 10 clear) and LVTPC
+ * holds exactly what boot_lapic() wrote plus the mask bit the delivery
+ * set, write boot_lapic()'s value back.  A guest in x2APIC mode, or with
+ * any other LVTPC, keeps what the SDM gives it.  Called once per PMI
+ * delivered, never per exit: up to three ioctls.
+ */
+int
+vr_boot_lvtpc_rearm(struct vr_vcpu *c)
+{
+	struct kvm_sregs sr;
+	struct kvm_lapic_state la;
+	uint32_t lvtpc;
+
+	if (ioctl(c->fd, KVM_GET_SREGS, &sr) < 0) {
+		fprintf(stderr, "%s: vCPU %u: KVM_GET_SREGS: %s\n", vr_progname, c->index,
+		    strerror(errno));
+		return (-1);
+	}
+	if (sr.apic_base & APIC_BASE_X2APIC)
+		return (0);
+	if (ioctl(c->fd, KVM_GET_LAPIC, &la) < 0) {
+		fprintf(stderr, "%s: vCPU %u: KVM_GET_LAPIC: %s\n", vr_progname, c->index,
+		    strerror(errno));
+		return (-1);
+	}
+	memcpy(&lvtpc, la.regs + APIC_LVTPC, sizeof(lvtpc));
+	if (lvtpc != (LVTPC_BOOT | LVT_MASKED))
+		return (0);
+	lvtpc = LVTPC_BOOT;
+	memcpy(la.regs + APIC_LVTPC, &lvtpc, sizeof(lvtpc));
+	if (ioctl(c->fd, KVM_SET_LAPIC, &la) < 0) {
+		fprintf(stderr, "%s: vCPU %u: KVM_SET_LAPIC: %s\n", vr_progname, c->index,
 		    strerror(errno));
 		return (-1);
 	}

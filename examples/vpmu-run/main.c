@@ -48,7 +48,7 @@ struct vr_opts {
 	const char *glog_path[VPMU_PV_MAX_LOGFDS];
 	int	    glog_fd[VPMU_PV_MAX_LOGFDS];
 	int	    fastpage_hz;	/* -1: libvpmu's default (1000) */
-	bool	    irqchip_user;	/* no in-kernel LAPIC (the default for now) */
+	bool	    irqchip_user;	/* --irqchip user: no in-kernel LAPIC */
 	int	    pv_port;		/* -1: libvpmu's default (0x5650); 0: no channel */
 	const char *snapshot;		/* --snapshot FILE */
 	const char *resume;		/* --resume FILE */
@@ -91,7 +91,9 @@ static const struct opt {
 	    "0..1000000, 0: at exits only (default 1000)" },
 	[O_IRQCHIP] = { "irqchip", required_argument, 0, "MODE",
 	    "kernel: KVM's in-kernel LAPIC, PMIs as the guest programs\n"
-	    "LVTPC (NMI at boot); user: none, PMIs as NMIs (default user)" },
+	    "LVTPC (NMI at boot; an Intel model's NMI entry is re-armed\n"
+	    "after each PMI until the guest enables x2APIC or programs it);\n"
+	    "user: none, PMIs as NMIs (default kernel)" },
 	[O_PV_PORT] = { "pv-port", required_argument, 0, "N",
 	    "the paravirtual channel at ports N..N+7 (default 0x5650),\n"
 	    "0: no channel" },
@@ -405,7 +407,7 @@ main(int argc, char **argv)
 	static struct vr_vm vm;		/* large; zeroed */
 	static const char *const known[] = { "exact", "perf", "synthetic" };
 	struct vr_opts o = { .pmu = "intel-v2", .source = "exact", .vcpus = 1,
-	    .mem = MEM_DEFAULT, .fastpage_hz = -1, .irqchip_user = true, .pv_port = -1 };
+	    .mem = MEM_DEFAULT, .fastpage_hz = -1, .pv_port = -1 };
 	const struct vpmu_source_ops *src;
 	struct vpmu_exact_params exact_params = { 0 };	/* CPI 1; vendor below */
 	struct kvm_userspace_memory_region region;
@@ -475,7 +477,7 @@ main(int argc, char **argv)
 	sc = (struct vr_snapconf){ .nvcpus = vm.nvcpus, .ram_size = vm.ram_size,
 	    .image_hash = vr_snapshot_hash(file, flen), .model = modelstr,
 	    .source = src->name, .host_counters = o.host_counters, .mux_us = o.mux_us,
-	    .irqchip_kernel = vm.irqchip_kernel };
+	    .irqchip_kernel = !o.irqchip_user };
 	vm.snapshot_path = o.snapshot;
 	free(file);
 	file = NULL;
@@ -552,6 +554,7 @@ main(int argc, char **argv)
 	}
 	/* The in-kernel irqchip before any vCPU: each gets its LAPIC. */
 	vm.irqchip_kernel = !o.irqchip_user;
+	vm.lvtpc_rearm = vm.irqchip_kernel && model.vendor == VPMU_VENDOR_INTEL;
 	if (vm.irqchip_kernel && ioctl(vm.vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
 		fprintf(stderr, "vpmu-run: KVM_CREATE_IRQCHIP: %s (try --irqchip user)\n",
 		    strerror(errno));

@@ -1,10 +1,11 @@
 /*
  * run.c -- the vCPU threads.  The exit path reads top to bottom in one
- * function, vcpu_run(): pending work (libvpmu's pre_run: a PMI to inject as
- * an NMI, single-stepping on or off), KVM_RUN, post_run, libvpmu's exits
- * (its MSRs, its debug exits), then one switch on the exit reason for the
- * rest: port I/O through the port table, everything else ends the run with
- * a message naming the vCPU, the exit and the RIP.
+ * function, vcpu_run(): pending work (libvpmu's pre_run: a PMI to deliver,
+ * single-stepping on or off; after a PMI, the LVTPC re-arm of boot.c),
+ * KVM_RUN, libvpmu's exits (its MSRs, its debug exits), then one switch on
+ * the exit reason for the rest: port I/O through the port table,
+ * everything else ends the run with a message naming the vCPU, the exit
+ * and the RIP.
  *
  * Ending the run: the first vr_stop() sets the status, marks the VM stopping
  * and kicks every other vCPU out of KVM_RUN (immediate_exit, then a signal
@@ -16,6 +17,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/ioctl.h>
@@ -240,10 +242,68 @@ mono_ns(void)
 /*
  * With the in-kernel irqchip KVM keeps a halted vCPU inside KVM_RUN until
  * an interrupt comes.  The watchdog kicks a vCPU that stayed in KVM_RUN
- * for WATCHDOG_NS; if it is halted with interrupts off, nothing but an
- * NMI could wake it, and the run ends as the boot protocol says.
+ * for WATCHDOG_NS and is blocked there (KVM's "blocking" statistic of the
+ * vCPU: halted, waiting for an interrupt); if it is halted with interrupts
+ * off, nothing but an NMI could wake it, and the run ends as the boot
+ * protocol says.  A vCPU that runs guest code is never kicked (a guest
+ * that spins sees no exits).  Without the statistic (KVM before
+ * KVM_GET_STATS_FD or "blocking"), every vCPU in KVM_RUN that long is.
  */
 #define WATCHDOG_NS	200000000ull
+
+/*
+ * Where the vCPU's "blocking" statistic is in its KVM statistics file:
+ * c->stats_fd and c->blocking_off, or stats_fd -1 if KVM has none.
+ */
+static void
+blocking_stat_open(struct vr_vcpu *c)
+{
+	struct kvm_stats_header h;
+	struct kvm_stats_desc d;
+	size_t dsize, i;
+	char *descs = NULL;
+	int fd;
+
+	c->stats_fd = -1;
+	if ((fd = ioctl(c->fd, KVM_GET_STATS_FD, NULL)) < 0)
+		return;
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+		goto out;
+	dsize = sizeof(d) + h.name_size;
+	if (h.num_desc == 0 || h.num_desc > 4096 || h.name_size > 4096 ||
+	    (descs = malloc(dsize * h.num_desc)) == NULL ||
+	    pread(fd, descs, dsize * h.num_desc, h.desc_offset) !=
+	    (ssize_t)(dsize * h.num_desc))
+		goto out;
+	for (i = 0; i < h.num_desc; i++) {
+		const char *p = descs + i * dsize;
+
+		memcpy(&d, p, sizeof(d));
+		if (strncmp(p + sizeof(d), "blocking", h.name_size) == 0 &&
+		    d.size == 1) {
+			c->stats_fd = fd;
+			c->blocking_off = (uint64_t)h.data_offset + d.offset;
+			fd = -1;
+			break;
+		}
+	}
+out:
+	free(descs);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Whether the watchdog should kick (and so look at) vCPU c. */
+static bool
+blocked(struct vr_vcpu *c)
+{
+	uint64_t v;
+
+	if (c->stats_fd < 0)
+		return (true);
+	return (pread(c->stats_fd, &v, sizeof(v), (off_t)c->blocking_off) !=
+	    (ssize_t)sizeof(v) || v != 0);
+}
 
 static bool
 halted_cli(struct vr_vcpu *c)
@@ -278,7 +338,8 @@ watchdog(void *arg)
 		t = mono_ns();
 		for (i = 0; i < vm->nvcpus; i++) {
 			since = __atomic_load_n(&vm->vcpu[i].in_run, __ATOMIC_ACQUIRE);
-			if (vm->vcpu[i].started && since != 0 && t - since > WATCHDOG_NS)
+			if (vm->vcpu[i].started && since != 0 && t - since > WATCHDOG_NS &&
+			    blocked(&vm->vcpu[i]))
 				pthread_kill(vm->vcpu[i].thread, SIG_KICK);
 		}
 	}
@@ -292,6 +353,27 @@ lib_fail(struct vr_vcpu *c, const char *fn, int err)
 	fflush(stdout);
 	fprintf(stderr, "%s: vCPU %u: %s: %s\n", vr_progname, c->index, fn,
 	    vpmu_strerror(err));
+}
+
+/*
+ * PMIs delivered on this vCPU since the last look: on a change (and if
+ * rearm), the boot protocol's re-arm (boot.c).  Per exit this only copies
+ * libvpmu's counters; the ioctls come once per PMI.
+ */
+static int
+pmi_rearm(struct vr_vcpu *c, bool rearm)
+{
+	struct vpmu_kvm_stats st;
+	int err;
+
+	if ((err = vpmu_kvm_get_stats(c->vm->k, c->index, &st)) != 0) {
+		lib_fail(c, "vpmu_kvm_get_stats", err);
+		return (-1);
+	}
+	if (st.pmis == c->pmis)
+		return (0);
+	c->pmis = st.pmis;
+	return (rearm ? vr_boot_lvtpc_rearm(c) : 0);
 }
 
 static void *
@@ -308,6 +390,8 @@ vcpu_run(void *arg)
 		lib_fail(c, "vpmu_vcpu_set_thread", err);
 		goto fail;
 	}
+	if (vm->lvtpc_rearm && pmi_rearm(c, false) < 0)	/* a resumed VM's are not new */
+		goto fail;
 	for (;;) {
 		if (stopping(vm))
 			goto exit;
@@ -316,6 +400,8 @@ vcpu_run(void *arg)
 			lib_fail(c, "vpmu_kvm_pre_run", err);
 			goto fail;
 		}
+		if (vm->lvtpc_rearm && pmi_rearm(c, true) < 0)
+			goto fail;
 		__atomic_store_n(&c->in_run, mono_ns(), __ATOMIC_RELEASE);
 		err = ioctl(c->fd, KVM_RUN, 0);
 		__atomic_store_n(&c->in_run, 0, __ATOMIC_RELEASE);
@@ -451,6 +537,9 @@ vr_run_start(struct vr_vm *vm)
 	unsigned i;
 	int err;
 
+	/* Before any vCPU runs: a vCPU ioctl waits while its vCPU is in KVM_RUN. */
+	for (i = 0; i < vm->nvcpus && vm->irqchip_kernel; i++)
+		blocking_stat_open(&vm->vcpu[i]);
 	pthread_mutex_lock(&vm->lock);
 	for (i = 0; i < vm->nvcpus; i++) {
 		struct vr_vcpu *c = &vm->vcpu[i];
@@ -489,6 +578,9 @@ vr_run_wait(struct vr_vm *vm)
 			pthread_join(vm->vcpu[i].thread, NULL);
 	if (vm->watchdog_on)		/* every vCPU returned: the run is stopping */
 		pthread_join(vm->watchdog, NULL);
+	for (i = 0; i < vm->nvcpus && vm->irqchip_kernel; i++)
+		if (vm->vcpu[i].stats_fd >= 0)
+			close(vm->vcpu[i].stats_fd);
 	for (i = 0; i < vm->nvcpus; i++)	/* lines the guest did not end */
 		console_flush(&vm->vcpu[i]);
 	fflush(stdout);

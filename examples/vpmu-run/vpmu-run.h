@@ -52,6 +52,9 @@ struct vr_vcpu {
 	pthread_t	 thread;
 	bool		 started;	/* thread created */
 	uint64_t	 in_run;	/* ns KVM_RUN was entered, 0: not in it (atomic) */
+	uint64_t	 pmis;		/* PMIs delivered, as last seen (lvtpc_rearm) */
+	int		 stats_fd;	/* KVM_GET_STATS_FD, -1: none (watchdog) */
+	uint64_t	 blocking_off;	/* its "blocking" statistic's offset */
 	/* console bytes since the last newline: lines of vCPUs never mix */
 	size_t		 conslen;
 	char		 cons[256];
@@ -65,6 +68,7 @@ struct vr_vm {
 	size_t		 run_size;	/* KVM_GET_VCPU_MMAP_SIZE */
 	unsigned	 nvcpus;
 	bool		 irqchip_kernel;	/* KVM_CREATE_IRQCHIP: LAPICs in the kernel */
+	bool		 lvtpc_rearm;	/* in-kernel LAPICs, an Intel model: vr_boot_lvtpc_rearm */
 	vpmu_vm		*pmu;
 	vpmu_kvm	*k;
 	struct vr_vcpu	 vcpu[VR_MAX_VCPUS];
@@ -115,6 +119,12 @@ int  vr_elf_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_siz
 void vr_boot_tables(uint8_t *ram);
 void vr_boot_cpuid(struct vr_vm *vm, struct vr_vcpu *c, struct kvm_cpuid2 *cpuid);
 int  vr_boot_vcpu(struct vr_vm *vm, struct vr_vcpu *c, const struct vr_image *img);
+/*
+ * After a PMI was delivered on vCPU c (in-kernel LAPIC, Intel model): keep
+ * the protocol's "PMIs arrive as NMIs" for a guest that never touched its
+ * APIC.  0, or -1 after a message.
+ */
+int  vr_boot_lvtpc_rearm(struct vr_vcpu *c);
 /* KVM_GET_SUPPORTED_CPUID with room for libvpmu's leaves (*maxp entries). */
 struct kvm_cpuid2 *vr_supported_cpuid(int kvm_fd, unsigned *maxp);
 /*

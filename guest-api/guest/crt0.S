@@ -75,6 +75,22 @@ vg__vec\n:
 	VEC 30, 1
 	VEC 31, 0
 
+/*
+ * Vectors 32..255, interrupts (no error code): one 16-byte stub each from
+ * vg__irq_stubs, so vector v's stub is at vg__irq_stubs + 16 * (v - 32).
+ */
+	.balign	16
+	.globl	vg__irq_stubs
+vg__irq_stubs:
+	.set	vg__v, 32
+	.rept	256 - 32
+	.balign	16
+	pushq	$0
+	pushq	$vg__v
+	jmp	vg__trap_entry
+	.set	vg__v, vg__v + 1
+	.endr
+
 	.type	vg__trap_entry, @function
 vg__trap_entry:
 	pushq	%rax
@@ -114,7 +130,7 @@ vg__trap_entry:
 	iretq
 	.size	vg__trap_entry, . - vg__trap_entry
 
-/* The stubs' addresses, for the IDT runtime.c builds on each vCPU. */
+/* The exception stubs' addresses, for the IDT runtime.c builds on each vCPU. */
 	.section .rodata
 	.balign	8
 	.globl	vg__vectors

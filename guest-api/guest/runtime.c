@@ -1,7 +1,8 @@
 /*
  * runtime.c -- the vpmu-run guest runtime: per-vCPU state, an IDT per vCPU,
- * exceptions and NMIs, #GP-safe MSR accessors, console, exit, a barrier,
- * and the memory functions the compiler may call.  See <vpmu-guest/runtime.h>.
+ * exceptions, NMIs and interrupts, x2APIC mode, #GP-safe MSR accessors,
+ * console, exit, a barrier, and the memory functions the compiler may call.
+ * See <vpmu-guest/runtime.h>.
  *
  * Freestanding: nothing but the compiler.  Every vCPU runs this code at
  * once; per-vCPU state sits in cpus[index], found through the GS base.
@@ -16,7 +17,7 @@ static struct vg_cpu cpus[VG_MAX_CPUS];
 _Static_assert(offsetof(struct vg_cpu, self) == 0, "vg_self reads %gs:0");
 _Static_assert(sizeof(struct vg_frame) == 22 * 8, "crt0.S pushes 22 words");
 
-/* ---- the IDT: 32 exception vectors per vCPU ------------------------------- */
+/* ---- the IDT: 32 exception vectors and 224 interrupt vectors per vCPU ----- */
 
 struct idt_gate {
 	uint16_t off_lo;
@@ -29,12 +30,15 @@ struct idt_gate {
 };
 _Static_assert(sizeof(struct idt_gate) == 16, "a long-mode IDT gate is 16 bytes");
 
-#define IDT_VECTORS	32
+#define EXC_VECTORS	32
+#define IDT_VECTORS	256
+#define IRQ_STUB_SIZE	16	/* crt0.S: vg__irq_stubs, one stub per vector */
 #define GATE_INTR	0x8e	/* present, DPL 0, 64-bit interrupt gate (clears IF) */
 
 /* Per vCPU, so no vCPU writes a table another one has loaded. */
 static struct idt_gate idt[VG_MAX_CPUS][IDT_VECTORS] __attribute__((aligned(16)));
-extern const uint64_t vg__vectors[IDT_VECTORS];		/* crt0.S */
+extern const uint64_t vg__vectors[EXC_VECTORS];		/* crt0.S */
+extern const char vg__irq_stubs[];			/* crt0.S */
 
 /*
  * The exception table: an instruction that may fault (fault) and where to
@@ -53,7 +57,7 @@ extern const struct vg_extable __vg_extable_start[], __vg_extable_end[];
 	".quad " fault ", " resume "\n\t"				\
 	".popsection\n\t"
 
-static const char *const vecname[IDT_VECTORS] = {
+static const char *const vecname[EXC_VECTORS] = {
 	"#DE", "#DB", "NMI", "#BP", "#OF", "#BR", "#UD", "#NM",
 	"#DF", "vector 9", "#TS", "#NP", "#SS", "#GP", "#PF", "vector 15",
 	"#MF", "#AC", "#MC", "#XM", "#VE", "#CP", "vector 22", "vector 23",
@@ -65,6 +69,22 @@ void vg__start(uint64_t index, uint64_t rsp, uint64_t rflags) __attribute__((nor
 void vg__trap(struct vg_frame *f);
 
 static void
+idt_gate_set(struct idt_gate *g, uint64_t a)
+{
+	*g = (struct idt_gate){
+		.off_lo = (uint16_t)a,
+		.sel = VG_SEL_CODE,
+		.type = GATE_INTR,
+		.off_mid = (uint16_t)(a >> 16),
+		.off_hi = (uint32_t)(a >> 32),
+	};
+}
+
+/*
+ * The exception gates; the interrupt gates stay not present (an interrupt
+ * is then a #NP) until vg_set_irq_handler() fills them.
+ */
+static void
 idt_load(unsigned index)
 {
 	struct {
@@ -74,20 +94,24 @@ idt_load(unsigned index)
 	struct idt_gate *g = idt[index];
 	unsigned v;
 
-	for (v = 0; v < IDT_VECTORS; v++) {
-		uint64_t a = vg__vectors[v];
-
-		g[v] = (struct idt_gate){
-			.off_lo = (uint16_t)a,
-			.sel = VG_SEL_CODE,
-			.type = GATE_INTR,
-			.off_mid = (uint16_t)(a >> 16),
-			.off_hi = (uint32_t)(a >> 32),
-		};
-	}
+	for (v = 0; v < EXC_VECTORS; v++)
+		idt_gate_set(&g[v], vg__vectors[v]);
 	idtr.limit = sizeof(idt[index]) - 1;
 	idtr.base = (uint64_t)(uintptr_t)g;
 	__asm__ volatile("lidt %0" : : "m"(idtr) : "memory");
+}
+
+void
+vg_set_irq_handler(vg_irq_fn fn)
+{
+	struct vg_cpu *c = vg_self();
+	struct idt_gate *g = idt[c->index];
+	unsigned v;
+
+	c->irq_fn = fn;
+	for (v = EXC_VECTORS; v < IDT_VECTORS && g[v].type == 0; v++)
+		idt_gate_set(&g[v], (uint64_t)(uintptr_t)vg__irq_stubs +
+		    IRQ_STUB_SIZE * (v - EXC_VECTORS));
 }
 
 /* Before the per-vCPU state exists: straight to the port. */
@@ -156,8 +180,10 @@ vg_ncpus(void)
 }
 
 /*
- * Every exception and NMI, on the interrupted stack with IF clear.  An NMI
- * is counted and handed to the vCPU's hook.  A fault at an instruction in
+ * Every exception, NMI and interrupt, on the interrupted stack with IF
+ * clear.  An NMI is counted and handed to the vCPU's hook; so is an
+ * interrupt (vector 32..255) when the vCPU has an interrupt hook (the hook
+ * writes the EOI).  A fault at an instruction in
  * the exception table resumes at its fixup with the vector recorded.  Any
  * other exception is a bug in the guest: say where and end the run.
  */
@@ -173,6 +199,11 @@ vg__trap(struct vg_frame *f)
 			c->nmi_fn(c->index, f);
 		return;
 	}
+	if (f->vector >= EXC_VECTORS && c->irq_fn != NULL) {
+		c->irqs++;
+		c->irq_fn(c->index, f);
+		return;
+	}
 	for (e = __vg_extable_start; e < __vg_extable_end; e++) {
 		if (e->fault == f->rip) {
 			c->fault = (uint32_t)f->vector + 1;
@@ -185,7 +216,7 @@ vg__trap(struct vg_frame *f)
 		vg_putc('\n');
 	vg_printf("vCPU %u: unexpected exception %s (vector %lu, error %#lx) "
 	    "at RIP %#lx, RSP %#lx, RFLAGS %#lx\n", c->index,
-	    f->vector < IDT_VECTORS ? vecname[f->vector] : "?",
+	    f->vector < EXC_VECTORS ? vecname[f->vector] : "interrupt",
 	    (unsigned long)f->vector, (unsigned long)f->error,
 	    (unsigned long)f->rip, (unsigned long)f->rsp,
 	    (unsigned long)f->rflags);
@@ -458,6 +489,24 @@ vg_snprintf(char *buf, size_t len, const char *fmt, ...)
 	if (len > 0)
 		buf[s.pos] = '\0';
 	return (s.total);
+}
+
+/* ---- the local APIC --------------------------------------------------------- */
+
+int
+vg_x2apic_enable(void)
+{
+	uint32_t r[4];
+	uint64_t base;
+
+	vg_cpuid(1, 0, r);
+	if (!(r[2] & (1u << 21)))
+		return (-1);
+	if (vg_rdmsr_safe(VG_MSR_APIC_BASE, &base) != 0 ||
+	    vg_wrmsr_safe(VG_MSR_APIC_BASE, base | VG_APIC_BASE_EN | VG_APIC_BASE_EXTD) != 0 ||
+	    vg_wrmsr_safe(VG_MSR_X2APIC_SPIV, 0x1ff) != 0)
+		return (-1);
+	return (0);
 }
 
 /* ---- several vCPUs --------------------------------------------------------- */

@@ -3,8 +3,9 @@
  *   TRIPLE    a null IDT, then UD2: #UD, #GP, #DF cannot be delivered
  *             -> vpmu-run: triple fault (KVM_EXIT_SHUTDOWN), status 3
  *   HLT_CLI   HLT with interrupts off -> status 3
- *   HLT_STI   HLT with interrupts on, three times: returns at once (no
- *             interrupt ever comes; vpmu-run(1)) -> status 0
+ *   HLT_STI   HLT with interrupts on, three times: with --irqchip user
+ *             returns at once (no interrupt ever comes; vpmu-run(1))
+ *             -> status 0
  *   PORT_OUT  OUT to port 0x80 -> status 3
  *   PORT_IN   IN from port 0x3f8 -> status 3
  *   MMIO      a read past RAM (512 MiB with 64 MiB) -> status 3

@@ -1,17 +1,19 @@
 #!/bin/sh
-# snapshot.sh VPMU_RUN GUEST GUEST_NOSNAP DIR NVCPUS -- vpmu-run's --snapshot
-# and --resume on the exact source (test/guests/snapshot.c):
+# snapshot.sh VPMU_RUN GUEST GUEST_NOSNAP DIR NVCPUS [IRQCHIP] -- vpmu-run's
+# --snapshot and --resume on the exact source (test/guests/snapshot.c), with
+# vpmu-run's default irqchip or --irqchip IRQCHIP:
 #   - the guest without the OUT runs uninterrupted: its exact counts (it
 #     checks them itself: status 0) are the reference output;
 #   - with --snapshot the run stops at the OUT to 0xf5 with status 0 and
 #     the file; --resume FILE prints what the uninterrupted run printed,
 #     exact counts included, and the guest's status 0;
 #   - a file resumed with other options, another guest, corrupted or
-#     truncated: status 2 and a message saying which, before the guest runs.
+#     truncated, or with the other irqchip: status 2 and a message saying
+#     which, before the guest runs.
 # Exit 77 (skip) when vpmu-run skips (no /dev/kvm, VPMU_SKIP_NO_KVM=1).
 set -u
-run=$1 guest=$2 nosnap=$3 dir=$4 n=$5
-opts="--source exact --vcpus $n -q"
+run=$1 guest=$2 nosnap=$3 dir=$4 n=$5 chip=${6:-kernel}
+opts="--source exact --vcpus $n -q --irqchip $chip"
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
 
 fail() {
@@ -68,6 +70,13 @@ expect 2 "made with --source exact, not synthetic" source --source synthetic --v
     --resume "$dir/vm.snap" "$guest"
 expect 2 "made with --mem 64, not 128" mem $opts --mem 128 --resume "$dir/vm.snap" "$guest"
 expect 2 "made with another guest image" image $opts --resume "$dir/vm.snap" "$nosnap"
+if [ "$chip" = kernel ]; then
+	expect 2 "made with an in-kernel irqchip" irqchip $opts --irqchip user \
+	    --resume "$dir/vm.snap" "$guest"
+else
+	expect 2 "made without an in-kernel irqchip" irqchip $opts --irqchip kernel \
+	    --resume "$dir/vm.snap" "$guest"
+fi
 
 # Damaged files: status 2, the guest never runs.
 size=$(stat -c %s "$dir/vm.snap")

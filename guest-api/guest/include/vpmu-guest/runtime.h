@@ -13,7 +13,8 @@
  *              so only vCPU 0 (or a vg_exit() anywhere) ends the run.
  *   runtime.c  console, exit, an IDT per vCPU (exceptions print and exit
  *              VG_EXIT_TRAP unless caught), the #GP-safe MSR accessors,
- *              the NMI hook, a barrier, memset/memcpy/memmove/memcmp.
+ *              the NMI and interrupt hooks, x2APIC mode, a barrier,
+ *              memset/memcpy/memmove/memcmp.
  *   link.ld    linked at 1 MiB (0x100000), p_paddr == p_vaddr.
  *
  * Build flags (VpmuGuest.cmake): -ffreestanding -nostdlib -static -fno-pic
@@ -88,6 +89,7 @@ struct vg_frame {
 };
 
 typedef void (*vg_nmi_fn)(unsigned cpu, struct vg_frame *f);
+typedef void (*vg_irq_fn)(unsigned cpu, struct vg_frame *f);	/* f->vector: 32..255 */
 
 /* ---- per-vCPU state (through %gs) ----------------------------------------- */
 
@@ -106,6 +108,8 @@ struct vg_cpu {
 	char		 cons[120];
 	/* the channel's caller on this vCPU: vpmu_pv_self() (pid 1, tid index+1, root) */
 	struct vpmu_pv_ident pv_ident;
+	volatile uint64_t irqs;		/* interrupts taken by irq_fn on this vCPU */
+	vg_irq_fn	 irq_fn;	/* called for each interrupt, after counting */
 };
 
 static inline struct vg_cpu *
@@ -311,6 +315,63 @@ static inline uint64_t
 vg_nmi_count(void)
 {
 	return (vg_self()->nmis);
+}
+
+/* ---- interrupts and the local APIC in x2APIC mode -------------------------- */
+
+/*
+ * Interrupts (vectors 32..255) go to the vCPU's hook, counted, with IF
+ * clear until it returns; the hook writes the EOI (vg_x2apic_eoi()).  The
+ * first call on a vCPU puts an interrupt gate for each vector in its IDT;
+ * before that an interrupt is an unexpected #NP (message, VG_EXIT_TRAP);
+ * with a NULL hook, an unexpected exception too.  Set for the calling vCPU
+ * only.
+ */
+void vg_set_irq_handler(vg_irq_fn fn);
+
+static inline uint64_t
+vg_irq_count(void)
+{
+	return (vg_self()->irqs);
+}
+
+static inline void
+vg_sti(void)
+{
+	__asm__ volatile("sti" ::: "memory");
+}
+
+static inline void
+vg_cli(void)
+{
+	__asm__ volatile("cli" ::: "memory");
+}
+
+/*
+ * The local APIC through x2APIC MSRs (SDM Vol. 3A, 11.12): the boot
+ * protocol's identity map covers the first 1 GiB only, not the xAPIC page.
+ */
+#define VG_MSR_APIC_BASE	0x1b
+#define VG_APIC_BASE_EXTD	(1ull << 10)	/* x2APIC mode */
+#define VG_APIC_BASE_EN		(1ull << 11)	/* APIC global enable */
+#define VG_MSR_X2APIC_EOI	0x80b
+#define VG_MSR_X2APIC_SPIV	0x80f
+#define VG_MSR_X2APIC_LVTPC	0x834		/* LVT performance-counter entry */
+#define VG_LVT_MASKED		(1u << 16)
+#define VG_LVT_NMI		(4u << 8)	/* delivery mode NMI (vector ignored) */
+
+/*
+ * Put this vCPU's local APIC in x2APIC mode (IA32_APIC_BASE EN and EXTD)
+ * and software-enable it (SPIV = 0x1FF: spurious vector 0xFF).  0, or -1
+ * if CPUID.1:ECX.x2APIC[21] is clear or a write faults (no in-kernel
+ * LAPIC: vpmu-run --irqchip user).
+ */
+int vg_x2apic_enable(void);
+
+static inline void
+vg_x2apic_eoi(void)
+{
+	vg_wrmsr(VG_MSR_X2APIC_EOI, 0);
 }
 
 /* ---- several vCPUs ------------------------------------------------------- */
