@@ -56,6 +56,8 @@
 #define GDT_DATA	0x00cf93000000ffffull	/* P, DPL 0, data read/write accessed, D/B, G */
 
 #define CPUID_1_EDX_HTT	(1u << 28)
+#define CPUID_1_EDX_APIC	(1u << 9)
+#define CPUID_1_ECX_X2APIC (1u << 21)
 
 /* Local APIC (SDM Vol. 3A, 11.4.4 and 11.5.1): offsets in the register page. */
 #define APIC_SPIV	0xF0
@@ -99,7 +101,9 @@ vr_boot_tables(uint8_t *ram)
  * the initial APIC ID (CPUID.1:EBX[31:24], x2APIC ID in 0xB/0x1F EDX, AMD's
  * extended APIC ID in 0x8000001E EAX) and the vCPU count in
  * CPUID.1:EBX[23:16] with HTT set, so a guest can find how many vCPUs to
- * wait for.  libvpmu patches its PMU leaves after this.
+ * wait for.  Without an in-kernel irqchip there is no local APIC behind
+ * the vCPU: neither the APIC nor x2APIC is offered.  libvpmu patches its
+ * PMU leaves after this.
  */
 void
 vr_boot_cpuid(struct vr_vm *vm, struct vr_vcpu *c, struct kvm_cpuid2 *cpuid)
@@ -114,6 +118,10 @@ vr_boot_cpuid(struct vr_vm *vm, struct vr_vcpu *c, struct kvm_cpuid2 *cpuid)
 			e->ebx = (e->ebx & 0xffff) | (vm->nvcpus & 0xff) << 16 |
 			    (c->index & 0xff) << 24;
 			e->edx |= CPUID_1_EDX_HTT;
+			if (!vm->irqchip_kernel) {
+				e->edx &= ~CPUID_1_EDX_APIC;
+				e->ecx &= ~CPUID_1_ECX_X2APIC;
+			}
 			break;
 		case 0xb:
 		case 0x1f:
