@@ -448,8 +448,7 @@ pre_run_work(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, const struct vpm
 		else
 			c->injected = 2;
 		if (error != 0) {		/* not lost: due again at the next entry */
-			__atomic_store_n(&k->vm->gpmu->vcpu[cpu].pmi_pending, 1,
-			    __ATOMIC_RELEASE);
+			vpmu__vcpu_pmi_again(k->vm, cpu);
 			return (error);
 		}
 	}

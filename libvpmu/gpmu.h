@@ -17,6 +17,10 @@
  * next entry (vpmu_vcpu_enter), programs every marked counter at once.  No
  * guest instruction runs between the exit and that entry, so counting
  * still changes at the WRMSR's instruction boundary.
+ *
+ * The KVM glue (backends/kvm.c) uses only the two entry helpers at the
+ * end, vpmu__vcpu_enter_quiet() and vpmu__vcpu_pmi_again(); nothing
+ * outside the core touches these structures.
  */
 #ifndef VPMU_GPMU_H
 #define VPMU_GPMU_H
@@ -188,6 +192,13 @@ vpmu__vcpu_enter_quiet(struct vpmu_vm *vm, unsigned cpu)
 		return (false);
 	v->entered = 0;
 	return (true);
+}
+
+/* A PMI handed out by an entry but not delivered: due again at the next. */
+static inline void
+vpmu__vcpu_pmi_again(struct vpmu_vm *vm, unsigned cpu)
+{
+	__atomic_store_n(&vm->gpmu->vcpu[cpu].pmi_pending, 1, __ATOMIC_RELEASE);
 }
 
 /* After every exit: a look at the counters counting now, if any. */
