@@ -36,8 +36,9 @@ trap 'rm -rf "$tmp"' EXIT
 # Guest declarations: the file's text without comments, preprocessor lines,
 # string and character literals or __attribute__((...)), cut at each ';',
 # '{' and '}'.  A piece before a ';' or '{' at brace depth 0 that has a
-# '(' and neither starts with typedef nor has '=' before its '(' declares
-# or defines a function: the last identifier before the '('.
+# '(', does not start with typedef or _Static_assert and has no '=' before
+# its '(' declares or defines a function: the last identifier before the
+# '('.
 guest_decls() {
 	for h in "$inc"/vpmu-guest/*.h; do
 		awk -v file="$h" '
@@ -45,7 +46,8 @@ guest_decls() {
 		/^[ \t]*#/ { cont = /\\$/; next }
 		{ text = text " " $0 }
 		function piece(d,   s, n) {
-			if (index(d, "(") == 0 || d ~ /^[ ]*typedef[^A-Za-z0-9_]/)
+			if (index(d, "(") == 0 || d ~ /^[ ]*typedef[^A-Za-z0-9_]/ ||
+			    d ~ /^[ ]*(_Static_assert|static_assert)[ (]/)
 				return
 			s = substr(d, 1, index(d, "(") - 1)
 			if (index(s, "=") > 0)
