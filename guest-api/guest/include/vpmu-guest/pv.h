@@ -351,7 +351,8 @@ uint64_t vpmu_pv_virt_to_phys(const void *p);
 /*
  * One request: op with arglen bytes at arg (copied into a block on the
  * stack, the out fields copied back).  Returns the request's errno
- * (VPMU_PV_E*, 0 on success); *retval (may be NULL) gets req.retval.
+ * (VPMU_PV_E*, 0 on success); *retval (may be NULL) gets req.retval, or 0
+ * when the call fails.
  * arglen at most 4096 - 64 here; larger requests build their own block
  * with vpmu_pv_ring().
  */

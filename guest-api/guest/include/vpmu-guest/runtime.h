@@ -183,7 +183,7 @@ vg_inl(uint16_t port)
 void vg_putc(int ch);
 void vg_puts(const char *s);		/* no newline added */
 void vg_flush(void);
-/* %d %i %u %x %X %p %s %c %%, with l/ll/z, a width, '0' and '-' flags. */
+/* %d %i %u %x %X %p %s %c %%, with l/ll/z, a width, '0', '-' and '#' flags. */
 int  vg_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int  vg_vprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 int  vg_snprintf(char *buf, size_t len, const char *fmt, ...)
@@ -302,7 +302,8 @@ vg_read_rflags(void)
 
 /*
  * NMIs (vector 2; a PMI arrives as one) are counted per vCPU; fn, if set,
- * is then called on the NMI's stack with NMIs blocked until it returns.
+ * is then called on the interrupted code's stack (no IST stack) with NMIs
+ * blocked until it returns.
  * Set for the calling vCPU only.
  */
 static inline void
