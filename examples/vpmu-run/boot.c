@@ -64,7 +64,7 @@
 #define APIC_LVTPC	0x340
 #define LVT_MASKED	(1u << 16)
 #define LVTPC_BOOT	0x400u		/* NMI delivery mode, unmasked */
-#define APIC_BASE_X2APIC (1ull << 10)	/* IA32_APIC_BASE.EXTD */
+#define APIC_LDR	0x0D0
 
 static void
 put64(uint8_t *ram, uint64_t gpa, uint64_t v)
@@ -275,27 +275,27 @@ boot_lapic(struct vr_vcpu *c)
  * holds exactly what boot_lapic() wrote plus the mask bit the delivery
  * set, write boot_lapic()'s value back.  A guest in x2APIC mode, or with
  * any other LVTPC, keeps what the SDM gives it.  Called once per PMI
- * delivered, never per exit: up to three ioctls.
+ * delivered, never per exit: up to two ioctls.
  */
 int
 vr_boot_lvtpc_rearm(struct vr_vcpu *c)
 {
-	struct kvm_sregs sr;
 	struct kvm_lapic_state la;
-	uint32_t lvtpc;
+	uint32_t lvtpc, ldr;
 
-	if (ioctl(c->fd, KVM_GET_SREGS, &sr) < 0) {
-		fprintf(stderr, "%s: vCPU %u: KVM_GET_SREGS: %s\n", vr_progname, c->index,
-		    strerror(errno));
-		return (-1);
-	}
-	if (sr.apic_base & APIC_BASE_X2APIC)
-		return (0);
 	if (ioctl(c->fd, KVM_GET_LAPIC, &la) < 0) {
 		fprintf(stderr, "%s: vCPU %u: KVM_GET_LAPIC: %s\n", vr_progname, c->index,
 		    strerror(errno));
 		return (-1);
 	}
+	/*
+	 * x2APIC mode, where the LDR is derived from the APIC ID and its
+	 * logical-ID bits 15:0 are never all zero (in xAPIC mode only bits
+	 * 31:24 exist): the guest gets the SDM's behaviour.
+	 */
+	memcpy(&ldr, la.regs + APIC_LDR, sizeof(ldr));
+	if ((ldr & 0x00FFFFFFu) != 0)
+		return (0);
 	memcpy(&lvtpc, la.regs + APIC_LVTPC, sizeof(lvtpc));
 	if (lvtpc != (LVTPC_BOOT | LVT_MASKED))
 		return (0);
