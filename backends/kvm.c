@@ -343,6 +343,28 @@ ctx_of(vpmu_kvm *k, unsigned cpu)
 	return (&k->vcpu[cpu]);
 }
 
+/*
+ * The single step retired a HLT, and KVM reported the step instead of the
+ * halt (RIP is past the HLT).  Halt the vCPU as KVM would have without the
+ * step: with the in-kernel LAPIC, in the kernel (the next KVM_RUN waits for
+ * an interrupt or NMI, the exit is handled); without it, as the exit the
+ * VMM would have seen, KVM_EXIT_HLT.
+ */
+static int
+step_halt(struct kvm_vcpu_ctx *c, bool *handled)
+{
+	struct kvm_mp_state mp = { .mp_state = KVM_MP_STATE_HALTED };
+
+	if (!c->lapic) {
+		c->run->exit_reason = KVM_EXIT_HLT;
+		return (0);
+	}
+	if (ioctl(c->fd, KVM_SET_MP_STATE, &mp) < 0)
+		return (errno);
+	*handled = true;
+	return (0);
+}
+
 /* The VMM's guest debugging with libvpmu's single-step on top. */
 static int
 apply_debug(struct kvm_vcpu_ctx *c)
@@ -539,6 +561,8 @@ handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 		return (error);
 	c->resync = false;
 	c->injected = -1;
+	if (x.halted)
+		return (step_halt(c, handled));
 	if (!x.handled)
 		return (0);
 	if (x.reason == VPMU_EXIT_MSR_READ || x.reason == VPMU_EXIT_MSR_WRITE) {
