@@ -343,6 +343,36 @@ ctx_of(vpmu_kvm *k, unsigned cpu)
 	return (&k->vcpu[cpu]);
 }
 
+#define KVM_RFLAGS_IF	(1ull << 9)	/* RFLAGS.IF: interrupts on */
+
+/*
+ * The single step retired a HLT, and KVM reported the step instead of the
+ * halt (RIP is past the HLT).  Halt the vCPU as KVM would have without the
+ * step.  Without the in-kernel LAPIC: as the exit the VMM would have seen,
+ * KVM_EXIT_HLT.  With it, and interrupts off: halted in the kernel
+ * (KVM_MP_STATE_HALTED), the exit handled.  With it and interrupts on, the
+ * step goes on: a vCPU halted while single-stepped was never woken by its
+ * interrupt on kvm_pvm (vpmu_exact(7), CAVEATS).
+ */
+static int
+step_halt(struct kvm_vcpu_ctx *c, unsigned cpu, bool *handled)
+{
+	struct kvm_mp_state mp = { .mp_state = KVM_MP_STATE_HALTED };
+	struct vpmu_regs r;
+	int error;
+
+	if (!c->lapic) {
+		c->run->exit_reason = KVM_EXIT_HLT;
+		return (0);
+	}
+	if ((error = kvm_regs(c, cpu, &r)) != 0)
+		return (error);
+	if (!(r.rflags & KVM_RFLAGS_IF) && ioctl(c->fd, KVM_SET_MP_STATE, &mp) < 0)
+		return (errno);
+	*handled = true;
+	return (0);
+}
+
 /* The VMM's guest debugging with libvpmu's single-step on top. */
 static int
 apply_debug(struct kvm_vcpu_ctx *c)
@@ -539,6 +569,8 @@ handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 		return (error);
 	c->resync = false;
 	c->injected = -1;
+	if (x.halted)
+		return (step_halt(c, cpu, handled));
 	if (!x.handled)
 		return (0);
 	if (x.reason == VPMU_EXIT_MSR_READ || x.reason == VPMU_EXIT_MSR_WRITE) {

@@ -240,6 +240,8 @@ struct vpmu_vcpu {
 	uint64_t entered;		/* ns at entry while a PMC wanted to count; 0: none */
 	unsigned debug;			/* VPMU_DEBUG_* the last entry asked for */
 	bool faulted;			/* the last exit answered an MSR access with #GP */
+	uint64_t last_rip;		/* RIP at the last exit (exec sources): a
+					   step's HLT is the byte there */
 	struct vpmu_vcpu_stats xst;
 };
 

@@ -239,9 +239,24 @@ io_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 	return (0);
 }
 
+/*
+ * A single step that retired the one-byte HLT (F4) at the last exit's RIP:
+ * the trap came after it, and the vCPU did not halt (KVM reports the step,
+ * not the halt).  The VMM must halt it as the HLT would have.
+ */
+static bool
+stepped_hlt(const struct vpmu_vm *vm, const struct vpmu_vcpu *v, const struct vpmu_regs *r)
+{
+	struct vpmu_gmem_paging pg = { r->cr0, r->cr3, r->cr4, r->efer };
+	uint8_t op;
+
+	return (r->rip == v->last_rip + 1 &&
+	    vpmu__gmem_read_gva(&vm->mem, &pg, v->last_rip, &op, 1) == 1 && op == 0xF4);
+}
+
 /* Steps 2-5, under the VM lock (the registers asked for before it). */
 static __attribute__((noinline)) int
-exit_locked(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x, uint64_t ran)
+exit_locked(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, uint64_t ran)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 	const struct vpmu_regs *r = NULL;
@@ -255,8 +270,11 @@ exit_locked(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x, uint64_
 			return (error);
 	}
 	vpmu__vm_lock(vm);
-	if (vm->src->exec_sync != NULL)
+	if (vm->src->exec_sync != NULL) {
 		vm->src->exec_sync(vm->src_state, cpu, r, flags);
+		x->halted = flags == VPMU_SYNC_STEP && stepped_hlt(vm, v, r);
+		v->last_rip = r->rip;
+	}
 	v->faulted = false;
 	/*
 	 * The run's time goes to the PMCs after the source counted what
@@ -294,6 +312,7 @@ vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 	v = &vm->vcpu[cpu];
 	x->handled = 0;
 	x->fault = 0;
+	x->halted = 0;
 	v->xst.exits++;
 	if (x->flags & VPMU_EXITF_RAN)
 		ran = x->ran_ns;
@@ -321,7 +340,7 @@ vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 	case VPMU_EXIT_DEBUG:
 		if ((v->debug & VPMU_DEBUG_STEP) && (x->dr6 & VPMU_DR6_BS)) {
 			v->xst.steps++;
-			x->handled = 1;
+			x->handled = !x->halted;	/* a HLT: the VMM halts */
 		}
 		break;
 	default:

@@ -23,6 +23,8 @@
 
 #include <vpmu/model.h>
 #include <vpmu/source.h>
+#include <vpmu/vcpu.h>
+#include <vpmu/vpmu.h>
 
 #include "decode.h"
 #include "exact.h"
@@ -800,6 +802,87 @@ times_follow_enabled(void **state)
 	    EINVAL);
 }
 
+/* ---- a single step over a HLT (issue 11) ------------------------------------- */
+
+/* Instructions retired, OS and USR, enabled. */
+#define XB_INSTR	(0xC0ull | 1ull << 16 | 1ull << 17 | 1ull << 22)
+
+/* An exit of vCPU 0 with its registers: RIP rip, paging off. */
+static struct vpmu_exit
+exit_at(vpmu_vm *vm, uint32_t reason, uint32_t index, uint64_t data, uint64_t dr6,
+    uint64_t rip)
+{
+	struct vpmu_regs r;
+	struct vpmu_exit x;
+
+	memset(&r, 0, sizeof(r));
+	r.rip = rip;
+	r.rflags = 0x2;
+	memset(&x, 0, sizeof(x));
+	x.reason = reason;
+	x.flags = VPMU_EXITF_RAN;
+	x.index = index;
+	x.data = data;
+	x.dr6 = dr6;
+	x.regs = &r;
+	x.handled = x.halted = 0xDEAD;
+	assert_int_equal(vpmu_vcpu_exit(vm, 0, &x), 0);
+	return (x);
+}
+
+/*
+ * WRMSR at 0xFFE starts PMC0 (exact source), then NOP, HLT, NOP single-
+ * stepped: the step after the HLT is left to the monitor (handled 0) with
+ * halted 1, the others are handled with halted 0; PMC0 reads 3 (WRMSR,
+ * NOP, HLT) at the exit after the HLT.
+ */
+static void
+step_over_hlt_is_left_to_the_monitor(void **state)
+{
+	static uint8_t ram[0x2000];
+	struct vpmu_exact_params xp = { .vendor = VPMU_VENDOR_INTEL };
+	struct vpmu_model m;
+	struct vpmu_entry e;
+	struct vpmu_exit x;
+	vpmu_config *cfg;
+	vpmu_vm *vm;
+	char err[128];
+
+	(void)state;
+	assert_int_equal(vpmu_model_parse("intel-v2", &m, err, sizeof(err)), 0);
+	assert_int_equal(vpmu_config_create(&cfg), 0);
+	assert_int_equal(vpmu_config_set_vcpus(cfg, 1), 0);
+	assert_int_equal(vpmu_config_set_model(cfg, &m), 0);
+	assert_int_equal(vpmu_config_set_source(cfg, &vpmu_source_exact, &xp), 0);
+	assert_int_equal(vpmu_vm_create(cfg, &vm), 0);
+	vpmu_config_destroy(cfg);
+	memcpy(ram + 0xFFE, (const uint8_t[]){ 0x0F, 0x30, 0x90, 0xF4, 0x90 }, 5);
+	assert_int_equal(vpmu_vm_add_memory(vm, 0, sizeof(ram), ram), 0);
+
+	x = exit_at(vm, VPMU_EXIT_MSR_WRITE, 0x186, XB_INSTR, 0, 0xFFE);
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.halted, 0);
+	assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+	assert_int_equal(e.debug, VPMU_DEBUG_STEP);
+	x = exit_at(vm, VPMU_EXIT_DEBUG, 0, 0, VPMU_DR6_BS, 0x1000);	/* WRMSR */
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.halted, 0);
+	x = exit_at(vm, VPMU_EXIT_DEBUG, 0, 0, VPMU_DR6_BS, 0x1001);	/* NOP */
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.halted, 0);
+	x = exit_at(vm, VPMU_EXIT_DEBUG, 0, 0, VPMU_DR6_BS, 0x1002);	/* HLT */
+	assert_int_equal(x.handled, 0);
+	assert_int_equal(x.halted, 1);
+	x = exit_at(vm, VPMU_EXIT_MSR_READ, 0xC1, 0, 0, 0x1002);
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.halted, 0);
+	assert_int_equal(x.data, 3);
+	x = exit_at(vm, VPMU_EXIT_DEBUG, 0, 0, VPMU_DR6_BS, 0x1003);	/* NOP */
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.halted, 0);
+	vpmu_vm_destroy(vm);
+}
+
 int
 main(void)
 {
@@ -824,6 +907,7 @@ main(void)
 		T(unmapped_fetch_is_recorded),
 		T(unexplained_exit_counts_one),
 		T(times_follow_enabled),
+		cmocka_unit_test(step_over_hlt_is_left_to_the_monitor),
 #undef T
 	};
 

@@ -87,7 +87,9 @@ struct vpmu_exit {
 	uint64_t dr6;			/* VPMU_EXIT_DEBUG */
 	uint64_t ran_ns;		/* with VPMU_EXITF_RAN */
 	uint32_t vector;		/* with VPMU_EXITF_INJECTED: 2 for an NMI */
-	uint32_t pad;
+	uint32_t halted;		/* out: the single step retired a HLT, and
+					   the exit is not handled: halt the vCPU
+					   as the HLT would have (vpmu_vcpu(3)) */
 	const struct vpmu_regs *regs;	/* NULL: asked through the vpmu_regs_fn */
 	/* out */
 	uint32_t handled;		/* libvpmu took the exit: the VMM does nothing more */
