@@ -112,7 +112,7 @@ put(struct tx *t, uint64_t gpa, const uint8_t *b, size_t n)
 static void
 reinit(struct tx *t, unsigned cpi, unsigned ref_cpi, unsigned vendor)
 {
-	struct vpmu_exact_params prm = { cpi, ref_cpi, vendor };
+	struct vpmu_exact_params prm = { .cpi = cpi, .ref_cpi = ref_cpi, .vendor = vendor };
 
 	if (t->st != NULL)
 		X->fini(t->st);
