@@ -43,6 +43,19 @@
 #define BLOCK_MAX	(WALK_MAX - 1)	/* instructions a block runs before its
 					   breakpoint: the walk reaches it */
 
+/*
+ * The exceptions an instruction a block may hold can raise (decode.h,
+ * in_block): a memory operand's #PF, #GP and #SS.  All three push an
+ * error code.  A block runs with breakpoints on their handlers' entries,
+ * so a fault inside it stops at the handler before it runs.  (#AC needs
+ * CPL 3 with CR0.AM and RFLAGS.AC: such code is stepped.)
+ */
+static const unsigned fault_vecs[] = { 14, 13, 12 };
+#define NFAULT_VECS	3
+#define CR0_AM		(1ull << 18)
+#define RFLAGS_TF	(1ull << 8)
+#define RFLAGS_AC	(1ull << 18)
+
 #define EVF_MODES	(VPMU_EVF_USR | VPMU_EVF_OS)
 #define EVF_ALL		(VPMU_EVF_USR | VPMU_EVF_OS | VPMU_EVF_EDGE | VPMU_EVF_INV)
 
@@ -86,6 +99,7 @@ struct xvcpu {
 					   read without it: atomic) */
 	bool	 planned;		/* bp says what to do from p */
 	uint64_t bp;			/* the block's breakpoint; 0: single-step */
+	uint64_t hbp[NFAULT_VECS];	/* with it: the entries of fault_vecs' handlers */
 };
 
 struct exact {
@@ -492,11 +506,13 @@ plan(const struct exact *x, struct xvcpu *v)
 {
 	struct vpmu_insn in;
 	uint64_t addr = v->p.rip;
-	unsigned k, cap = __atomic_load_n(&v->cap, __ATOMIC_RELAXED);
+	unsigned i, k, cap = __atomic_load_n(&v->cap, __ATOMIC_RELAXED);
 
 	v->planned = true;
 	v->bp = 0;
-	if (!v->p.long_mode)
+	/* TF: the guest steps itself; #AC possible: step. */
+	if (!v->p.long_mode || (v->p.rflags & RFLAGS_TF) ||
+	    (v->p.cpl == 3 && (v->p.cr0 & CR0_AM) && (v->p.rflags & RFLAGS_AC)))
 		return;
 	for (k = 0; k < cap; k++) {
 		if (vpmu__decode_gva(x->mem, PAGING(&v->p), VPMU_DECODE_64, addr, &in,
@@ -504,11 +520,45 @@ plan(const struct exact *x, struct xvcpu *v)
 			break;
 		addr += in.len;
 	}
-	if (k > 0) {
-		v->bp = addr;
-		v->st.blocks++;
-		v->st.block_insns += k;
-	}
+	if (k == 0)
+		return;
+	/*
+	 * No handler entry to stop at: a fault would run its handler unseen.
+	 * One at P: its breakpoint would stop the run before it starts.
+	 */
+	for (i = 0; i < NFAULT_VECS; i++)
+		if (handler_entry(x, v, &v->p, fault_vecs[i], &v->hbp[i]) != 0 ||
+		    v->hbp[i] == v->p.rip)
+			return;
+	v->bp = addr;
+	v->st.blocks++;
+	v->st.block_insns += k;
+}
+
+/*
+ * A block stopped at a fault handler's entry N (its breakpoint): the
+ * instruction at the frame's return address faulted, those from P up to
+ * it retired.  The 64-bit frame at N's RSP: error code, then RIP.  false:
+ * not such a stop (or no path from P to the faulting instruction): the
+ * caller reconstructs the exit as any other.
+ */
+static bool
+sync_block_fault(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r)
+{
+	struct vpmu_regs at = *r;
+	struct path p = { 0 };
+	unsigned i;
+
+	if (x->mode != VPMU_EXACT_BLOCK || !v->planned || v->bp == 0 || r->rip == v->bp)
+		return (false);
+	for (i = 0; i < NFAULT_VECS && v->hbp[i] != r->rip; i++)
+		;
+	if (i == NFAULT_VECS || read_slot(x, v, r, r->rsp + 8, 8, &at.rip) != 0 ||
+	    walk(x, v, v->p.rip, &v->p, true, &at, &p, false) != W_REACHED)
+		return (false);
+	v->st.block_faults++;
+	account(x, v, W_REACHED, &p, v->p.cpl);
+	return (true);
 }
 
 void
@@ -526,6 +576,8 @@ vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r, unsigned 
 		;			/* nothing to count, or nothing known */
 	else if (flags & VPMU_SYNC_EVENT)
 		sync_event(x, v, r, VPMU_SYNC_VECTOR(flags), !(flags & VPMU_SYNC_FAULT));
+	else if (!(flags & VPMU_SYNC_STEP) && sync_block_fault(x, v, r))
+		;			/* the instructions before a fault */
 	else if (r->rip == v->p.rip)
 		sync_same(x, v, r, flags);
 	else
@@ -557,14 +609,17 @@ vpmu__exact_breaks(void *state, unsigned cpu, uint64_t *bp, unsigned max)
 {
 	const struct exact *x = state;
 	const struct xvcpu *v;
+	unsigned i, n = 0;
 
-	if (x == NULL || bp == NULL || max == 0 || cpu >= x->nvcpus)
+	if (x == NULL || bp == NULL || max < 1 + NFAULT_VECS || cpu >= x->nvcpus)
 		return (0);
 	v = &x->vcpu[cpu];
 	if (!v->planned || v->bp == 0)
 		return (0);
-	bp[0] = v->bp;
-	return (1);
+	bp[n++] = v->bp;
+	for (i = 0; i < NFAULT_VECS; i++)
+		bp[n++] = v->hbp[i];
+	return (n);
 }
 
 bool

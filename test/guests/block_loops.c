@@ -7,6 +7,7 @@
  * whatever the code around the loop costs.  Prints every count, so that
  * exact_modes.sh compares them between --exact-mode step and block, and
  * exits with the number of wrong differences.  ITERS: n (default 1000).
+ * Then a #GP inside a block, its counts printed for the comparison.
  */
 #include <vpmu-guest/runtime.h>
 
@@ -86,14 +87,40 @@ check(const char *name, struct counts (*fn)(uint32_t), uint64_t insns, uint64_t 
 	return (bad);
 }
 
+/*
+ * A #GP inside a block: a load from a non-canonical address between ALU
+ * instructions, resumed after by the runtime's exception table (the
+ * section its safe accessors use).  The handler runs between the counts;
+ * exact_modes.sh compares them between the modes.
+ */
+static struct counts
+fault_in_block(void)
+{
+	uint64_t a = 1, b = 2, bad = 0x8000000000000000ull;
+
+	start();
+	__asm__ volatile(
+	    "add %1, %0\n\txor %0, %1\n\tadd $3, %0\n\t"
+	    "1: mov (%2), %0\n2:\n\t"
+	    ".pushsection .vg_extable, \"a\"\n\t.balign 8\n\t"
+	    ".quad 1b, 2b\n\t.popsection\n\t"
+	    "sub %1, %0\n\tinc %1\n\tor %0, %1"
+	    : "+r"(a), "+r"(b) : "r"(bad) : "cc", "memory");
+	return (stop());
+}
+
 int
 main(unsigned cpu)
 {
+	struct counts f;
 	int bad = 0;
 
 	if (cpu != 0)
 		return (0);
 	bad += check("loop10", loop10, 10, 1);
 	bad += check("decjnz", decjnz, 2, 1);
+	f = fault_in_block();
+	vg_printf("fault in a block: instructions %lu branches %lu\n",
+	    (unsigned long)f.insns, (unsigned long)f.branches);
 	return (bad);
 }
