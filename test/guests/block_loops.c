@@ -53,8 +53,14 @@ stop(void)
 	return (c);
 }
 
+/*
+ * The loops are not inlined and get n at run time, so that the code
+ * around them is the same for n and 2n whatever the compiler (clang
+ * inlines and specializes them otherwise).
+ */
+
 /* 9 ALU instructions and LOOP: 10 instructions, 1 branch per iteration. */
-static struct counts
+static __attribute__((noinline)) struct counts
 loop10(uint32_t n)
 {
 	uint32_t a = 0, b = 1;
@@ -70,7 +76,7 @@ loop10(uint32_t n)
 }
 
 /* DEC and JNZ: 2 instructions, 1 branch per iteration. */
-static struct counts
+static __attribute__((noinline)) struct counts
 decjnz(uint32_t n)
 {
 	start();
@@ -81,7 +87,8 @@ decjnz(uint32_t n)
 static int
 check(const char *name, struct counts (*fn)(uint32_t), uint64_t insns, uint64_t branches)
 {
-	struct counts one = fn(ITERS), two = fn(2 * ITERS);
+	static volatile uint32_t iters = ITERS;
+	struct counts one = fn(iters), two = fn(2 * iters);
 	uint64_t di = two.insns - one.insns, db = two.branches - one.branches;
 	int bad = di != insns * ITERS || db != branches * ITERS;
 

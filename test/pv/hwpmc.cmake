@@ -22,6 +22,3 @@ if(TARGET pmcstat)
     "^pmcstat: 49999 iterations more: \\+149997 instructions \\+49999 branches \\+149997 cycles$"
     --source exact $<TARGET_PROPERTY:pmcstat,VPMU_GUEST_ELF>)
 endif()
-
-# The same counts in blocks as stepping (exact_modes.sh).
-exact_modes_test(pv_hwpmc_exact ${guest_pv_hwpmc_exact_ELF})

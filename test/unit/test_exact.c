@@ -855,8 +855,9 @@ block_mode(struct tx *t, unsigned cpi)
 	gate(t, 14, 0x20000);
 	gate(t, 13, 0x20100);
 	gate(t, 12, 0x20200);
-	/* add rax, rbx; xor ecx, ecx; mov [rax], rcx; jnz $ */
-	PUT(t, CODE, 0x48, 0x01, 0xd8, 0x31, 0xc9, 0x48, 0x89, 0x08, 0x75, 0xfe);
+	/* add rax, rbx; xor ecx, ecx; mov [rax], rcx; inc rdx x 3; jnz $ */
+	PUT(t, CODE, 0x48, 0x01, 0xd8, 0x31, 0xc9, 0x48, 0x89, 0x08,
+	    0x48, 0xff, 0xc2, 0x48, 0xff, 0xc2, 0x48, 0xff, 0xc2, 0x75, 0xfe);
 }
 
 /*
@@ -879,17 +880,20 @@ block_runs_to_its_branch(void **state)
 	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
 	assert_int_equal(X->exec_breaks(t->st, 0, bp, 3), 0);	/* does not fit */
 	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 4);
-	assert_int_equal(bp[0], CODE + 8);
+	assert_int_equal(bp[0], CODE + 17);
 	assert_int_equal(bp[1], 0x20000);
 	assert_int_equal(bp[2], 0x20100);
 	assert_int_equal(bp[3], 0x20200);
-	at(t, CODE + 8, 0);					/* the breakpoint */
-	assert_int_equal(val(t, c), 3);
+	at(t, CODE + 17, 0);					/* the breakpoint */
+	assert_int_equal(val(t, c), 6);
 	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);	/* the JNZ */
-	at(t, CODE + 8, STEP);					/* taken, to itself */
-	assert_int_equal(val(t, c), 4);
+	at(t, CODE + 17, STEP);					/* taken, to itself */
+	assert_int_equal(val(t, c), 7);
 	assert_int_equal(stats(t).blocks, 1);
-	assert_int_equal(stats(t).block_insns, 3);
+	assert_int_equal(stats(t).block_insns, 6);
+	/* Three instructions before the JNZ: stepped (BLOCK_MIN). */
+	at(t, CODE + 8, RESYNC);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
 
 	/* Step mode never asks for breakpoints. */
 	reinit(t, 1, 1, 0);
@@ -934,34 +938,36 @@ block_stops_before_overflow(void **state)
 
 	block_mode(t, 1);
 	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
-	assert_int_equal(X->set_period(t->st, c, 2), 0);
-	at(t, CODE, RESYNC);
-	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
-	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 4);
-	assert_int_equal(bp[0], CODE + 5);			/* 2 instructions */
-	at(t, CODE + 5, 0);
-	assert_int_equal(val(t, c), 2);
-	/* Past the overflow the next is 2 on: 2 instructions again. */
-	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 0);
-	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
-	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 4);
-	assert_int_equal(bp[0], CODE + 8);
-	assert_int_equal(X->set_period(t->st, c, 1), 0);
-	at(t, CODE, RESYNC);
-	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
-	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 4);
-	assert_int_equal(bp[0], CODE + 3);
-
-	/* CPI 3: 4 cycles left overflow in the second instruction. */
-	block_mode(t, 3);
-	c = ctr(t, VPMU_EV_CYCLES, 0, 0, 0);
 	assert_int_equal(X->set_period(t->st, c, 4), 0);
 	at(t, CODE, RESYNC);
 	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
 	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 4);
-	assert_int_equal(bp[0], CODE + 5);
-	at(t, CODE + 5, 0);
-	assert_int_equal(val(t, c), 6);
+	assert_int_equal(bp[0], CODE + 11);			/* 4 instructions */
+	at(t, CODE + 11, 0);
+	assert_int_equal(val(t, c), 4);
+	/* Past the overflow the next is 4 on, beyond this run's 2: a step. */
+	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 0);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
+	at(t, CODE + 14, STEP);
+	assert_int_equal(val(t, c), 5);
+	/* 3 left: fewer than a block's minimum, stepped. */
+	at(t, CODE, RESYNC);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
+	assert_int_equal(X->set_period(t->st, c, 5), 0);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 4);
+	assert_int_equal(bp[0], CODE + 14);			/* 5 instructions */
+
+	/* CPI 3: 13 cycles left overflow in the fifth instruction. */
+	block_mode(t, 3);
+	c = ctr(t, VPMU_EV_CYCLES, 0, 0, 0);
+	assert_int_equal(X->set_period(t->st, c, 13), 0);
+	at(t, CODE, RESYNC);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 4);
+	assert_int_equal(bp[0], CODE + 14);
+	at(t, CODE + 14, 0);
+	assert_int_equal(val(t, c), 15);
 
 	t->r.rflags = 1u << 8;					/* TF */
 	at(t, CODE, RESYNC);
