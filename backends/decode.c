@@ -59,6 +59,53 @@ static const struct {
 	{ VPMU_DECODE_16, ZYDIS_MACHINE_MODE_REAL_16,	ZYDIS_STACK_WIDTH_16 },
 };
 
+/*
+ * What a block may hold (vpmu_insn.in_block), by category: plain
+ * computation and data movement, which on a VMX/SVM host exit to nobody.
+ * Everything else ends a block and is single-stepped: control transfers,
+ * I/O, system and privileged instructions (HLT, MSRs, CR/DR moves, ...),
+ * CPUID and RDPMC (MISC, SYSTEM), fences (LFENCE and MFENCE lose their
+ * step on kvm_pvm), flag operations (CLI, STI), vector and x87 code (#NM,
+ * #UD when disabled), REP strings.  Within the categories, by mnemonic:
+ * DIV and IDIV (#DE), POPF (TF, IF), and any write of a segment register
+ * (MOV SS, POP SS: an interrupt shadow, descriptor loads).
+ */
+static const ZydisInstructionCategory block_cats[] = {
+	ZYDIS_CATEGORY_BINARY, ZYDIS_CATEGORY_BITBYTE, ZYDIS_CATEGORY_CMOV,
+	ZYDIS_CATEGORY_CONVERT, ZYDIS_CATEGORY_DATAXFER, ZYDIS_CATEGORY_DECIMAL,
+	ZYDIS_CATEGORY_LOGICAL, ZYDIS_CATEGORY_NOP, ZYDIS_CATEGORY_WIDENOP,
+	ZYDIS_CATEGORY_POP, ZYDIS_CATEGORY_PUSH, ZYDIS_CATEGORY_ROTATE,
+	ZYDIS_CATEGORY_SEMAPHORE, ZYDIS_CATEGORY_SETCC, ZYDIS_CATEGORY_SHIFT,
+	ZYDIS_CATEGORY_STRINGOP,
+};
+static const ZydisMnemonic block_not[] = {
+	ZYDIS_MNEMONIC_DIV, ZYDIS_MNEMONIC_IDIV, ZYDIS_MNEMONIC_POPF,
+	ZYDIS_MNEMONIC_POPFD, ZYDIS_MNEMONIC_POPFQ,
+};
+
+static bool
+in_block(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, bool rep)
+{
+	size_t i;
+	bool cat = in->mnemonic == ZYDIS_MNEMONIC_LEA;
+
+	if (rep || (in->attributes & ZYDIS_ATTRIB_IS_PRIVILEGED))
+		return (false);
+	for (i = 0; i < VPMU_ARRAY_SIZE(block_cats) && !cat; i++)
+		cat = in->meta.category == block_cats[i];
+	if (!cat)
+		return (false);
+	for (i = 0; i < VPMU_ARRAY_SIZE(block_not); i++)
+		if (in->mnemonic == block_not[i])
+			return (false);
+	for (i = 0; i < in->operand_count; i++)
+		if (op[i].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    (op[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
+		    ZydisRegisterGetClass(op[i].reg.value) == ZYDIS_REGCLASS_SEGMENT)
+			return (false);
+	return (true);
+}
+
 static unsigned
 mnemonic_flags(ZydisMnemonic m)
 {
@@ -117,6 +164,8 @@ vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf, size
 	    in.meta.category == ZYDIS_CATEGORY_IOSTRINGOP) &&
 	    (in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
 	    ZYDIS_ATTRIB_HAS_REPNE)) != 0;
+
+	out->in_block = in_block(&in, op, out->rep_string);
 
 	mf = mnemonic_flags(in.mnemonic);
 	if (mf & MN_NOT_BRANCH)

@@ -42,6 +42,10 @@ struct vpmu_insn {
 					   reloaded from the fourth slot of the frame */
 	bool	 rep_string;		/* string instruction with REP/REPE/REPNE */
 	bool	 writes_sp;		/* changes RSP (PUSH, POP, CALL, MOV RSP, ...) */
+	bool	 in_block;		/* may run inside a block: neither a branch nor
+					   anything that can exit, fault by design,
+					   serialize or change the interrupt state
+					   (decode.c has the list) */
 	uint64_t target;		/* VPMU_FLOW_DIRECT: the branch target */
 	unsigned mnemonic;		/* ZydisMnemonic, for tests and messages */
 };

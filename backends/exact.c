@@ -40,6 +40,28 @@
 #include "exact.h"
 
 #define WALK_MAX	16	/* instructions one exit can account for */
+#define BLOCK_MAX	(WALK_MAX - 1)	/* instructions a block runs before its
+					   breakpoint: the walk reaches it */
+/*
+ * Shorter runs are stepped: a block costs two exits (its breakpoint, the
+ * step of the instruction that ends it) and two changes of the debug
+ * registers, each an ioctl that costs about an exit on kvm_pvm, so below
+ * four instructions stepping is as fast (DEC/JNZ: twice as fast).
+ */
+#define BLOCK_MIN	4
+
+/*
+ * The exceptions an instruction a block may hold can raise (decode.h,
+ * in_block): a memory operand's #PF, #GP and #SS.  All three push an
+ * error code.  A block runs with breakpoints on their handlers' entries,
+ * so a fault inside it stops at the handler before it runs.  (#AC needs
+ * CPL 3 with CR0.AM and RFLAGS.AC: such code is stepped.)
+ */
+static const unsigned fault_vecs[] = { 14, 13, 12 };
+#define NFAULT_VECS	3
+#define CR0_AM		(1ull << 18)
+#define RFLAGS_TF	(1ull << 8)
+#define RFLAGS_AC	(1ull << 18)
 
 #define EVF_MODES	(VPMU_EVF_USR | VPMU_EVF_OS)
 #define EVF_ALL		(VPMU_EVF_USR | VPMU_EVF_OS | VPMU_EVF_EDGE | VPMU_EVF_INV)
@@ -56,6 +78,8 @@ struct xctr {
 	uint64_t value;
 	uint64_t ns;			/* CLOCK_MONOTONIC ns enabled before `since` */
 	uint64_t since;			/* when last enabled */
+	uint64_t left;			/* set_period: events to the overflow, 0: none */
+	uint64_t armed;			/* value when left was set */
 };
 
 /* One retired instruction, as the counting model needs it. */
@@ -76,6 +100,14 @@ struct xvcpu {
 	bool	 known;			/* p is the last retirement point */
 	struct vpmu_regs p;
 	struct vpmu_exact_stats st;
+	/* Block mode: the plan for the run from p, made by the vCPU's thread. */
+	unsigned cap;			/* instructions a block may run before some
+					   counter could overflow (under the VM lock;
+					   read without it: atomic) */
+	bool	 planned;		/* bp says what to do from p */
+	unsigned plan_cap;		/* the cap it was planned with */
+	uint64_t bp;			/* the block's breakpoint; 0: single-step */
+	uint64_t hbp[NFAULT_VECS];	/* with it: the entries of fault_vecs' handlers */
 };
 
 struct exact {
@@ -84,6 +116,7 @@ struct exact {
 	unsigned ref_cpi;		/* reference cycles per instruction */
 	unsigned vendors;		/* VENDOR_* bits: the guest's vendor, or both
 					   when not known */
+	unsigned mode;			/* VPMU_EXACT_STEP or VPMU_EXACT_BLOCK */
 	const struct vpmu_gmem *mem;
 	struct xvcpu *vcpu;
 };
@@ -442,6 +475,102 @@ sync_event(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r,
 	account(x, v, W_REACHED, &p, r->cpl);
 }
 
+/* ---- blocks ------------------------------------------------------------------ */
+
+/*
+ * The longest block that overflows no enabled counter before its last
+ * instruction, so that an overflow is seen at the exit after the
+ * instruction that caused it, as under single-step.  A counter adds at
+ * most its clock's cycles per instruction (CPI: every event counts at
+ * most once a cycle).  Past an overflow the next is taken `left` events
+ * further: never later than the real one.  Under the VM lock.
+ */
+static void
+recap(const struct exact *x, struct xvcpu *v)
+{
+	const struct xctr *c;
+	uint64_t cap = BLOCK_MAX, rem, per;
+
+	for (c = v->ctrs; c != NULL; c = c->next) {
+		if (!c->enabled || c->left == 0)
+			continue;
+		rem = c->left - (c->value - c->armed) % c->left;
+		per = c->event == VPMU_EV_REF_CYCLES ? x->ref_cpi : x->cpi;
+		if ((rem + per - 1) / per < cap)
+			cap = (rem + per - 1) / per;
+	}
+	__atomic_store_n(&v->cap, (unsigned)cap, __ATOMIC_RELAXED);
+}
+
+/*
+ * From P, the instructions a block may hold (decode.h, in_block), at most
+ * cap of them; the breakpoint goes on the first one after them.  Fewer
+ * than BLOCK_MIN (P ends a block itself, or its code cannot be read):
+ * single-step.
+ * Blocks need a linear address for the breakpoint, so 64-bit code only
+ * (CS base 0); other modes step.
+ */
+static void
+plan(const struct exact *x, struct xvcpu *v)
+{
+	struct vpmu_insn in;
+	uint64_t addr = v->p.rip;
+	unsigned i, k, cap = __atomic_load_n(&v->cap, __ATOMIC_RELAXED);
+
+	v->planned = true;
+	v->plan_cap = cap;
+	v->bp = 0;
+	/* TF: the guest steps itself; #AC possible: step. */
+	if (!v->p.long_mode || (v->p.rflags & RFLAGS_TF) ||
+	    (v->p.cpl == 3 && (v->p.cr0 & CR0_AM) && (v->p.rflags & RFLAGS_AC)))
+		return;
+	for (k = 0; k < cap; k++) {
+		if (vpmu__decode_gva(x->mem, PAGING(&v->p), VPMU_DECODE_64, addr, &in,
+		    NULL) != 0 || !in.in_block)
+			break;
+		addr += in.len;
+	}
+	if (k < BLOCK_MIN)
+		return;
+	/*
+	 * No handler entry to stop at: a fault would run its handler unseen.
+	 * One at P: its breakpoint would stop the run before it starts.
+	 */
+	for (i = 0; i < NFAULT_VECS; i++)
+		if (handler_entry(x, v, &v->p, fault_vecs[i], &v->hbp[i]) != 0 ||
+		    v->hbp[i] == v->p.rip)
+			return;
+	v->bp = addr;
+	v->st.blocks++;
+	v->st.block_insns += k;
+}
+
+/*
+ * A block stopped at a fault handler's entry N (its breakpoint): the
+ * instruction at the frame's return address faulted, those from P up to
+ * it retired.  The 64-bit frame at N's RSP: error code, then RIP.  false:
+ * not such a stop (or no path from P to the faulting instruction): the
+ * caller reconstructs the exit as any other.
+ */
+static bool
+sync_block_fault(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r)
+{
+	struct vpmu_regs at = *r;
+	struct path p = { 0 };
+	unsigned i;
+
+	if (x->mode != VPMU_EXACT_BLOCK || !v->planned || v->bp == 0 || r->rip == v->bp)
+		return (false);
+	for (i = 0; i < NFAULT_VECS && v->hbp[i] != r->rip; i++)
+		;
+	if (i == NFAULT_VECS || read_slot(x, v, r, r->rsp + 8, 8, &at.rip) != 0 ||
+	    walk(x, v, v->p.rip, &v->p, true, &at, &p, false) != W_REACHED)
+		return (false);
+	v->st.block_faults++;
+	account(x, v, W_REACHED, &p, v->p.cpl);
+	return (true);
+}
+
 void
 vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r, unsigned flags)
 {
@@ -457,12 +586,51 @@ vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r, unsigned 
 		;			/* nothing to count, or nothing known */
 	else if (flags & VPMU_SYNC_EVENT)
 		sync_event(x, v, r, VPMU_SYNC_VECTOR(flags), !(flags & VPMU_SYNC_FAULT));
+	else if (!(flags & VPMU_SYNC_STEP) && sync_block_fault(x, v, r))
+		;			/* the instructions before a fault */
 	else if (r->rip == v->p.rip)
 		sync_same(x, v, r, flags);
 	else
 		account(x, v, walk(x, v, v->p.rip, &v->p, true, r, &p, false), &p, r->cpl);
 	v->p = *r;
 	v->known = true;
+	v->planned = false;
+	recap(x, v);
+}
+
+unsigned
+vpmu__exact_wants(void *state, unsigned cpu)
+{
+	struct exact *x = state;
+	struct xvcpu *v;
+
+	if (!vpmu__exact_wants_step(state, cpu))
+		return (0);
+	v = &x->vcpu[cpu];
+	if (x->mode != VPMU_EXACT_BLOCK || !v->known)
+		return (VPMU_DEBUG_STEP);
+	/* A period set since (by any thread) changes the cap: plan again. */
+	if (!v->planned || v->plan_cap != __atomic_load_n(&v->cap, __ATOMIC_RELAXED))
+		plan(x, v);
+	return (v->bp != 0 ? VPMU_DEBUG_BREAK : VPMU_DEBUG_STEP);
+}
+
+unsigned
+vpmu__exact_breaks(void *state, unsigned cpu, uint64_t *bp, unsigned max)
+{
+	const struct exact *x = state;
+	const struct xvcpu *v;
+	unsigned i, n = 0;
+
+	if (x == NULL || bp == NULL || max < 1 + NFAULT_VECS || cpu >= x->nvcpus)
+		return (0);
+	v = &x->vcpu[cpu];
+	if (!v->planned || v->bp == 0)
+		return (0);
+	bp[n++] = v->bp;
+	for (i = 0; i < NFAULT_VECS; i++)
+		bp[n++] = v->hbp[i];
+	return (n);
 }
 
 bool
@@ -504,6 +672,7 @@ vpmu__exact_set_point(void *state, unsigned cpu, const struct vpmu_regs *r)
 	if (x == NULL || cpu >= x->nvcpus)
 		return (EINVAL);
 	x->vcpu[cpu].known = r != NULL;
+	x->vcpu[cpu].planned = false;
 	if (r != NULL)
 		x->vcpu[cpu].p = *r;
 	return (0);
@@ -527,9 +696,10 @@ x_init(void **statep, unsigned nvcpus, void *arg)
 {
 	const struct vpmu_exact_params *prm = arg;
 	struct exact *x;
+	unsigned i;
 
 	if (statep == NULL || nvcpus == 0 ||
-	    (prm != NULL && prm->vendor > VPMU_VENDOR_AMD))
+	    (prm != NULL && (prm->vendor > VPMU_VENDOR_AMD || prm->mode > VPMU_EXACT_BLOCK)))
 		return (EINVAL);
 	if ((x = calloc(1, sizeof(*x))) == NULL)
 		return (ENOMEM);
@@ -538,6 +708,9 @@ x_init(void **statep, unsigned nvcpus, void *arg)
 		return (ENOMEM);
 	}
 	x->nvcpus = nvcpus;
+	x->mode = prm != NULL ? prm->mode : VPMU_EXACT_STEP;
+	for (i = 0; i < nvcpus; i++)
+		x->vcpu[i].cap = BLOCK_MAX;
 	x->cpi = (prm != NULL && prm->cpi != 0) ? prm->cpi : 1;
 	x->ref_cpi = (prm != NULL && prm->ref_cpi != 0) ? prm->ref_cpi : 1;
 	x->vendors = (prm != NULL && prm->vendor != VPMU_VENDOR_NONE) ?
@@ -575,11 +748,6 @@ x_model(void *state, const struct vpmu_model *m)
 		x->vendors = 1u << m->vendor;
 }
 
-static unsigned
-x_wants(void *state, unsigned cpu)
-{
-	return (vpmu__exact_wants_step(state, cpu) ? VPMU_DEBUG_STEP : 0);
-}
 
 static unsigned
 x_capacity(void *state)
@@ -654,6 +822,7 @@ x_enable(void *state, void *ctr)
 		c->cond = false;
 		c->since = now_ns();
 		__atomic_add_fetch(&x->vcpu[c->vcpu].nenabled, 1, __ATOMIC_RELAXED);
+		recap(x, &x->vcpu[c->vcpu]);
 	}
 	return (0);
 }
@@ -670,6 +839,7 @@ x_disable(void *state, void *ctr)
 		c->enabled = false;
 		c->ns += now_ns() - c->since;
 		__atomic_sub_fetch(&x->vcpu[c->vcpu].nenabled, 1, __ATOMIC_RELAXED);
+		recap(x, &x->vcpu[c->vcpu]);
 	}
 	return (0);
 }
@@ -689,6 +859,21 @@ x_close(void *state, void *ctr)
 			free(c);
 			return;
 		}
+}
+
+/* Events left before the counter overflows: blocks stop there (recap). */
+static int
+x_set_period(void *state, void *ctr, uint64_t period)
+{
+	struct exact *x = state;
+	struct xctr *c = ctr;
+
+	if (x == NULL || c == NULL)
+		return (EINVAL);
+	c->left = period;
+	c->armed = c->value;
+	recap(x, &x->vcpu[c->vcpu]);
+	return (0);
 }
 
 static int
@@ -716,10 +901,12 @@ const struct vpmu_source_ops vpmu_source_exact = {
 	.enable = x_enable,
 	.disable = x_disable,
 	.read = x_read,
-	.set_period = NULL,		/* overflow: the model checks after each exit */
+	.set_period = x_set_period,	/* overflow: the model checks after each exit;
+					   blocks stop where it may come */
 	.model = x_model,
 	.exec_memory = vpmu__exact_set_memory,
-	.exec_wants = x_wants,
+	.exec_wants = vpmu__exact_wants,
+	.exec_breaks = vpmu__exact_breaks,
 	.exec_sync = vpmu__exact_sync,
 	.exec_point_get = vpmu__exact_get_point,
 	.exec_point_set = vpmu__exact_set_point,

@@ -66,10 +66,20 @@ struct vpmu_exact_stats {
 	uint64_t unresolved;		/* no path from P to N: counted as one
 					   non-branch instruction */
 	uint64_t fail_gva;		/* the last address that could not be read */
+	uint64_t blocks;		/* block mode: breakpoint runs planned */
+	uint64_t block_insns;		/* instructions those blocks hold */
+	uint64_t block_faults;		/* blocks stopped at a fault handler's entry */
 };
 
-/* An enabled counter exists on cpu: single-step it. */
+/* An enabled counter exists on cpu: follow it (step or block). */
 bool	vpmu__exact_wants_step(void *state, unsigned cpu);
+/*
+ * exec_wants: 0 (nothing enabled), VPMU_DEBUG_STEP, or in block mode
+ * VPMU_DEBUG_BREAK with the breakpoints from vpmu__exact_breaks(): the
+ * block's end, then the entries of the #PF, #GP and #SS handlers (four).
+ */
+unsigned vpmu__exact_wants(void *state, unsigned cpu);
+unsigned vpmu__exact_breaks(void *state, unsigned cpu, uint64_t *bp, unsigned max);
 /* An exit of cpu; see above. */
 void	vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r,
 	    unsigned flags);

@@ -9,8 +9,8 @@
  *              if it has one; the model's CPUID leaves
  *   pre_run    vpmu_vcpu_enter(); a PMI delivered as the guest programmed
  *              its local APIC's LVTPC (in-kernel LAPIC), or as KVM_NMI (the
- *              VMM emulates the APIC); single-stepping combined with the
- *              VMM's own guest debugging
+ *              VMM emulates the APIC); single-stepping or breakpoints
+ *              combined with the VMM's own guest debugging
  *   handle_exit  struct kvm_run -> struct vpmu_exit -> vpmu_vcpu_exit(),
  *              and the answer back into kvm_run (MSR data and #GP, IN data)
  *
@@ -31,14 +31,18 @@
 #define APIC_LDR	0x0D0
 #define APIC_LVTPC	0x340
 #define MSR_X2APIC_LVTPC 0x834
-#define DR7_ENABLES	0xFFu		/* L0-L3, G0-G3 */
+#define DR7_FIXED1	0x400u		/* DR7 bit 10 reads as 1 */
 
 struct kvm_vcpu_ctx {
 	int fd;
 	struct kvm_run *run;
 	bool lapic;			/* the VMM created an in-kernel irqchip */
 	bool resync;			/* the VMM moved the vCPU */
-	bool step;			/* libvpmu wants single-step */
+	unsigned debug;			/* VPMU_DEBUG_* libvpmu wants */
+	unsigned nbp;			/* VPMU_DEBUG_BREAK: its breakpoints */
+	uint64_t bp[VPMU_DEBUG_BP_MAX];
+	bool applied_ok;		/* `applied` is what KVM has */
+	struct kvm_guest_debug applied;	/* the last KVM_SET_GUEST_DEBUG */
 	int injected;			/* vector injected before this run, -1: none */
 	struct kvm_guest_debug vmm_dbg;	/* the VMM's own guest debugging */
 	uint64_t pmis_masked;
@@ -49,6 +53,7 @@ struct vpmu_kvm {
 	unsigned nvcpus;
 	int vm_fd;
 	bool sync_regs;			/* KVM_CAP_SYNC_REGS: regs come with the exit */
+	bool blockirq;			/* KVM_GUESTDBG_BLOCKIRQ is supported */
 	struct kvm_vcpu_ctx *vcpu;
 };
 
@@ -198,6 +203,8 @@ vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp)
 		vpmu_kvm_destroy(k);
 		return (error);
 	}
+	r = ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SET_GUEST_DEBUG2);
+	k->blockirq = r > 0 && (r & KVM_GUESTDBG_BLOCKIRQ);
 	k->sync_regs = (ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SYNC_REGS) &
 	    (KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS)) ==
 	    (KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS);
@@ -373,15 +380,62 @@ step_halt(struct kvm_vcpu_ctx *c, unsigned cpu, bool *handled)
 	return (0);
 }
 
-/* The VMM's guest debugging with libvpmu's single-step on top. */
+/*
+ * libvpmu's breakpoints in the debug registers the VMM's own debugging
+ * leaves free (DR7 L/G bits clear), as instruction breakpoints (R/W 00,
+ * LEN 00), with interrupts and NMIs held back.  false: they do not fit,
+ * or events cannot be held back: the caller single-steps instead.
+ */
+static bool
+add_breaks(const vpmu_kvm *k, const struct kvm_vcpu_ctx *c, struct kvm_guest_debug *dbg)
+{
+	uint64_t dr7;
+	unsigned i, slot = 0;
+
+	if (!k->blockirq)
+		return (false);
+	dr7 = (dbg->control & KVM_GUESTDBG_USE_HW_BP) ? dbg->arch.debugreg[7] :
+	    DR7_FIXED1;
+	if (!(dbg->control & KVM_GUESTDBG_USE_HW_BP))
+		memset(dbg->arch.debugreg, 0, sizeof(dbg->arch.debugreg));
+	for (i = 0; i < c->nbp; i++) {
+		while (slot < 4 && (dr7 >> (2 * slot) & 3))
+			slot++;
+		if (slot == 4)
+			return (false);
+		dbg->arch.debugreg[slot] = c->bp[i];
+		dr7 &= ~(0xFull << (16 + 4 * slot));	/* execution, one byte */
+		dr7 |= 1ull << (2 * slot);		/* L<slot> */
+	}
+	dbg->arch.debugreg[7] = dr7 | DR7_FIXED1;
+	dbg->control |= KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_USE_HW_BP | KVM_GUESTDBG_BLOCKIRQ;
+	return (true);
+}
+
+/*
+ * The VMM's guest debugging with libvpmu's single-step or breakpoints on
+ * top; KVM_SET_GUEST_DEBUG only when that differs from what KVM has (an
+ * ioctl costs microseconds, and a block engine changes breakpoints at
+ * most exits).
+ */
 static int
-apply_debug(struct kvm_vcpu_ctx *c)
+apply_debug(const vpmu_kvm *k, struct kvm_vcpu_ctx *c)
 {
 	struct kvm_guest_debug dbg = c->vmm_dbg;
 
-	if (c->step)
+	if ((c->debug & VPMU_DEBUG_BREAK) && !add_breaks(k, c, &dbg)) {
+		dbg = c->vmm_dbg;
 		dbg.control |= KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_SINGLESTEP;
-	return (ioctl(c->fd, KVM_SET_GUEST_DEBUG, &dbg) < 0 ? errno : 0);
+	} else if (c->debug & VPMU_DEBUG_STEP)
+		dbg.control |= KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_SINGLESTEP;
+	if (c->applied_ok && memcmp(&dbg, &c->applied, sizeof(dbg)) == 0)
+		return (0);
+	c->applied_ok = false;
+	if (ioctl(c->fd, KVM_SET_GUEST_DEBUG, &dbg) < 0)
+		return (errno);
+	c->applied = dbg;
+	c->applied_ok = true;
+	return (0);
 }
 
 int
@@ -395,7 +449,7 @@ vpmu_kvm_set_guest_debug(vpmu_kvm *k, unsigned cpu, const struct kvm_guest_debug
 		return (EINVAL);
 	saved = c->vmm_dbg;
 	c->vmm_dbg = *dbg;
-	if ((error = apply_debug(c)) != 0)
+	if ((error = apply_debug(k, c)) != 0)
 		c->vmm_dbg = saved;
 	return (error);
 }
@@ -483,8 +537,10 @@ pre_run_work(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, const struct vpm
 		}
 	}
 	if (e->debug_changed) {
-		c->step = (e->debug & VPMU_DEBUG_STEP) != 0;
-		if ((error = apply_debug(c)) != 0)
+		c->debug = e->debug;
+		c->nbp = e->nbp;
+		memcpy(c->bp, e->bp, sizeof(c->bp));
+		if ((error = apply_debug(k, c)) != 0)
 			return (error);
 	}
 	return (0);
@@ -518,14 +574,19 @@ static bool
 vmm_debug_exit(const struct kvm_vcpu_ctx *c, uint64_t dr6)
 {
 	const struct kvm_guest_debug *d = &c->vmm_dbg;
+	unsigned i;
 
 	if (!(d->control & KVM_GUESTDBG_ENABLE))
 		return (false);
 	if ((d->control & KVM_GUESTDBG_SINGLESTEP) && (dr6 & VPMU_DR6_BS))
 		return (true);
-	/* B0-B3: a breakpoint of the VMM's hit in the same exit */
-	return ((d->control & KVM_GUESTDBG_USE_HW_BP) && (d->arch.debugreg[7] & DR7_ENABLES) &&
-	    (dr6 & 0xF));
+	/* B0-B3: a breakpoint of the VMM's (enabled in its DR7) hit in the same exit */
+	if (!(d->control & KVM_GUESTDBG_USE_HW_BP))
+		return (false);
+	for (i = 0; i < 4; i++)
+		if ((dr6 >> i & 1) && (d->arch.debugreg[7] >> (2 * i) & 3))
+			return (true);
+	return (false);
 }
 
 /* An exit reported in full through struct vpmu_exit. */
@@ -646,6 +707,7 @@ vpmu_kvm_get_stats(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st)
 	st->msr_writes = v.msr_writes;
 	st->msr_gp = v.msr_gp;
 	st->steps = v.steps;
+	st->breaks = v.breaks;
 	st->pmis = v.pmis - k->vcpu[cpu].pmis_masked;
 	st->pmis_masked = k->vcpu[cpu].pmis_masked;
 	return (0);

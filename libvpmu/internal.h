@@ -239,6 +239,8 @@ struct vpmu_vcpu {
 	void *regs_arg;
 	uint64_t entered;		/* ns at entry while a PMC wanted to count; 0: none */
 	unsigned debug;			/* VPMU_DEBUG_* the last entry asked for */
+	unsigned nbp;			/* and its breakpoints (VPMU_DEBUG_BREAK) */
+	uint64_t bp[VPMU_DEBUG_BP_MAX];
 	bool faulted;			/* the last exit answered an MSR access with #GP */
 	uint64_t last_rip;		/* RIP at the last exit (exec sources): a
 					   step's HLT is the byte there */

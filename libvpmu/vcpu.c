@@ -9,7 +9,8 @@
  *      entry are programmed, together (deferred reprogramming, gpmu.h);
  *   3. the slots are shared out again if the demand changed;
  *   4. the run's clock starts if some PMC wants to count;
- *   5. the source says which guest debugging it needs (single-step).
+ *   5. the source says which guest debugging it needs (single-step, or
+ *      breakpoints; a step instead when a PMI is delivered at the entry).
  * After an exit (vpmu_vcpu_exit), in this order:
  *   1. the fast-read pages of the process on the vCPU are refreshed, if
  *      there are any;
@@ -19,7 +20,7 @@
  *   4. overflows: status bits and pending PMIs;
  *   5. a sample if a sampling PMC is due, with its call chain;
  *   6. the exit itself: a PMU MSR for the model, a debug exit of our
- *      single-step, a port of the paravirtual channel.
+ *      single-step or breakpoints, a port of the paravirtual channel.
  * The order makes exact counts exact: the WRMSR that enables a counter is
  * seen retiring at the next exit, by then with the counter enabled (at
  * the entry between), so it counts; the one that disables it is seen
@@ -100,9 +101,25 @@ enter_work(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 	}
 	v->entered = __atomic_load_n(&v->nact, __ATOMIC_RELAXED) != 0 ? now_ns() : 0;
 	want = vm->src->exec_wants != NULL ? vm->src->exec_wants(vm->src_state, cpu) : 0;
+	/*
+	 * Breakpoints, unless an event is delivered at this entry: its
+	 * handler must not run uncounted to them (a step sees its start).
+	 */
+	if (want & VPMU_DEBUG_BREAK) {
+		if (!e->pmi && vm->src->exec_breaks != NULL)
+			e->nbp = vm->src->exec_breaks(vm->src_state, cpu, e->bp,
+			    VPMU_DEBUG_BP_MAX);
+		if (e->nbp == 0 || e->nbp > VPMU_DEBUG_BP_MAX) {
+			e->nbp = 0;
+			want = (want & ~VPMU_DEBUG_BREAK) | VPMU_DEBUG_STEP;
+		}
+	}
 	e->debug = want;
-	e->debug_changed = want != v->debug;
+	e->debug_changed = want != v->debug || e->nbp != v->nbp ||
+	    memcmp(e->bp, v->bp, sizeof(v->bp)) != 0;
 	v->debug = want;
+	v->nbp = e->nbp;
+	memcpy(v->bp, e->bp, sizeof(v->bp));
 }
 
 int
@@ -145,7 +162,8 @@ regs_of(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x, struct vpmu
 static unsigned
 sync_flags(const struct vpmu_vcpu *v, const struct vpmu_exit *x)
 {
-	if (!(v->debug & VPMU_DEBUG_STEP) || (x->flags & VPMU_EXITF_MOVED))
+	if (!(v->debug & (VPMU_DEBUG_STEP | VPMU_DEBUG_BREAK)) ||
+	    (x->flags & VPMU_EXITF_MOVED))
 		return (VPMU_SYNC_RESYNC);
 	if (v->faulted)
 		return (VPMU_SYNC_EVENT | VPMU_SYNC_FAULT | 13u << 8);	/* #GP */
@@ -338,9 +356,14 @@ vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 		msr_exit(vm, cpu, x);
 		break;
 	case VPMU_EXIT_DEBUG:
-		if ((v->debug & VPMU_DEBUG_STEP) && (x->dr6 & VPMU_DR6_BS)) {
+		/* A VMM that could not break single-steps: BS in either mode. */
+		if ((v->debug & (VPMU_DEBUG_STEP | VPMU_DEBUG_BREAK)) &&
+		    (x->dr6 & VPMU_DR6_BS)) {
 			v->xst.steps++;
 			x->handled = !x->halted;	/* a HLT: the VMM halts */
+		} else if ((v->debug & VPMU_DEBUG_BREAK) && (x->dr6 & VPMU_DR6_B0_3)) {
+			v->xst.breaks++;
+			x->handled = 1;
 		}
 		break;
 	default:

@@ -49,6 +49,7 @@ struct vr_opts {
 	int	    glog_fd[VPMU_PV_MAX_LOGFDS];
 	int	    fastpage_hz;	/* -1: libvpmu's default (1000) */
 	bool	    irqchip_user;	/* --irqchip user: no in-kernel LAPIC */
+	bool	    exact_block;	/* --exact-mode block */
 	int	    pv_port;		/* -1: libvpmu's default (0x5650); 0: no channel */
 	const char *snapshot;		/* --snapshot FILE */
 	const char *resume;		/* --resume FILE */
@@ -56,7 +57,7 @@ struct vr_opts {
 
 /* ---- options, as a table ------------------------------------------------------ */
 
-enum { O_PMU, O_SOURCE, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_REPORT,
+enum { O_PMU, O_SOURCE, O_EXACT_MODE, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_REPORT,
     O_GUEST_LOG, O_FASTPAGE_HZ, O_IRQCHIP, O_PV_PORT, O_SNAPSHOT, O_RESUME,
     O_QUIET, O_HELP };
 
@@ -72,6 +73,10 @@ static const struct opt {
 	    "or none, with optional :key=value,... (default intel-v2)" },
 	[O_SOURCE] = { "source", required_argument, 0, "NAME",
 	    "host counter source: exact, perf or synthetic (default exact)" },
+	[O_EXACT_MODE] = { "exact-mode", required_argument, 0, "MODE",
+	    "how the exact source follows the guest: step (every\n"
+	    "instruction) or block (straight-line code to a breakpoint)\n"
+	    "(default step)" },
 	[O_VCPUS] = { "vcpus", required_argument, 0, "N",
 	    "vCPUs, one thread each, 1..64 (default 1)" },
 	[O_MEM] = { "mem", required_argument, 0, "MiB",
@@ -276,6 +281,14 @@ parse_options(int argc, char **argv, struct vr_opts *o)
 			o->fastpage_hz = (int)hz;
 			break;
 		}
+		case O_EXACT_MODE:
+			if (strcmp(optarg, "step") != 0 && strcmp(optarg, "block") != 0) {
+				fprintf(stderr, "vpmu-run: --exact-mode %s: want step or "
+				    "block\n", optarg);
+				return (-1);
+			}
+			o->exact_block = strcmp(optarg, "block") == 0;
+			break;
 		case O_IRQCHIP:
 			if (strcmp(optarg, "kernel") != 0 && strcmp(optarg, "user") != 0) {
 				fprintf(stderr, "vpmu-run: --irqchip %s: want kernel or user\n",
@@ -342,8 +355,11 @@ report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
 			memset(&st, 0, sizeof(st));
 		fprintf(f, "vCPU %u: MSR reads %" PRIu64 ", writes %" PRIu64
 		    ", #GP %" PRIu64 " (+%" PRIu64 " outside the model), steps %"
-		    PRIu64 ", PMIs %" PRIu64 "\n", cpu, st.msr_reads, st.msr_writes,
+		    PRIu64 ", PMIs %" PRIu64, cpu, st.msr_reads, st.msr_writes,
 		    st.msr_gp, vm->gp_injected[cpu], st.steps, st.pmis);
+		if (st.breaks != 0)	/* --exact-mode block */
+			fprintf(f, ", breakpoints %" PRIu64, st.breaks);
+		fprintf(f, "\n");
 		n = MAX_COUNTERS;
 		if ((err = vpmu_vcpu_get_counters(vm->pmu, cpu, ci, &n)) != 0) {
 			fprintf(f, "  counters: vpmu_vcpu_get_counters: %s\n",
@@ -516,6 +532,7 @@ main(int argc, char **argv)
 	}
 
 	/* (The exact source takes the guest's vendor from the model.) */
+	exact_params.mode = o.exact_block ? VPMU_EXACT_BLOCK : VPMU_EXACT_STEP;
 	/* The virtual PMU: the model goes into the config before the VM exists. */
 	if ((e = vpmu_config_create(&cfg)) != 0 ||
 	    (e = vpmu_config_set_vcpus(cfg, vm.nvcpus)) != 0 ||

@@ -13,3 +13,6 @@ pv_test(pctr_amd 0 "^pctr: amd: 48 of 48 ok$"
   --source exact --fastpage-hz 0 --pmu amd-v2 ${guest_pv_pctr_ELF})
 pv_test(pctr_pmu_none 0 "^pctr: none: 19 of 19 ok$"
   --source exact --pmu none ${guest_pv_pctr_ELF})
+
+# The same counts in blocks as stepping (exact_modes.sh).
+exact_modes_test(pctr_intel --fastpage-hz 0 --pmu intel-v2 ${guest_pv_pctr_ELF})

@@ -19,3 +19,6 @@ target_link_libraries(test_pv_devmask PRIVATE vpmu_static)
 add_test(NAME perfmon_pctr_mask40 COMMAND sh ${PV_RUN} -o 0
   "^perfmon_mask: 16 of 16 ok$" -- $<TARGET_FILE:test_pv_devmask>)
 set_tests_properties(perfmon_pctr_mask40 PROPERTIES TIMEOUT 60)
+
+# The same counts in blocks as stepping (exact_modes.sh).
+exact_modes_test(perfmon_rules ${guest_pv_perfmon_ELF})

@@ -114,7 +114,7 @@ put(struct tx *t, uint64_t gpa, const uint8_t *b, size_t n)
 static void
 reinit(struct tx *t, unsigned cpi, unsigned ref_cpi, unsigned vendor)
 {
-	struct vpmu_exact_params prm = { cpi, ref_cpi, vendor };
+	struct vpmu_exact_params prm = { .cpi = cpi, .ref_cpi = ref_cpi, .vendor = vendor };
 
 	if (t->st != NULL)
 		X->fini(t->st);
@@ -883,6 +883,184 @@ step_over_hlt_is_left_to_the_monitor(void **state)
 	vpmu_vm_destroy(vm);
 }
 
+/* ---- blocks ------------------------------------------------------------------ */
+
+/* What a block may hold (decode.c, in_block), instruction by instruction. */
+static void
+decode_marks_block_instructions(void **state)
+{
+	static const struct {
+		uint8_t b[8], n;
+		bool in_block;
+	} c[] = {
+		{ { 0x48, 0x01, 0xd8 }, 3, true },		/* add rax, rbx */
+		{ { 0x48, 0x89, 0x04, 0x24 }, 4, true },	/* mov [rsp], rax */
+		{ { 0x48, 0x8d, 0x43, 0x08 }, 4, true },	/* lea rax, [rbx + 8] */
+		{ { 0x50 }, 1, true },				/* push rax */
+		{ { 0xaa }, 1, true },				/* stosb */
+		{ { 0xf3, 0xaa }, 2, false },			/* rep stosb */
+		{ { 0x75, 0xfe }, 2, false },			/* jnz */
+		{ { 0xc3 }, 1, false },				/* ret */
+		{ { 0x48, 0xf7, 0xf3 }, 3, false },		/* div rbx */
+		{ { 0x9d }, 1, false },				/* popfq */
+		{ { 0x8e, 0xd0 }, 2, false },			/* mov ss, eax */
+		{ { 0x0f, 0xae, 0xe8 }, 3, false },		/* lfence */
+		{ { 0x0f, 0xa2 }, 2, false },			/* cpuid */
+		{ { 0x0f, 0x33 }, 2, false },			/* rdpmc */
+		{ { 0x0f, 0x30 }, 2, false },			/* wrmsr */
+		{ { 0xf4 }, 1, false },				/* hlt */
+		{ { 0xe6, 0xf4 }, 2, false },			/* out */
+		{ { 0xfa }, 1, false },				/* cli */
+		{ { 0x0f, 0x22, 0xd8 }, 3, false },		/* mov cr3, rax */
+		{ { 0xcc }, 1, false },				/* int3 */
+	};
+	struct vpmu_insn in;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0x1000, c[i].b, c[i].n, &in), 0);
+		if (in.in_block != c[i].in_block)
+			fail_msg("case %zu (%s): in_block %d, want %d", i,
+			    vpmu__decode_name(in.mnemonic), in.in_block, c[i].in_block);
+	}
+}
+
+static void
+block_mode(struct tx *t, unsigned cpi)
+{
+	struct vpmu_exact_params prm = { .cpi = cpi, .mode = VPMU_EXACT_BLOCK };
+
+	X->fini(t->st);
+	t->st = NULL;
+	assert_int_equal(X->init(&t->st, 2, &prm), 0);
+	vpmu__exact_set_memory(t->st, &t->mem);
+	gate(t, 14, 0x20000);
+	gate(t, 13, 0x20100);
+	gate(t, 12, 0x20200);
+	/* add rax, rbx; xor ecx, ecx; mov [rax], rcx; inc rdx x 3; jnz $ */
+	PUT(t, CODE, 0x48, 0x01, 0xd8, 0x31, 0xc9, 0x48, 0x89, 0x08,
+	    0x48, 0xff, 0xc2, 0x48, 0xff, 0xc2, 0x48, 0xff, 0xc2, 0x75, 0xfe);
+}
+
+/*
+ * A block: a breakpoint on the branch that ends the straight-line run and
+ * on the #PF, #GP and #SS handlers' entries; the breakpoint exit counts
+ * the run, the branch is stepped.
+ */
+static void
+block_runs_to_its_branch(void **state)
+{
+	struct tx *t = *state;
+	uint64_t bp[VPMU_DEBUG_BP_MAX] = { 0 };
+	void *c;
+
+	block_mode(t, 1);
+	assert_int_equal(X->exec_wants(t->st, 0), 0);		/* nothing enabled */
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);	/* no P yet */
+	at(t, CODE, RESYNC);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+	assert_int_equal(X->exec_breaks(t->st, 0, bp, 3), 0);	/* does not fit */
+	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 4);
+	assert_int_equal(bp[0], CODE + 17);
+	assert_int_equal(bp[1], 0x20000);
+	assert_int_equal(bp[2], 0x20100);
+	assert_int_equal(bp[3], 0x20200);
+	at(t, CODE + 17, 0);					/* the breakpoint */
+	assert_int_equal(val(t, c), 6);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);	/* the JNZ */
+	at(t, CODE + 17, STEP);					/* taken, to itself */
+	assert_int_equal(val(t, c), 7);
+	assert_int_equal(stats(t).blocks, 1);
+	assert_int_equal(stats(t).block_insns, 6);
+	/* Three instructions before the JNZ: stepped (BLOCK_MIN). */
+	at(t, CODE + 8, RESYNC);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
+
+	/* Step mode never asks for breakpoints. */
+	reinit(t, 1, 1, 0);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	at(t, CODE, RESYNC);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
+	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 0);
+}
+
+/* A #GP of the MOV inside the block stops at the handler: ADD and XOR retired. */
+static void
+block_fault_stops_at_the_handler(void **state)
+{
+	struct tx *t = *state;
+	uint64_t frame[2] = { 0, CODE + 5 };	/* error code, RIP */
+	void *c;
+
+	block_mode(t, 1);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	at(t, CODE, RESYNC);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+	t->r.rsp = STACK - 0x100;
+	put(t, STACK - 0x100, (const uint8_t *)frame, sizeof(frame));
+	at(t, 0x20100, 0);
+	assert_int_equal(val(t, c), 2);
+	assert_int_equal(stats(t).block_faults, 1);
+	assert_int_equal(stats(t).unresolved, 0);
+	/* The handler's entry is P now: no breakpoint there, a step. */
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
+}
+
+/*
+ * Blocks end where a counter could overflow (set_period), CPI
+ * included; without an IDT to stop faults at, or with TF, stepping.
+ */
+static void
+block_stops_before_overflow(void **state)
+{
+	struct tx *t = *state;
+	uint64_t bp[VPMU_DEBUG_BP_MAX] = { 0 };
+	void *c;
+
+	block_mode(t, 1);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	assert_int_equal(X->set_period(t->st, c, 4), 0);
+	at(t, CODE, RESYNC);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 4);
+	assert_int_equal(bp[0], CODE + 11);			/* 4 instructions */
+	at(t, CODE + 11, 0);
+	assert_int_equal(val(t, c), 4);
+	/* Past the overflow the next is 4 on, beyond this run's 2: a step. */
+	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 0);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
+	at(t, CODE + 14, STEP);
+	assert_int_equal(val(t, c), 5);
+	/* 3 left: fewer than a block's minimum, stepped. */
+	at(t, CODE, RESYNC);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
+	assert_int_equal(X->set_period(t->st, c, 5), 0);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 4);
+	assert_int_equal(bp[0], CODE + 14);			/* 5 instructions */
+
+	/* CPI 3: 13 cycles left overflow in the fifth instruction. */
+	block_mode(t, 3);
+	c = ctr(t, VPMU_EV_CYCLES, 0, 0, 0);
+	assert_int_equal(X->set_period(t->st, c, 13), 0);
+	at(t, CODE, RESYNC);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 4);
+	assert_int_equal(bp[0], CODE + 14);
+	at(t, CODE + 14, 0);
+	assert_int_equal(val(t, c), 15);
+
+	t->r.rflags = 1u << 8;					/* TF */
+	at(t, CODE, RESYNC);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
+	t->r.rflags = 0;
+	t->r.idt_limit = 0;
+	at(t, CODE, RESYNC);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
+}
+
 int
 main(void)
 {
@@ -908,6 +1086,10 @@ main(void)
 		T(unexplained_exit_counts_one),
 		T(times_follow_enabled),
 		cmocka_unit_test(step_over_hlt_is_left_to_the_monitor),
+		cmocka_unit_test(decode_marks_block_instructions),
+		T(block_runs_to_its_branch),
+		T(block_fault_stops_at_the_handler),
+		T(block_stops_before_overflow),
 #undef T
 	};
 

@@ -234,7 +234,9 @@ msr_exits_on_intel_v2_and_their_stats(void **state)
 	assert_int_equal(e.pmi, 0);
 	assert_int_equal(e.debug, 0);
 	assert_int_equal(e.debug_changed, 0);
-	assert_int_equal(e.pad, 0);
+	assert_int_equal(e.nbp, 0);
+	assert_int_equal(e.bp[0], 0);
+	assert_int_equal(e.bp[VPMU_DEBUG_BP_MAX - 1], 0);
 
 	x = wrmsr(vm, EVTSEL(0), INSTR);			/* write 1 */
 	assert_int_equal(x.handled, 1);

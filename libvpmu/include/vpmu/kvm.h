@@ -116,6 +116,7 @@ struct vpmu_kvm_stats {
 	uint64_t steps;			/* single-step exits (exact source) */
 	uint64_t pmis;			/* PMIs delivered (NMI or LVTPC vector) */
 	uint64_t pmis_masked;		/* PMIs lost to a masked LVTPC */
+	uint64_t breaks;		/* breakpoint exits (exact source, block mode) */
 };
 VPMU_EXTERN int  vpmu_kvm_get_stats(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st);
 

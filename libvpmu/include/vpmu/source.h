@@ -151,6 +151,13 @@ struct vpmu_source_ops {
 	 */
 	int  (*exec_point_get)(void *state, unsigned vcpu, struct vpmu_regs *r);
 	int  (*exec_point_set)(void *state, unsigned vcpu, const struct vpmu_regs *r);
+	/*
+	 * exec_breaks (optional): when exec_wants said VPMU_DEBUG_BREAK, the
+	 * breakpoints (linear addresses) of that entry in bp[0..max); returns
+	 * how many, 1..max.  0, or no hook: the core single-steps instead.
+	 * Called right after exec_wants, on the same thread.
+	 */
+	unsigned (*exec_breaks)(void *state, unsigned vcpu, uint64_t *bp, unsigned max);
 };
 
 /* exec_sync() flags */
@@ -178,7 +185,12 @@ struct vpmu_exact_params {
 	unsigned cpi;
 	unsigned ref_cpi;
 	unsigned vendor;
+	unsigned mode;			/* VPMU_EXACT_STEP (0) or VPMU_EXACT_BLOCK */
 };
+
+/* struct vpmu_exact_params.mode: how the exact source follows the guest */
+#define VPMU_EXACT_STEP		0u	/* single-step every instruction */
+#define VPMU_EXACT_BLOCK	1u	/* run straight-line code to a breakpoint */
 
 /* Find a built-in source by name; NULL if there is none. */
 VPMU_EXTERN const struct vpmu_source_ops *vpmu_source_lookup(const char *name);

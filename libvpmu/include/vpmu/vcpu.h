@@ -76,6 +76,7 @@ enum vpmu_exit_reason {
 
 /* DR6 bits libvpmu reads (SDM Vol. 3B 18.2.3) */
 #define VPMU_DR6_BS		(1u << 14)	/* single-step */
+#define VPMU_DR6_B0_3		0xFu		/* breakpoint 0..3 hit */
 
 struct vpmu_exit {
 	/* in */
@@ -96,14 +97,24 @@ struct vpmu_exit {
 	uint32_t fault;			/* an MSR access faults: inject #GP(0) */
 };
 
-/* struct vpmu_entry.debug: the guest debugging libvpmu wants */
+/*
+ * struct vpmu_entry.debug: the guest debugging libvpmu wants.
+ * VPMU_DEBUG_BREAK: run until the guest is about to execute the
+ * instruction at one of bp[0..nbp) (instruction breakpoints), with
+ * interrupts and NMIs held back during the run (KVM_GUESTDBG_BLOCKIRQ); a
+ * VMM that cannot (its own breakpoints leave too few debug registers, no
+ * way to hold events back) single-steps instead, which is always correct.
+ */
 #define VPMU_DEBUG_STEP		0x1u	/* single-step every instruction */
+#define VPMU_DEBUG_BREAK	0x2u	/* run to one of the breakpoints bp[] */
+#define VPMU_DEBUG_BP_MAX	4	/* breakpoints: as many as x86 debug registers */
 
 struct vpmu_entry {
 	uint32_t pmi;			/* a PMI is due: deliver it (vpmu_lvtpc_deliver) */
 	uint32_t debug;			/* VPMU_DEBUG_* wanted from this entry on */
-	uint32_t debug_changed;		/* debug differs from what the last entry said */
-	uint32_t pad;
+	uint32_t debug_changed;		/* debug or bp[] differ from the last entry's */
+	uint32_t nbp;			/* VPMU_DEBUG_BREAK: breakpoints in bp[], 1..4 */
+	uint64_t bp[VPMU_DEBUG_BP_MAX];	/* their linear addresses */
 };
 
 /* What libvpmu saw of one vCPU through the contract. */
@@ -116,6 +127,7 @@ struct vpmu_vcpu_stats {
 	uint64_t pmis;			/* PMIs handed out by vpmu_vcpu_enter() */
 	uint64_t port_io;		/* port accesses the channel took */
 	uint64_t samples;		/* samples taken */
+	uint64_t breaks;		/* breakpoint exits taken (VPMU_DEBUG_BREAK) */
 };
 
 /*

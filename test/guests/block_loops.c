@@ -1,0 +1,142 @@
+/*
+ * block_loops.c -- the two loops of issue 11's table, counted by the
+ * guest's own PMU (an Intel model: PERFEVTSEL0 instructions, PERFEVTSEL1
+ * branches, both rings): a 10-instruction body closed by LOOP, and
+ * DEC/JNZ.  Each loop runs n and 2n times; the difference of the counts
+ * is exactly n times the loop's instructions and branches per iteration
+ * whatever the code around the loop costs.  Prints every count, so that
+ * exact_modes.sh compares them between --exact-mode step and block, and
+ * exits with the number of wrong differences.  ITERS: n (default 1000).
+ * Then a #GP inside a block, its counts printed for the comparison.
+ * ONLY_LOOP10, ONLY_DECJNZ: one loop alone (for timing).
+ */
+#include <vpmu-guest/runtime.h>
+
+#ifndef ITERS
+#define ITERS	1000
+#endif
+#ifndef ONLY_LOOP10
+#define ONLY_LOOP10	0
+#endif
+#ifndef ONLY_DECJNZ
+#define ONLY_DECJNZ	0
+#endif
+
+#define EVTSEL0		0x186u
+#define PMC0		0xC1u
+#define EVTSEL_EN	(1u << 22 | 1u << 17 | 1u << 16)	/* EN, OS, USR */
+#define INSTRUCTIONS	0x00C0u		/* INST_RETIRED.ANY_P */
+#define BRANCHES	0x00C4u		/* BR_INST_RETIRED.ALL_BRANCHES */
+
+struct counts {
+	uint64_t insns, branches;
+};
+
+static void
+start(void)
+{
+	vg_wrmsr(PMC0, 0);
+	vg_wrmsr(PMC0 + 1, 0);
+	vg_wrmsr(EVTSEL0 + 1, EVTSEL_EN | BRANCHES);
+	vg_wrmsr(EVTSEL0, EVTSEL_EN | INSTRUCTIONS);
+}
+
+static struct counts
+stop(void)
+{
+	struct counts c;
+
+	vg_wrmsr(EVTSEL0, 0);
+	vg_wrmsr(EVTSEL0 + 1, 0);
+	c.insns = vg_rdmsr(PMC0);
+	c.branches = vg_rdmsr(PMC0 + 1);
+	return (c);
+}
+
+/*
+ * The loops are not inlined and get n at run time, so that the code
+ * around them is the same for n and 2n whatever the compiler (clang
+ * inlines and specializes them otherwise).
+ */
+
+/* 9 ALU instructions and LOOP: 10 instructions, 1 branch per iteration. */
+static __attribute__((noinline)) struct counts
+loop10(uint32_t n)
+{
+	uint32_t a = 0, b = 1;
+
+	start();
+	__asm__ volatile(
+	    "1:\n\t"
+	    "add %1, %0\n\txor %0, %1\n\tadd $3, %0\n\tsub %1, %0\n\tinc %1\n\t"
+	    "or %0, %1\n\tand $0x7f, %1\n\tshl $1, %0\n\tnot %0\n\t"
+	    "loop 1b"
+	    : "+r"(a), "+r"(b), "+c"(n) : : "cc");
+	return (stop());
+}
+
+/* DEC and JNZ: 2 instructions, 1 branch per iteration. */
+static __attribute__((noinline)) struct counts
+decjnz(uint32_t n)
+{
+	start();
+	__asm__ volatile("1:\n\tdec %0\n\tjnz 1b" : "+r"(n) : : "cc");
+	return (stop());
+}
+
+static int
+check(const char *name, struct counts (*fn)(uint32_t), uint64_t insns, uint64_t branches)
+{
+	static volatile uint32_t iters = ITERS;
+	struct counts one = fn(iters), two = fn(2 * iters);
+	uint64_t di = two.insns - one.insns, db = two.branches - one.branches;
+	int bad = di != insns * ITERS || db != branches * ITERS;
+
+	vg_printf("%s: n=%u instructions %lu branches %lu, 2n: %lu %lu; "
+	    "difference %lu %lu (want %lu %lu) %s\n", name, ITERS,
+	    (unsigned long)one.insns, (unsigned long)one.branches,
+	    (unsigned long)two.insns, (unsigned long)two.branches,
+	    (unsigned long)di, (unsigned long)db, (unsigned long)(insns * ITERS),
+	    (unsigned long)(branches * ITERS), bad ? "FAIL" : "ok");
+	return (bad);
+}
+
+/*
+ * A #GP inside a block: a load from a non-canonical address between ALU
+ * instructions, resumed after by the runtime's exception table (the
+ * section its safe accessors use).  The handler runs between the counts;
+ * exact_modes.sh compares them between the modes.
+ */
+static struct counts
+fault_in_block(void)
+{
+	uint64_t a = 1, b = 2, bad = 0x8000000000000000ull;
+
+	start();
+	__asm__ volatile(
+	    "add %1, %0\n\txor %0, %1\n\tadd $3, %0\n\t"
+	    "1: mov (%2), %0\n2:\n\t"
+	    ".pushsection .vg_extable, \"a\"\n\t.balign 8\n\t"
+	    ".quad 1b, 2b\n\t.popsection\n\t"
+	    "sub %1, %0\n\tinc %1\n\tor %0, %1"
+	    : "+r"(a), "+r"(b) : "r"(bad) : "cc", "memory");
+	return (stop());
+}
+
+int
+main(unsigned cpu)
+{
+	struct counts f;
+	int bad = 0;
+
+	if (cpu != 0)
+		return (0);
+	if (!ONLY_DECJNZ)
+		bad += check("loop10", loop10, 10, 1);
+	if (!ONLY_LOOP10)
+		bad += check("decjnz", decjnz, 2, 1);
+	f = fault_in_block();
+	vg_printf("fault in a block: instructions %lu branches %lu\n",
+	    (unsigned long)f.insns, (unsigned long)f.branches);
+	return (bad);
+}
