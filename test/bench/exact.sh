@@ -9,13 +9,14 @@
 # instructions: the exact source follows every instruction).  Per workload:
 # the counted instructions of one round (checked exact by the guest: a
 # wrong count fails the run and this script), the exits of one counted
-# round (the single steps of vpmu-run's report over the counted rounds),
+# round (the single steps and breakpoint exits of vpmu-run's report over
+# the counted rounds),
 # instructions per exit, and the median round time counted and floor, by
 # the guest's RDTSC converted with KVM_GET_TSC_KHZ (the tsc_khz program).
 #
 # MODE is the exact source's mode: `step` (today's, the default) passes no
 # option; any other is given to vpmu-run as `--exact-mode MODE` (the block
-# engine's, to come), so one run can set modes side by side.
+# engine's), so runs of the modes can be set side by side.
 # Exit status: 0; 1 if a run failed or a count was not exact; 77 without
 # KVM (a skip).
 set -u
@@ -68,6 +69,9 @@ for g in "$@"; do
 	fi
 	insns=$(awk '$1 == "XB" && $4 == "step" { print $7; exit }' "$out/$name.txt")
 	steps=$(sed -n 's/.*, steps \([0-9]*\),.*/\1/p' "$out/$name.report" | head -n 1)
+	# block mode: the breakpoint exits too (the report adds them when there are any)
+	bps=$(sed -n 's/.*, breakpoints \([0-9]*\).*/\1/p' "$out/$name.report" | head -n 1)
+	steps=$(( ${steps:-0} + ${bps:-0} ))
 	st=$(awk '$1 == "XB" && $4 == "step" { print $5 }' "$out/$name.txt" | median)
 	fl=$(awk '$1 == "XB" && $4 == "floor" { print $5 }' "$out/$name.txt" | median)
 	awk -v w="${wl:-$name}" -v i="${insns:--}" -v s="${steps:-0}" -v r="$rounds" \
@@ -80,7 +84,7 @@ for g in "$@"; do
 done
 echo
 echo "insns/round: counted instructions of one round, checked exact by the guest in every"
-echo "  counted round (and 0 in every floor round).  exits/round: vpmu-run's single steps over"
-echo "  the counted rounds, divided by their number.  counted, floor: median round time by the"
+echo "  counted round (and 0 in every floor round).  exits/round: vpmu-run's single steps and"
+echo "  breakpoint exits over the counted rounds, divided by their number.  counted, floor: median round time by the"
 echo "  guest's RDTSC; ratio = counted / floor.  Raw lines and reports: $out/"
 exit $status
