@@ -49,6 +49,42 @@ static const struct {
 	{ ZYDIS_MNEMONIC_IRETQ,		MN_IRET },
 };
 
+/*
+ * The near branches the exact source completes in user space (branch.c),
+ * with their condition codes (tttn: SDM Vol. 2D, B.1.4.7).  Only in 64-bit
+ * code with a 64-bit operand size (a 66h prefix truncates the target on
+ * AMD), LOOP with a 64-bit address size (RCX).
+ */
+static const struct {
+	ZydisMnemonic mnemonic;
+	uint8_t eval;
+	uint8_t cond;
+} evals[] = {
+	{ ZYDIS_MNEMONIC_JO,	VPMU_EVAL_JCC,	0x0 },
+	{ ZYDIS_MNEMONIC_JNO,	VPMU_EVAL_JCC,	0x1 },
+	{ ZYDIS_MNEMONIC_JB,	VPMU_EVAL_JCC,	0x2 },
+	{ ZYDIS_MNEMONIC_JNB,	VPMU_EVAL_JCC,	0x3 },
+	{ ZYDIS_MNEMONIC_JZ,	VPMU_EVAL_JCC,	0x4 },
+	{ ZYDIS_MNEMONIC_JNZ,	VPMU_EVAL_JCC,	0x5 },
+	{ ZYDIS_MNEMONIC_JBE,	VPMU_EVAL_JCC,	0x6 },
+	{ ZYDIS_MNEMONIC_JNBE,	VPMU_EVAL_JCC,	0x7 },
+	{ ZYDIS_MNEMONIC_JS,	VPMU_EVAL_JCC,	0x8 },
+	{ ZYDIS_MNEMONIC_JNS,	VPMU_EVAL_JCC,	0x9 },
+	{ ZYDIS_MNEMONIC_JP,	VPMU_EVAL_JCC,	0xA },
+	{ ZYDIS_MNEMONIC_JNP,	VPMU_EVAL_JCC,	0xB },
+	{ ZYDIS_MNEMONIC_JL,	VPMU_EVAL_JCC,	0xC },
+	{ ZYDIS_MNEMONIC_JNL,	VPMU_EVAL_JCC,	0xD },
+	{ ZYDIS_MNEMONIC_JLE,	VPMU_EVAL_JCC,	0xE },
+	{ ZYDIS_MNEMONIC_JNLE,	VPMU_EVAL_JCC,	0xF },
+	{ ZYDIS_MNEMONIC_JMP,	VPMU_EVAL_JMP,	VPMU_COND_ALWAYS },
+	{ ZYDIS_MNEMONIC_LOOP,	VPMU_EVAL_LOOP,	VPMU_COND_ALWAYS },
+	{ ZYDIS_MNEMONIC_LOOPE,	VPMU_EVAL_LOOP,	0x4 },
+	{ ZYDIS_MNEMONIC_LOOPNE, VPMU_EVAL_LOOP, 0x5 },
+	{ ZYDIS_MNEMONIC_JRCXZ,	VPMU_EVAL_JRCXZ, VPMU_COND_ALWAYS },
+	{ ZYDIS_MNEMONIC_JECXZ,	VPMU_EVAL_JECXZ, VPMU_COND_ALWAYS },
+	{ ZYDIS_MNEMONIC_RET,	VPMU_EVAL_RET,	VPMU_COND_ALWAYS },
+};
+
 static const struct {
 	enum vpmu_decode_mode mode;
 	ZydisMachineMode machine;
@@ -104,6 +140,32 @@ in_block(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, bool 
 		    ZydisRegisterGetClass(op[i].reg.value) == ZYDIS_REGCLASS_SEGMENT)
 			return (false);
 	return (true);
+}
+
+/* vpmu_insn.eval, cond and pop for a decoded branch. */
+static void
+eval_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
+    struct vpmu_insn *out)
+{
+	size_t i;
+
+	if (in->machine_mode != ZYDIS_MACHINE_MODE_LONG_64 || in->operand_width != 64 ||
+	    (in->attributes & ZYDIS_ATTRIB_HAS_OPERANDSIZE))
+		return;
+	for (i = 0; i < VPMU_ARRAY_SIZE(evals) && evals[i].mnemonic != in->mnemonic; i++)
+		;
+	if (i == VPMU_ARRAY_SIZE(evals))
+		return;
+	if (evals[i].eval == VPMU_EVAL_RET) {
+		if (out->flow != VPMU_FLOW_STACK || out->far_return || out->slot != 8)
+			return;
+		if (in->operand_count_visible > 0 && op[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
+			out->pop = (uint16_t)op[0].imm.value.u;
+	} else if (out->flow != VPMU_FLOW_DIRECT ||
+	    (evals[i].eval == VPMU_EVAL_LOOP && in->address_width != 64))
+		return;
+	out->eval = evals[i].eval;
+	out->cond = evals[i].cond;
 }
 
 static unsigned
@@ -193,6 +255,7 @@ vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf, size
 			out->flow = VPMU_FLOW_DIRECT;
 			out->target = target;
 		}
+		eval_of(&in, op, out);
 		break;
 	}
 	return (0);

@@ -31,6 +31,22 @@ enum vpmu_insn_flow {
 	VPMU_FLOW_INDIRECT,		/* anywhere: register, memory, MSR, IDT */
 };
 
+/*
+ * Near branches whose effect follows from RIP, RFLAGS, RCX and the stack
+ * alone (vpmu_insn.eval), 64-bit code with the default operand size only.
+ */
+enum vpmu_insn_eval {
+	VPMU_EVAL_NONE,			/* anything else: single-stepped */
+	VPMU_EVAL_JCC,			/* Jcc rel: taken when cond holds */
+	VPMU_EVAL_JMP,			/* JMP rel */
+	VPMU_EVAL_LOOP,			/* LOOP/LOOPE/LOOPNE rel: RCX - 1, taken when
+					   it is not 0 and cond holds */
+	VPMU_EVAL_JRCXZ,		/* JRCXZ rel: taken when RCX is 0 */
+	VPMU_EVAL_JECXZ,		/* JECXZ rel: taken when ECX is 0 */
+	VPMU_EVAL_RET,			/* RET, RET imm16 (near): pop RIP, then pop bytes */
+};
+#define VPMU_COND_ALWAYS	0xFF	/* vpmu_insn.cond: no condition (LOOP) */
+
 struct vpmu_insn {
 	uint8_t	 len;			/* bytes */
 	uint8_t	 flow;			/* enum vpmu_insn_flow */
@@ -46,6 +62,12 @@ struct vpmu_insn {
 					   anything that can exit, fault by design,
 					   serialize or change the interrupt state
 					   (decode.c has the list) */
+	uint8_t	 eval;			/* enum vpmu_insn_eval: a near branch the exact
+					   source may complete itself (branch.c) */
+	uint8_t	 cond;			/* VPMU_EVAL_JCC, VPMU_EVAL_LOOP: the condition
+					   code (tttn, SDM Vol. 2D, B.1.4.7), or
+					   VPMU_COND_ALWAYS */
+	uint16_t pop;			/* VPMU_EVAL_RET: the bytes RET imm16 releases */
 	uint64_t target;		/* VPMU_FLOW_DIRECT: the branch target */
 	unsigned mnemonic;		/* ZydisMnemonic, for tests and messages */
 };

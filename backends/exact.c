@@ -36,6 +36,7 @@
 #include "internal.h"
 #include <vpmu/model.h>
 
+#include "branch.h"
 #include "decode.h"
 #include "exact.h"
 
@@ -49,6 +50,16 @@
  * four instructions stepping is as fast (DEC/JNZ: twice as fast).
  */
 #define BLOCK_MIN	4
+/*
+ * A block that ends in a branch the source completes itself (branch.c,
+ * when the VMM writes registers back) costs one exit and, round a loop, no
+ * ioctl: any length pays.  STREAK_MAX completions in a row, then the
+ * branch is single-stepped once: interrupts and NMIs, held back while
+ * breakpoints are armed, are delivered at steps.
+ */
+#define BLOCK_MIN_COMPLETED	1
+#define STREAK_MAX	32
+#define CHAIN_MAX	8	/* branches completed at one exit */
 
 /*
  * The exceptions an instruction a block may hold can raise (decode.h,
@@ -108,6 +119,9 @@ struct xvcpu {
 	unsigned plan_cap;		/* the cap it was planned with */
 	uint64_t bp;			/* the block's breakpoint; 0: single-step */
 	uint64_t hbp[NFAULT_VECS];	/* with it: the entries of fault_vecs' handlers */
+	bool	 at_end;		/* the last exit stopped at bp */
+	bool	 setregs;		/* the VMM takes completed branches */
+	unsigned streak;		/* branches completed since the last step */
 };
 
 struct exact {
@@ -503,6 +517,21 @@ recap(const struct exact *x, struct xvcpu *v)
 }
 
 /*
+ * A block shorter than BLOCK_MIN pays when the branch at its end (end, at
+ * addr) is completed and the debug registers stay as they are: round a
+ * loop, where the branch goes back to the block's start or the last block
+ * ended at the same place (was).  Switching between single-steps and
+ * breakpoints costs an ioctl each way.
+ */
+static bool
+short_pays(const struct xvcpu *v, const struct vpmu_insn *end, uint64_t addr, uint64_t was)
+{
+	if (end->eval == VPMU_EVAL_NONE || !v->setregs || v->streak >= STREAK_MAX)
+		return (false);
+	return (addr == was || (end->flow == VPMU_FLOW_DIRECT && end->target == v->p.rip));
+}
+
+/*
  * From P, the instructions a block may hold (decode.h, in_block), at most
  * cap of them; the breakpoint goes on the first one after them.  Fewer
  * than BLOCK_MIN (P ends a block itself, or its code cannot be read):
@@ -514,8 +543,9 @@ static void
 plan(const struct exact *x, struct xvcpu *v)
 {
 	struct vpmu_insn in;
-	uint64_t addr = v->p.rip;
+	uint64_t addr = v->p.rip, was = v->bp;
 	unsigned i, k, cap = __atomic_load_n(&v->cap, __ATOMIC_RELAXED);
+	bool ends = false;		/* in is the instruction after the block */
 
 	v->planned = true;
 	v->plan_cap = cap;
@@ -525,12 +555,13 @@ plan(const struct exact *x, struct xvcpu *v)
 	    (v->p.cpl == 3 && (v->p.cr0 & CR0_AM) && (v->p.rflags & RFLAGS_AC)))
 		return;
 	for (k = 0; k < cap; k++) {
-		if (vpmu__decode_gva(x->mem, PAGING(&v->p), VPMU_DECODE_64, addr, &in,
-		    NULL) != 0 || !in.in_block)
+		ends = vpmu__decode_gva(x->mem, PAGING(&v->p), VPMU_DECODE_64, addr, &in,
+		    NULL) == 0;
+		if (!ends || !in.in_block)
 			break;
 		addr += in.len;
 	}
-	if (k < BLOCK_MIN)
+	if (k < (ends && short_pays(v, &in, addr, was) ? BLOCK_MIN_COMPLETED : BLOCK_MIN))
 		return;
 	/*
 	 * No handler entry to stop at: a fault would run its handler unseen.
@@ -582,6 +613,11 @@ vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r, unsigned 
 		return;
 	v = &x->vcpu[cpu];
 	v->st.syncs++;
+	v->setregs = v->setregs || (flags & VPMU_SYNC_SETREGS);
+	v->at_end = x->mode == VPMU_EXACT_BLOCK && v->planned && v->bp != 0 &&
+	    r->rip == v->bp && !(flags & (VPMU_SYNC_RESYNC | VPMU_SYNC_STEP | VPMU_SYNC_EVENT));
+	if (flags & VPMU_SYNC_STEP)
+		v->streak = 0;
 	if ((flags & VPMU_SYNC_RESYNC) || !v->known || v->nenabled == 0)
 		;			/* nothing to count, or nothing known */
 	else if (flags & VPMU_SYNC_EVENT)
@@ -613,6 +649,49 @@ vpmu__exact_wants(void *state, unsigned cpu)
 	if (!v->planned || v->plan_cap != __atomic_load_n(&v->cap, __ATOMIC_RELAXED))
 		plan(x, v);
 	return (v->bp != 0 ? VPMU_DEBUG_BREAK : VPMU_DEBUG_STEP);
+}
+
+unsigned
+vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r)
+{
+	struct exact *x = state;
+	struct xvcpu *v;
+	struct vpmu_insn in;
+	struct path p = { 0 };
+	unsigned set, one, cpl, n, room;
+
+	if (x == NULL || r == NULL || cpu >= x->nvcpus)
+		return (0);
+	v = &x->vcpu[cpu];
+	if (!v->at_end || !v->known || v->nenabled == 0 || r->rip != v->p.rip ||
+	    v->streak >= STREAK_MAX)
+		return (0);
+	v->at_end = false;
+	/*
+	 * The branch, and the ones it leads to (a block of no instructions
+	 * cannot run: its breakpoint would be where the vCPU resumes) while
+	 * no counter can overflow on them: the first may overflow one (the
+	 * core checked that nothing was due before it, and checks again).
+	 */
+	for (n = 0, set = 0, room = 2; n < CHAIN_MAX && room > 1; n++) {
+		room = v->cap;		/* 1: this one may overflow a counter */
+		cpl = r->cpl;
+		if (fetch(x, v, r, r->rip, &in) != 0 || in.eval == VPMU_EVAL_NONE ||
+		    (one = vpmu__branch_complete(x->mem, &in, r)) == 0)
+			break;
+		set |= one;
+		p.n = 0;
+		add(&p, in.branch, cpl);
+		account(x, v, W_REACHED, &p, cpl);
+		v->st.completed++;
+		v->p = *r;
+		recap(x, v);
+	}
+	if (set != 0) {
+		v->streak++;
+		v->planned = false;
+	}
+	return (set);
 }
 
 unsigned
@@ -907,6 +986,7 @@ const struct vpmu_source_ops vpmu_source_exact = {
 	.exec_memory = vpmu__exact_set_memory,
 	.exec_wants = vpmu__exact_wants,
 	.exec_breaks = vpmu__exact_breaks,
+	.exec_complete = vpmu__exact_complete,
 	.exec_sync = vpmu__exact_sync,
 	.exec_point_get = vpmu__exact_get_point,
 	.exec_point_set = vpmu__exact_set_point,

@@ -69,6 +69,8 @@ struct vpmu_exact_stats {
 	uint64_t blocks;		/* block mode: breakpoint runs planned */
 	uint64_t block_insns;		/* instructions those blocks hold */
 	uint64_t block_faults;		/* blocks stopped at a fault handler's entry */
+	uint64_t completed;		/* block-ending branches retired by the
+					   source (exec_complete), not stepped */
 };
 
 /* An enabled counter exists on cpu: follow it (step or block). */
@@ -80,6 +82,11 @@ bool	vpmu__exact_wants_step(void *state, unsigned cpu);
  */
 unsigned vpmu__exact_wants(void *state, unsigned cpu);
 unsigned vpmu__exact_breaks(void *state, unsigned cpu, uint64_t *bp, unsigned max);
+/*
+ * exec_complete: at the block's breakpoint, retire the branch there on r
+ * (branch.c) and count it; VPMU_SET_* or 0 (then it is single-stepped).
+ */
+unsigned vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r);
 /* An exit of cpu; see above. */
 void	vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r,
 	    unsigned flags);

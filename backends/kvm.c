@@ -596,6 +596,7 @@ handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 	struct kvm_run *run;
 	struct vpmu_exit x;
 	uint8_t *data;
+	bool vmm = false;
 	int error;
 
 	run = c->run;
@@ -619,7 +620,11 @@ handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 	} else if (run->exit_reason == KVM_EXIT_DEBUG) {
 		x.reason = VPMU_EXIT_DEBUG;
 		x.dr6 = run->debug.arch.dr6;
+		vmm = vmm_debug_exit(c, x.dr6);
 	}
+	/* Registers libvpmu changes go back through kvm_run: no ioctl. */
+	if ((run->kvm_valid_regs & KVM_SYNC_X86_REGS) && !vmm)
+		x.flags |= VPMU_EXITF_SETREGS;
 	if (c->resync)
 		x.flags |= VPMU_EXITF_MOVED;
 	if (c->injected >= 0) {
@@ -645,8 +650,17 @@ handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 			if (run->io.count == 1)
 				memcpy(data, &x.data, run->io.size);
 		}
-	} else if (x.reason == VPMU_EXIT_DEBUG && vmm_debug_exit(c, x.dr6))
+	} else if (x.reason == VPMU_EXIT_DEBUG && vmm)
 		return (0);		/* the VMM's too: it sees the exit */
+	if (x.set != 0) {
+		if (x.set & VPMU_SET_RIP)
+			run->s.regs.regs.rip = x.rip;
+		if (x.set & VPMU_SET_RSP)
+			run->s.regs.regs.rsp = x.rsp;
+		if (x.set & VPMU_SET_RCX)
+			run->s.regs.regs.rcx = x.rcx;
+		run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
+	}
 	*handled = true;
 	return (0);
 }
@@ -708,6 +722,7 @@ vpmu_kvm_get_stats(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st)
 	st->msr_gp = v.msr_gp;
 	st->steps = v.steps;
 	st->breaks = v.breaks;
+	st->completed = v.completed;
 	st->pmis = v.pmis - k->vcpu[cpu].pmis_masked;
 	st->pmis_masked = k->vcpu[cpu].pmis_masked;
 	return (0);

@@ -158,9 +158,9 @@ regs_of(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x, struct vpmu
 	return (0);
 }
 
-/* What the source that follows the guest must know of this exit. */
+/* What kind of exit the source that follows the guest sees. */
 static unsigned
-sync_flags(const struct vpmu_vcpu *v, const struct vpmu_exit *x)
+sync_kind(const struct vpmu_vcpu *v, const struct vpmu_exit *x)
 {
 	if (!(v->debug & (VPMU_DEBUG_STEP | VPMU_DEBUG_BREAK)) ||
 	    (x->flags & VPMU_EXITF_MOVED))
@@ -172,6 +172,41 @@ sync_flags(const struct vpmu_vcpu *v, const struct vpmu_exit *x)
 	if (x->reason == VPMU_EXIT_DEBUG && (x->dr6 & VPMU_DR6_BS))
 		return (VPMU_SYNC_STEP);
 	return (0);
+}
+
+/* What the source that follows the guest must know of this exit. */
+static unsigned
+sync_flags(const struct vpmu_vcpu *v, const struct vpmu_exit *x)
+{
+	return (sync_kind(v, x) | ((x->flags & VPMU_EXITF_SETREGS) ? VPMU_SYNC_SETREGS : 0));
+}
+
+/*
+ * The source may retire the instruction at its breakpoint itself: a
+ * breakpoint exit of libvpmu's alone, a VMM that writes the registers
+ * back, and nothing due at this place (a PMI or a sample comes before the
+ * instruction, as under single-step).  VM lock held.
+ */
+static void
+complete(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, unsigned flags,
+    struct vpmu_regs *r)
+{
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+
+	if (vm->src->exec_complete == NULL || !(flags & VPMU_SYNC_SETREGS) ||
+	    x->reason != VPMU_EXIT_DEBUG || !(v->debug & VPMU_DEBUG_BREAK) ||
+	    !(x->dr6 & VPMU_DR6_B0_3) ||
+	    __atomic_load_n(&vm->gpmu->vcpu[cpu].pmi_pending, __ATOMIC_RELAXED) ||
+	    (v->nact != 0 && vpmu__sample_due(vm, cpu)))
+		return;
+	if ((x->set = vm->src->exec_complete(vm->src_state, cpu, r)) == 0)
+		return;
+	x->rip = r->rip;
+	x->rsp = r->rsp;
+	x->rcx = r->rcx;
+	v->last_rip = r->rip;
+	v->xst.completed++;
+	vpmu__gpmu_check_overflow(vm, cpu);
 }
 
 /* A sample of every due sampling PMC, VM lock held. */
@@ -278,7 +313,7 @@ exit_locked(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, uint64_t ran)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 	const struct vpmu_regs *r = NULL;
-	struct vpmu_regs buf;
+	struct vpmu_regs buf, done;
 	unsigned flags = 0;
 	int error = 0;
 
@@ -290,7 +325,7 @@ exit_locked(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, uint64_t ran)
 	vpmu__vm_lock(vm);
 	if (vm->src->exec_sync != NULL) {
 		vm->src->exec_sync(vm->src_state, cpu, r, flags);
-		x->halted = flags == VPMU_SYNC_STEP && stepped_hlt(vm, v, r);
+		x->halted = sync_kind(v, x) == VPMU_SYNC_STEP && stepped_hlt(vm, v, r);
 		v->last_rip = r->rip;
 	}
 	v->faulted = false;
@@ -302,6 +337,12 @@ exit_locked(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, uint64_t ran)
 	if (ran != 0)
 		vpmu__vcpu_advance(vm, cpu, ran);
 	vpmu__gpmu_check_overflow(vm, cpu);
+	if (r != NULL) {
+		done = *r;
+		complete(vm, cpu, x, flags, &done);
+		if (x->set != 0)
+			r = &done;
+	}
 	if (v->nact != 0 && vpmu__sample_due(vm, cpu)) {
 		if (r == NULL)
 			error = regs_of(vm, cpu, x, &buf, &r);
@@ -331,6 +372,7 @@ vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 	x->handled = 0;
 	x->fault = 0;
 	x->halted = 0;
+	x->set = 0;
 	v->xst.exits++;
 	if (x->flags & VPMU_EXITF_RAN)
 		ran = x->ran_ns;

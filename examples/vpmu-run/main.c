@@ -358,7 +358,8 @@ report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
 		    PRIu64 ", PMIs %" PRIu64, cpu, st.msr_reads, st.msr_writes,
 		    st.msr_gp, vm->gp_injected[cpu], st.steps, st.pmis);
 		if (st.breaks != 0)	/* --exact-mode block */
-			fprintf(f, ", breakpoints %" PRIu64, st.breaks);
+			fprintf(f, ", breakpoints %" PRIu64 " (%" PRIu64 " completed)",
+			    st.breaks, st.completed);
 		fprintf(f, "\n");
 		n = MAX_COUNTERS;
 		if ((err = vpmu_vcpu_get_counters(vm->pmu, cpu, ci, &n)) != 0) {

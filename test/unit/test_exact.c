@@ -1061,6 +1061,229 @@ block_stops_before_overflow(void **state)
 	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
 }
 
+/* ---- completed branches ------------------------------------------------------ */
+
+#define SETREGS		VPMU_SYNC_SETREGS
+#define LOOP		(CODE + 0x100)
+
+/*
+ * add rax, rbx; dec rcx; jnz LOOP: two instructions and a branch back to
+ * the block's start.  With a VMM that writes registers back (SETREGS) the
+ * block is worth its breakpoint on the JNZ, which the source completes.
+ */
+static void
+block_completes_its_loop_branch(void **state)
+{
+	struct tx *t = *state;
+	uint64_t bp[VPMU_DEBUG_BP_MAX] = { 0 };
+	struct vpmu_regs r;
+	void *c, *b;
+	unsigned i;
+
+	block_mode(t, 1);
+	PUT(t, LOOP, 0x48, 0x01, 0xd8, 0x48, 0xff, 0xc9, 0x75, 0xf8);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	b = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+	/* A VMM that cannot take registers: two instructions are stepped. */
+	at(t, LOOP, RESYNC);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
+	at(t, LOOP, RESYNC | SETREGS);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 4);
+	assert_int_equal(bp[0], LOOP + 6);
+	t->r.rcx = 1;				/* after the DEC: 1, ZF clear */
+	t->r.rflags = 0x2;
+	at(t, LOOP + 6, SETREGS);
+	assert_int_equal(val(t, c), 2);
+	r = t->r;
+	assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP);
+	assert_int_equal(r.rip, LOOP);
+	assert_int_equal(val(t, c), 3);
+	assert_int_equal(val(t, b), 1);
+	assert_int_equal(stats(t).completed, 1);
+	/* Once only: the next call finds no breakpoint stop. */
+	assert_int_equal(X->exec_complete(t->st, 0, &r), 0);
+	/* The same breakpoint again: no change of the debug registers. */
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 4);
+	assert_int_equal(bp[0], LOOP + 6);
+	t->r.rflags = 0x2 | 0x40;		/* ZF: the loop ends */
+	at(t, LOOP + 6, SETREGS);
+	r = t->r;
+	assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP);
+	assert_int_equal(r.rip, LOOP + 8);
+	assert_int_equal(val(t, c), 6);
+	assert_int_equal(val(t, b), 2);
+
+	/* A stop anywhere else is not the block's end: nothing completed. */
+	at(t, LOOP, RESYNC | SETREGS);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+	at(t, LOOP + 3, SETREGS);
+	r = t->r;
+	assert_int_equal(X->exec_complete(t->st, 0, &r), 0);
+	assert_int_equal(r.rip, LOOP + 3);
+
+	/* STREAK_MAX (32) completions in a row after a step, then one step of the branch. */
+	at(t, LOOP, RESYNC | STEP | SETREGS);
+	t->r.rflags = 0x2;
+	for (i = 0; i < 32; i++) {
+		assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+		at(t, LOOP + 6, SETREGS);
+		r = t->r;
+		assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP);
+		t->r = r;
+	}
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);	/* 2 < BLOCK_MIN */
+	at(t, LOOP + 6, RESYNC | SETREGS);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);	/* the JNZ */
+	at(t, LOOP, STEP | SETREGS);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+}
+
+/*
+ * A completed branch that lands on another completes it too (a block of
+ * no instructions cannot run), unless a counter could overflow on it.
+ * LOOP + 0x20: add; add; jmp +0; jmp +0; add.
+ */
+static void
+completed_branches_chain(void **state)
+{
+	struct tx *t = *state;
+	struct vpmu_regs r;
+	void *c;
+
+	block_mode(t, 1);
+	PUT(t, LOOP + 0x20, 0x48, 0x01, 0xd8, 0x48, 0x01, 0xd8, 0xeb, 0x00, 0xeb, 0x00,
+	    0x48, 0x01, 0xd8);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	at(t, LOOP + 0x20, RESYNC | SETREGS);
+	/* Not a loop, two instructions: stepped; then as if the last block ended there. */
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
+	assert_int_equal(X->set_period(t->st, c, 100), 0);
+	block_mode(t, 1);
+	PUT(t, LOOP + 0x20, 0x48, 0x01, 0xd8, 0x48, 0x01, 0xd8, 0x48, 0x01, 0xd8, 0x48, 0x01,
+	    0xd8, 0xeb, 0x00, 0xeb, 0x00, 0x48, 0x01, 0xd8);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	at(t, LOOP + 0x20, RESYNC | SETREGS);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);	/* 4 ADDs */
+	at(t, LOOP + 0x2C, SETREGS);
+	assert_int_equal(val(t, c), 4);
+	r = t->r;
+	assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP);
+	assert_int_equal(r.rip, LOOP + 0x30);			/* past both JMPs */
+	assert_int_equal(val(t, c), 6);
+	assert_int_equal(stats(t).completed, 2);
+
+	/* One event left before the overflow: the first JMP only. */
+	at(t, LOOP + 0x20, RESYNC | SETREGS);
+	assert_int_equal(X->set_period(t->st, c, 5), 0);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+	at(t, LOOP + 0x2C, SETREGS);
+	assert_int_equal(val(t, c), 10);
+	r = t->r;
+	assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP);
+	assert_int_equal(r.rip, LOOP + 0x2E);
+	assert_int_equal(val(t, c), 11);
+}
+
+/* A debug exit of vCPU 0 at rip with t's registers. */
+static struct vpmu_exit
+dbg_exit(vpmu_vm *vm, struct tx *t, uint64_t dr6, uint64_t rip, uint32_t flags)
+{
+	struct vpmu_exit x;
+
+	t->r.rip = rip;
+	memset(&x, 0, sizeof(x));
+	x.reason = VPMU_EXIT_DEBUG;
+	x.flags = VPMU_EXITF_RAN | flags;
+	x.dr6 = dr6;
+	x.regs = &t->r;
+	assert_int_equal(vpmu_vcpu_exit(vm, 0, &x), 0);
+	return (x);
+}
+
+/*
+ * Through the exit contract: WRMSR, WRMSR, then the 3-instruction loop at
+ * LOOP in blocks.  The breakpoint exit hands back RIP (vpmu_exit.set)
+ * only to a VMM that said it writes registers (VPMU_EXITF_SETREGS).  A
+ * completed branch that overflows a counter has its PMI at the next
+ * entry, past the branch, as under single-step.
+ */
+static void
+contract_hands_back_completed_branches(void **state)
+{
+	struct tx *t = *state;
+	struct vpmu_exact_params xp = { .vendor = VPMU_VENDOR_INTEL, .mode = VPMU_EXACT_BLOCK };
+	struct vpmu_model m;
+	struct vpmu_entry e;
+	struct vpmu_exit x;
+	struct vpmu_vcpu_stats vs;
+	vpmu_config *cfg;
+	vpmu_vm *vm;
+	char err[128];
+	uint64_t v;
+	unsigned pass;
+
+	gate(t, 14, 0x20000);
+	gate(t, 13, 0x20100);
+	gate(t, 12, 0x20200);
+	PUT(t, LOOP - 4, 0x0f, 0x30, 0x0f, 0x30, 0x48, 0x01, 0xd8, 0x48, 0xff, 0xc9, 0x75, 0xf8);
+	for (pass = 0; pass < 3; pass++) {
+		/* 0: completed; 1: the VMM cannot write registers; 2: the JNZ overflows */
+		uint32_t f = pass == 1 ? 0 : VPMU_EXITF_SETREGS;
+
+		assert_int_equal(vpmu_model_parse("intel-v2", &m, err, sizeof(err)), 0);
+		assert_int_equal(vpmu_config_create(&cfg), 0);
+		assert_int_equal(vpmu_config_set_vcpus(cfg, 1), 0);
+		assert_int_equal(vpmu_config_set_model(cfg, &m), 0);
+		assert_int_equal(vpmu_config_set_source(cfg, &vpmu_source_exact, &xp), 0);
+		assert_int_equal(vpmu_vm_create(cfg, &vm), 0);
+		vpmu_config_destroy(cfg);
+		assert_int_equal(vpmu_vm_add_memory(vm, 0, RAM_SIZE, t->ram), 0);
+		t->r.rflags = 0x2;
+		t->r.rip = LOOP - 4;
+		/* PMC0 three short of 2^48 at the loop in pass 2, with the PMI bit */
+		v = pass == 2 ? (1ull << 48) - 5 : 0;
+		x = (struct vpmu_exit){ .reason = VPMU_EXIT_MSR_WRITE, .flags = f, .index = 0xC1,
+		    .data = v, .regs = &t->r };
+		assert_int_equal(vpmu_vcpu_exit(vm, 0, &x), 0);
+		x = (struct vpmu_exit){ .reason = VPMU_EXIT_MSR_WRITE, .flags = f, .index = 0x186,
+		    .data = XB_INSTR | 1ull << 20, .regs = &t->r };
+		assert_int_equal(vpmu_vcpu_exit(vm, 0, &x), 0);
+		assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+		assert_int_equal(e.debug, VPMU_DEBUG_STEP);
+		dbg_exit(vm, t, VPMU_DR6_BS, LOOP - 2, f);		/* WRMSR */
+		assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+		dbg_exit(vm, t, VPMU_DR6_BS, LOOP, f);			/* WRMSR */
+		assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+		assert_int_equal(e.pmi, 0);
+		if (pass == 1) {	/* two instructions, no completion: stepped */
+			assert_int_equal(e.debug, VPMU_DEBUG_STEP);
+			vpmu_vm_destroy(vm);
+			continue;
+		}
+		assert_int_equal(e.debug, VPMU_DEBUG_BREAK);
+		assert_int_equal(e.nbp, 4);
+		assert_int_equal(e.bp[0], LOOP + 6);
+		x = dbg_exit(vm, t, 0x1, LOOP + 6, f);			/* B0 */
+		assert_int_equal(x.handled, 1);
+		assert_int_equal(vpmu_vcpu_get_stats(vm, 0, &vs), 0);
+		assert_int_equal(vs.breaks, 1);
+		assert_int_equal(x.set, VPMU_SET_RIP);
+		assert_int_equal(x.rip, LOOP);
+		assert_int_equal(vs.completed, 1);
+		assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+		assert_int_equal(e.pmi, pass == 2);
+		/* WRMSR, WRMSR, ADD, DEC, JNZ */
+		x = (struct vpmu_exit){ .reason = VPMU_EXIT_MSR_READ, .index = 0xC1,
+		    .regs = &t->r };
+		t->r.rip = LOOP;
+		assert_int_equal(vpmu_vcpu_exit(vm, 0, &x), 0);
+		assert_int_equal(x.data, pass == 2 ? 0 : 5);
+		vpmu_vm_destroy(vm);
+	}
+}
+
 int
 main(void)
 {
@@ -1090,6 +1313,9 @@ main(void)
 		T(block_runs_to_its_branch),
 		T(block_fault_stops_at_the_handler),
 		T(block_stops_before_overflow),
+		T(block_completes_its_loop_branch),
+		T(completed_branches_chain),
+		T(contract_hands_back_completed_branches),
 #undef T
 	};
 

@@ -117,6 +117,8 @@ struct vpmu_kvm_stats {
 	uint64_t pmis;			/* PMIs delivered (NMI or LVTPC vector) */
 	uint64_t pmis_masked;		/* PMIs lost to a masked LVTPC */
 	uint64_t breaks;		/* breakpoint exits (exact source, block mode) */
+	uint64_t completed;		/* of them, with the branch there retired by
+					   libvpmu (registers through kvm_run) */
 };
 VPMU_EXTERN int  vpmu_kvm_get_stats(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st);
 

@@ -158,6 +158,14 @@ struct vpmu_source_ops {
 	 * Called right after exec_wants, on the same thread.
 	 */
 	unsigned (*exec_breaks)(void *state, unsigned vcpu, uint64_t *bp, unsigned max);
+	/*
+	 * exec_complete (optional): the vCPU stopped at one of the source's
+	 * breakpoints (after exec_sync of that exit), no PMI or sample is
+	 * due, and the VMM can write registers: retire the instruction at
+	 * r->rip on r and count it.  Returns the VPMU_SET_* bits of the
+	 * registers changed, or 0 (r untouched: the vCPU goes on from there).
+	 */
+	unsigned (*exec_complete)(void *state, unsigned vcpu, struct vpmu_regs *r);
 };
 
 /* exec_sync() flags */
@@ -165,6 +173,8 @@ struct vpmu_source_ops {
 #define VPMU_SYNC_STEP		0x2u	/* a single-step trap */
 #define VPMU_SYNC_EVENT		0x4u	/* an event was delivered or injected first: */
 #define VPMU_SYNC_FAULT		0x8u	/*  ...a fault of the instruction at the last exit */
+#define VPMU_SYNC_SETREGS	0x10u	/* the VMM can take completed instructions
+					   (exec_complete) at breakpoint exits */
 #define VPMU_SYNC_VECTOR(f)	(((f) >> 8) & 0xFFu)
 
 /* The built-in sources. */

@@ -73,6 +73,15 @@ enum vpmu_exit_reason {
 					   vector in vpmu_exit.vector */
 #define VPMU_EXITF_MOVED	0x10u	/* the VMM changed RIP itself since the
 					   last exit (reset, SET_REGS, restore) */
+#define VPMU_EXITF_SETREGS	0x20u	/* VPMU_EXIT_DEBUG: the VMM writes the
+					   registers vpmu_exit.set names before
+					   the next entry (so libvpmu may complete
+					   the instruction at its breakpoint) */
+
+/* struct vpmu_exit.set: registers libvpmu changed (values in the exit) */
+#define VPMU_SET_RIP		0x1u
+#define VPMU_SET_RSP		0x2u
+#define VPMU_SET_RCX		0x4u
 
 /* DR6 bits libvpmu reads (SDM Vol. 3B 18.2.3) */
 #define VPMU_DR6_BS		(1u << 14)	/* single-step */
@@ -95,6 +104,11 @@ struct vpmu_exit {
 	/* out */
 	uint32_t handled;		/* libvpmu took the exit: the VMM does nothing more */
 	uint32_t fault;			/* an MSR access faults: inject #GP(0) */
+	uint32_t set;			/* VPMU_SET_*: libvpmu retired the instruction
+					   at its breakpoint itself (only with
+					   VPMU_EXITF_SETREGS); write these: */
+	uint32_t pad;
+	uint64_t rip, rsp, rcx;
 };
 
 /*
@@ -128,6 +142,8 @@ struct vpmu_vcpu_stats {
 	uint64_t port_io;		/* port accesses the channel took */
 	uint64_t samples;		/* samples taken */
 	uint64_t breaks;		/* breakpoint exits taken (VPMU_DEBUG_BREAK) */
+	uint64_t completed;		/* of them, with the instruction retired by
+					   libvpmu (vpmu_exit.set) */
 };
 
 /*

@@ -1,0 +1,107 @@
+/*
+ * branch.c -- completing a near branch in user space, as the processor
+ * would retire it: the exact source's block engine runs a block to a
+ * breakpoint on the branch that ends it and, instead of single-stepping
+ * the branch (a second exit, and two changes of the debug registers),
+ * works out where it goes and moves the vCPU there (vpmu_exact(7),
+ * docs/exact-blocks.md).
+ *
+ * Only what follows from RIP, RFLAGS, RCX and the stack, in 64-bit code
+ * (decode.c, vpmu_insn.eval): Jcc, JMP, LOOP/LOOPE/LOOPNE, JRCXZ/JECXZ
+ * with a relative target, near RET.  Whatever would fault is left to the
+ * processor (the caller single-steps): a non-canonical successor (#GP at
+ * the branch), a return address that cannot be read (#PF or #SS).  RET is
+ * completed at CPL 0 only, and not under SMAP (a user-page stack would
+ * fault) or CET (the shadow stack): no permission is modelled.
+ */
+#include "branch.h"
+
+#define RFLAGS_CF	(1ull << 0)
+#define RFLAGS_PF	(1ull << 2)
+#define RFLAGS_ZF	(1ull << 6)
+#define RFLAGS_SF	(1ull << 7)
+#define RFLAGS_OF	(1ull << 11)
+#define RFLAGS_AC	(1ull << 18)
+#define CR4_SMAP	(1ull << 21)
+#define CR4_CET		(1ull << 23)
+
+bool
+vpmu__branch_cond(unsigned cond, uint64_t rflags)
+{
+	bool cf = rflags & RFLAGS_CF, zf = rflags & RFLAGS_ZF, sf = rflags & RFLAGS_SF,
+	    of = rflags & RFLAGS_OF, pf = rflags & RFLAGS_PF, r;
+
+	if (cond == VPMU_COND_ALWAYS)
+		return (true);
+	switch ((cond >> 1) & 7) {
+	case 0:	r = of; break;			/* O */
+	case 1:	r = cf; break;			/* B, C */
+	case 2:	r = zf; break;			/* Z, E */
+	case 3:	r = cf || zf; break;		/* BE */
+	case 4:	r = sf; break;			/* S */
+	case 5:	r = pf; break;			/* P */
+	case 6:	r = sf != of; break;		/* L */
+	default: r = zf || sf != of; break;	/* LE */
+	}
+	return (r != ((cond & 1) != 0));	/* odd codes: the negation */
+}
+
+/* Bits 63 down to the top of the linear address all equal. */
+static bool
+canonical(uint64_t a, uint64_t cr4)
+{
+	unsigned top = (cr4 & VPMU_CR4_LA57) ? 56 : 47;
+	int64_t s = (int64_t)(a << (63 - top)) >> (63 - top);
+
+	return ((uint64_t)s == a);
+}
+
+unsigned
+vpmu__branch_complete(const struct vpmu_gmem *mem, const struct vpmu_insn *in,
+    struct vpmu_regs *r)
+{
+	struct vpmu_gmem_paging pg = { r->cr0, r->cr3, r->cr4, r->efer };
+	uint64_t next = r->rip + in->len, succ = next, ret = 0, rcx = r->rcx;
+	unsigned set = VPMU_SET_RIP;
+
+	if (!r->long_mode)
+		return (0);
+	switch (in->eval) {
+	case VPMU_EVAL_JCC:
+		if (vpmu__branch_cond(in->cond, r->rflags))
+			succ = in->target;
+		break;
+	case VPMU_EVAL_JMP:
+		succ = in->target;
+		break;
+	case VPMU_EVAL_LOOP:
+		rcx--;
+		if (rcx != 0 && vpmu__branch_cond(in->cond, r->rflags))
+			succ = in->target;
+		set |= VPMU_SET_RCX;
+		break;
+	case VPMU_EVAL_JRCXZ:
+	case VPMU_EVAL_JECXZ:
+		if ((in->eval == VPMU_EVAL_JRCXZ ? rcx : (uint32_t)rcx) == 0)
+			succ = in->target;
+		break;
+	case VPMU_EVAL_RET:
+		if (r->cpl != 0 || (r->cr4 & CR4_CET) ||
+		    ((r->cr4 & CR4_SMAP) && !(r->rflags & RFLAGS_AC)) ||
+		    !canonical(r->rsp, r->cr4) || !canonical(r->rsp + 7, r->cr4) ||
+		    vpmu__gmem_read_gva(mem, &pg, r->rsp, &ret, 8) != 8)
+			return (0);
+		succ = ret;
+		set |= VPMU_SET_RSP;
+		break;
+	default:
+		return (0);
+	}
+	if (!canonical(succ, r->cr4))
+		return (0);
+	r->rip = succ;
+	r->rcx = rcx;
+	if (set & VPMU_SET_RSP)
+		r->rsp += 8u + in->pop;
+	return (set);
+}

@@ -1,0 +1,268 @@
+/*
+ * test_branch.c -- the near branches the exact source completes in user
+ * space: which ones the decoder marks (decode.c, vpmu_insn.eval), the
+ * condition codes against RFLAGS (SDM Vol. 1, Appendix B, and Vol. 2D,
+ * B.1.4.7), and their effects on RIP, RCX and RSP (branch.c).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "branch.h"
+#include "decode.h"
+#include "gmem.h"
+
+#define CF	0x001ull
+#define PF	0x004ull
+#define ZF	0x040ull
+#define SF	0x080ull
+#define OF	0x800ull
+
+#define RIP	0x1000ull
+
+static struct vpmu_insn
+dec(const uint8_t *b, size_t n)
+{
+	struct vpmu_insn in;
+
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, RIP, b, n, &in), 0);
+	return (in);
+}
+#define DEC(...)	dec((const uint8_t[]){ __VA_ARGS__ }, \
+			    sizeof((const uint8_t[]){ __VA_ARGS__ }))
+
+/* Which branches are marked, with which condition, and which are not. */
+static void
+decoder_marks_completable_branches(void **state)
+{
+	struct vpmu_insn in;
+
+	(void)state;
+	in = DEC(0x75, 0x10);				/* jnz +0x10 */
+	assert_int_equal(in.eval, VPMU_EVAL_JCC);
+	assert_int_equal(in.cond, 0x5);
+	assert_int_equal(in.target, RIP + 2 + 0x10);
+	in = DEC(0x0f, 0x8e, 0x00, 0x01, 0x00, 0x00);	/* jle rel32 */
+	assert_int_equal(in.eval, VPMU_EVAL_JCC);
+	assert_int_equal(in.cond, 0xE);
+	assert_int_equal(in.target, RIP + 6 + 0x100);
+	in = DEC(0xeb, 0xfe);				/* jmp $ */
+	assert_int_equal(in.eval, VPMU_EVAL_JMP);
+	assert_int_equal(in.target, RIP);
+	in = DEC(0xe2, 0xfe);				/* loop $ */
+	assert_int_equal(in.eval, VPMU_EVAL_LOOP);
+	assert_int_equal(in.cond, VPMU_COND_ALWAYS);
+	assert_int_equal(DEC(0xe1, 0xfe).cond, 0x4);	/* loope */
+	assert_int_equal(DEC(0xe0, 0xfe).cond, 0x5);	/* loopne */
+	assert_int_equal(DEC(0xe3, 0x05).eval, VPMU_EVAL_JRCXZ);
+	assert_int_equal(DEC(0x67, 0xe3, 0x05).eval, VPMU_EVAL_JECXZ);
+	in = DEC(0xc3);					/* ret */
+	assert_int_equal(in.eval, VPMU_EVAL_RET);
+	assert_int_equal(in.pop, 0);
+	in = DEC(0xc2, 0x10, 0x00);			/* ret 16 */
+	assert_int_equal(in.eval, VPMU_EVAL_RET);
+	assert_int_equal(in.pop, 16);
+	/* Not completed: LOOP on ECX, operand-size prefix, far, indirect, call. */
+	assert_int_equal(DEC(0x67, 0xe2, 0xfe).eval, VPMU_EVAL_NONE);
+	assert_int_equal(DEC(0x66, 0xeb, 0xfe).eval, VPMU_EVAL_NONE);
+	assert_int_equal(DEC(0x66, 0xc3).eval, VPMU_EVAL_NONE);
+	assert_int_equal(DEC(0xcb).eval, VPMU_EVAL_NONE);		/* retf */
+	assert_int_equal(DEC(0x48, 0xcf).eval, VPMU_EVAL_NONE);	/* iretq */
+	assert_int_equal(DEC(0xff, 0xe0).eval, VPMU_EVAL_NONE);	/* jmp rax */
+	assert_int_equal(DEC(0xe8, 0, 0, 0, 0).eval, VPMU_EVAL_NONE);	/* call */
+	assert_int_equal(DEC(0x48, 0x01, 0xd8).eval, VPMU_EVAL_NONE);	/* add */
+	/* 32-bit code: never. */
+	assert_int_equal(vpmu__decode(VPMU_DECODE_32, RIP, (const uint8_t[]){ 0x75, 0x10 }, 2,
+	    &in), 0);
+	assert_int_equal(in.eval, VPMU_EVAL_NONE);
+}
+
+/*
+ * Every condition code on flag sets chosen so that each code's outcome
+ * is written out here, not computed: taken[c] lists, per flag set, '1'
+ * where Jcc with tttn c is taken.
+ */
+static void
+conditions_follow_the_flags(void **state)
+{
+	static const struct {
+		uint64_t rflags;
+		const char *taken;	/* c = 0 .. 15: O NO B NB Z NZ BE NBE S NS P NP L NL LE NLE */
+	} c[] = {
+		{ 0,		"0101010101010101" },
+		{ CF,		"0110011001010101" },
+		{ ZF,		"0101101001010110" },
+		{ SF,		"0101010110011010" },
+		{ OF,		"1001010101011010" },
+		{ SF | OF,	"1001010110010101" },
+		{ PF,		"0101010101100101" },
+		{ ZF | SF,	"0101101010011010" },
+		{ CF | ZF | SF | OF | PF, "1010101010100110" },
+	};
+	unsigned i, cc;
+
+	(void)state;
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		for (cc = 0; cc < 16; cc++)
+			if (vpmu__branch_cond(cc, c[i].rflags) != (c[i].taken[cc] == '1'))
+				fail_msg("rflags 0x%llx, cc %u: want %c",
+				    (unsigned long long)c[i].rflags, cc, c[i].taken[cc]);
+	assert_true(vpmu__branch_cond(VPMU_COND_ALWAYS, 0));
+}
+
+/* The registers of a 64-bit CPL 0 vCPU, paging off (gva = gpa). */
+static struct vpmu_regs
+regs(void)
+{
+	struct vpmu_regs r;
+
+	memset(&r, 0, sizeof(r));
+	r.rip = RIP;
+	r.rsp = 0x8000;
+	r.rflags = 0x2;
+	r.cr0 = 1;
+	r.long_mode = 1;
+	return (r);
+}
+
+static void
+jumps_and_loops_move_rip_and_rcx(void **state)
+{
+	struct vpmu_insn in;
+	struct vpmu_regs r;
+
+	(void)state;
+	in = DEC(0x75, 0x10);			/* jnz: taken, then not */
+	r = regs();
+	assert_int_equal(vpmu__branch_complete(NULL, &in, &r), VPMU_SET_RIP);
+	assert_int_equal(r.rip, RIP + 0x12);
+	r = regs();
+	r.rflags |= ZF;
+	assert_int_equal(vpmu__branch_complete(NULL, &in, &r), VPMU_SET_RIP);
+	assert_int_equal(r.rip, RIP + 2);
+
+	in = DEC(0xe2, 0xfe);			/* loop $: RCX 2 -> 1 taken, 1 -> 0 not */
+	r = regs();
+	r.rcx = 2;
+	assert_int_equal(vpmu__branch_complete(NULL, &in, &r), VPMU_SET_RIP | VPMU_SET_RCX);
+	assert_int_equal(r.rip, RIP);
+	assert_int_equal(r.rcx, 1);
+	assert_int_equal(vpmu__branch_complete(NULL, &in, &r), VPMU_SET_RIP | VPMU_SET_RCX);
+	assert_int_equal(r.rip, RIP + 2);
+	assert_int_equal(r.rcx, 0);
+	r.rip = RIP;				/* RCX 0: wraps to all ones, taken */
+	assert_int_equal(vpmu__branch_complete(NULL, &in, &r), VPMU_SET_RIP | VPMU_SET_RCX);
+	assert_int_equal(r.rcx, UINT64_MAX);
+	assert_int_equal(r.rip, RIP);
+
+	in = DEC(0xe0, 0xfe);			/* loopne $ with ZF set: not taken */
+	r = regs();
+	r.rcx = 5;
+	r.rflags |= ZF;
+	vpmu__branch_complete(NULL, &in, &r);
+	assert_int_equal(r.rip, RIP + 2);
+	assert_int_equal(r.rcx, 4);
+
+	in = DEC(0x67, 0xe3, 0x05);		/* jecxz: ECX alone */
+	r = regs();
+	r.rcx = 0x100000000ull;
+	assert_int_equal(vpmu__branch_complete(NULL, &in, &r), VPMU_SET_RIP);
+	assert_int_equal(r.rip, RIP + 3 + 5);
+	in = DEC(0xe3, 0x05);			/* jrcxz: all of RCX */
+	r = regs();
+	r.rcx = 0x100000000ull;
+	vpmu__branch_complete(NULL, &in, &r);
+	assert_int_equal(r.rip, RIP + 2);
+}
+
+static void
+ret_pops_the_stack(void **state)
+{
+	static uint8_t ram[0x10000];
+	struct vpmu_gmem mem;
+	struct vpmu_insn in;
+	struct vpmu_regs r;
+	uint64_t ra = 0x2345;
+
+	(void)state;
+	vpmu__gmem_init(&mem);
+	assert_int_equal(vpmu__gmem_add(&mem, 0, sizeof(ram), ram), 0);
+	memcpy(ram + 0x8000, &ra, 8);
+	in = DEC(0xc2, 0x10, 0x00);		/* ret 16 */
+	r = regs();
+	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), VPMU_SET_RIP | VPMU_SET_RSP);
+	assert_int_equal(r.rip, 0x2345);
+	assert_int_equal(r.rsp, 0x8000 + 8 + 16);
+
+	/* Left to the processor: CPL 3, SMAP, CET, an unreadable stack. */
+	in = DEC(0xc3);
+	r = regs();
+	r.cpl = 3;
+	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), 0);
+	assert_int_equal(r.rip, RIP);
+	r = regs();
+	r.cr4 = 1ull << 21;
+	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), 0);
+	r.rflags |= 1ull << 18;			/* AC: SMAP does not apply */
+	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), VPMU_SET_RIP | VPMU_SET_RSP);
+	r = regs();
+	r.cr4 = 1ull << 23;
+	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), 0);
+	r = regs();
+	r.rsp = 0xFFFC;				/* 4 of 8 bytes in RAM */
+	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), 0);
+	assert_int_equal(r.rsp, 0xFFFC);
+}
+
+/* Non-canonical successors fault at the branch: not completed. */
+static void
+non_canonical_targets_are_left_to_the_processor(void **state)
+{
+	static uint8_t ram[0x10000];
+	struct vpmu_gmem mem;
+	struct vpmu_insn in;
+	struct vpmu_regs r;
+	uint64_t ra = 0x0000800000000000ull;
+
+	(void)state;
+	vpmu__gmem_init(&mem);
+	assert_int_equal(vpmu__gmem_add(&mem, 0, sizeof(ram), ram), 0);
+	memcpy(ram + 0x8000, &ra, 8);
+	r = regs();
+	assert_int_equal(vpmu__branch_complete(&mem, &(struct vpmu_insn){ .eval = VPMU_EVAL_RET,
+	    .len = 1, .cond = VPMU_COND_ALWAYS }, &r), 0);
+	/* 5-level paging: the same address is canonical. */
+	r.cr4 = VPMU_CR4_LA57;
+	assert_int_equal(vpmu__branch_complete(&mem, &(struct vpmu_insn){ .eval = VPMU_EVAL_RET,
+	    .len = 1, .cond = VPMU_COND_ALWAYS }, &r), VPMU_SET_RIP | VPMU_SET_RSP);
+	assert_int_equal(r.rip, ra);
+	/* A jump past the top of the lower half. */
+	in = (struct vpmu_insn){ .eval = VPMU_EVAL_JMP, .len = 5, .flow = VPMU_FLOW_DIRECT,
+	    .target = 0x00007FFFFFFFFFFFull + 1, .cond = VPMU_COND_ALWAYS };
+	r = regs();
+	assert_int_equal(vpmu__branch_complete(NULL, &in, &r), 0);
+	in.target = 0xFFFF800000000000ull;
+	assert_int_equal(vpmu__branch_complete(NULL, &in, &r), VPMU_SET_RIP);
+	/* Not 64-bit code: nothing. */
+	r = regs();
+	r.long_mode = 0;
+	assert_int_equal(vpmu__branch_complete(NULL, &in, &r), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(decoder_marks_completable_branches),
+		cmocka_unit_test(conditions_follow_the_flags),
+		cmocka_unit_test(jumps_and_loops_move_rip_and_rcx),
+		cmocka_unit_test(ret_pops_the_stack),
+		cmocka_unit_test(non_canonical_targets_are_left_to_the_processor),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
