@@ -179,6 +179,41 @@ mnemonic_flags(ZydisMnemonic m)
 	return (0);
 }
 
+/* vpmu_insn.rcx: every operand, hidden ones included. */
+static uint8_t
+rcx_use(ZydisMachineMode machine, const ZydisDecodedInstruction *in,
+    const ZydisDecodedOperand *op)
+{
+	uint8_t u = 0;
+	unsigned i;
+
+	for (i = 0; i < in->operand_count; i++) {
+		if (op[i].type == ZYDIS_OPERAND_TYPE_MEMORY) {
+			if (ZydisRegisterGetLargestEnclosing(machine, op[i].mem.base) ==
+			    ZYDIS_REGISTER_RCX ||
+			    ZydisRegisterGetLargestEnclosing(machine, op[i].mem.index) ==
+			    ZYDIS_REGISTER_RCX)
+				u |= VPMU_RCX_READ;
+			continue;
+		}
+		if (op[i].type != ZYDIS_OPERAND_TYPE_REGISTER ||
+		    ZydisRegisterGetLargestEnclosing(machine, op[i].reg.value) !=
+		    ZYDIS_REGISTER_RCX)
+			continue;
+		if (op[i].actions & ZYDIS_OPERAND_ACTION_MASK_READ)
+			u |= VPMU_RCX_READ;
+		if (op[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
+			u |= VPMU_RCX_WRITE;
+	}
+	if (in->mnemonic == ZYDIS_MNEMONIC_DEC && op[0].type == ZYDIS_OPERAND_TYPE_REGISTER) {
+		if (op[0].reg.value == ZYDIS_REGISTER_RCX)
+			u |= VPMU_RCX_DEC64;
+		else if (op[0].reg.value == ZYDIS_REGISTER_ECX)
+			u |= VPMU_RCX_DEC32;
+	}
+	return (u);
+}
+
 static bool
 writes_sp(ZydisMachineMode machine, const ZydisDecodedInstruction *in,
     const ZydisDecodedOperand *op)
@@ -228,6 +263,7 @@ vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf, size
 	    ZYDIS_ATTRIB_HAS_REPNE)) != 0;
 
 	out->in_block = in_block(&in, op, out->rep_string);
+	out->rcx = rcx_use(modes[mode].machine, &in, op);
 
 	mf = mnemonic_flags(in.mnemonic);
 	if (mf & MN_NOT_BRANCH)

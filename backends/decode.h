@@ -47,6 +47,12 @@ enum vpmu_insn_eval {
 };
 #define VPMU_COND_ALWAYS	0xFF	/* vpmu_insn.cond: no condition (LOOP) */
 
+/* vpmu_insn.rcx: the loop counter's register, explicitly or not */
+#define VPMU_RCX_READ		0x1	/* reads RCX or a part of it (an address too) */
+#define VPMU_RCX_WRITE		0x2	/* writes it */
+#define VPMU_RCX_DEC64		0x4	/* is DEC RCX */
+#define VPMU_RCX_DEC32		0x8	/* is DEC ECX */
+
 struct vpmu_insn {
 	uint8_t	 len;			/* bytes */
 	uint8_t	 flow;			/* enum vpmu_insn_flow */
@@ -68,6 +74,7 @@ struct vpmu_insn {
 					   code (tttn, SDM Vol. 2D, B.1.4.7), or
 					   VPMU_COND_ALWAYS */
 	uint16_t pop;			/* VPMU_EVAL_RET: the bytes RET imm16 releases */
+	uint8_t	 rcx;			/* VPMU_RCX_*: what it does to RCX (loops) */
 	uint64_t target;		/* VPMU_FLOW_DIRECT: the branch target */
 	unsigned mnemonic;		/* ZydisMnemonic, for tests and messages */
 };

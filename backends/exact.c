@@ -60,6 +60,7 @@
 #define BLOCK_MIN_COMPLETED	1
 #define STREAK_MAX	32
 #define CHAIN_MAX	8	/* branches completed at one exit */
+#define FF_MAX_DEFAULT	(1ull << 24)	/* vpmu_exact_params.ff_max 0 */
 
 /*
  * The exceptions an instruction a block may hold can raise (decode.h,
@@ -119,6 +120,20 @@ struct xvcpu {
 	unsigned plan_cap;		/* the cap it was planned with */
 	uint64_t bp;			/* the block's breakpoint; 0: single-step */
 	uint64_t hbp[NFAULT_VECS];	/* with it: the entries of fault_vecs' handlers */
+	uint64_t room;			/* instructions before some counter could
+					   overflow (cap without BLOCK_MAX) */
+	/*
+	 * A loop fast-forwarded from p: the run goes to its exit (bp), n
+	 * iterations of len instructions, head .. end (the branch); c0 is
+	 * the loop counter (RCX, or ECX with dword) at the start.
+	 */
+	struct {
+		bool	 on;
+		bool	 dword;
+		bool	 dec;		/* DEC rCX; JNZ (else LOOP) */
+		unsigned len;
+		uint64_t head, end, n, c0;
+	} ff;
 	bool	 at_end;		/* the last exit stopped at bp */
 	bool	 setregs;		/* the VMM takes completed branches */
 	unsigned streak;		/* branches completed since the last step */
@@ -131,6 +146,7 @@ struct exact {
 	unsigned vendors;		/* VENDOR_* bits: the guest's vendor, or both
 					   when not known */
 	unsigned mode;			/* VPMU_EXACT_STEP or VPMU_EXACT_BLOCK */
+	uint64_t ff_max;		/* vpmu_exact_params.ff_max, 0 resolved */
 	const struct vpmu_gmem *mem;
 	struct xvcpu *vcpu;
 };
@@ -242,34 +258,60 @@ cpl_counts(uint32_t flags, unsigned cpl)
 	}
 }
 
+/* What the instructions of p add to counter c, once. */
+static uint64_t
+path_events(const struct exact *x, struct xctr *c, const struct path *p)
+{
+	uint64_t v = 0;
+	unsigned i;
+
+	for (i = 0; i < p->n; i++) {
+		if (!cpl_counts(c->flags, p->insn[i].cpl))
+			continue;
+		switch (c->event) {
+		case VPMU_EV_INSTRUCTIONS:
+			v += cycles(c, x->cpi, 0, 1);
+			break;
+		case VPMU_EV_BRANCHES:
+			v += cycles(c, x->cpi, 0, p->insn[i].branch);
+			break;
+		case VPMU_EV_CYCLES:
+			v += cycles(c, x->cpi, 1, 1);
+			break;
+		case VPMU_EV_REF_CYCLES:
+			v += cycles(c, x->ref_cpi, 1, 1);
+			break;
+		}
+	}
+	return (v);
+}
+
+/*
+ * p retired times times over (a fast-forwarded loop: times iterations of
+ * one path).  Without EDGE a pass adds the same events every time; with
+ * it the condition carries from one pass to the next.
+ */
+static void
+count_path_n(const struct exact *x, struct xvcpu *v, const struct path *p, uint64_t times)
+{
+	struct xctr *c;
+	uint64_t j;
+
+	for (c = v->ctrs; c != NULL; c = c->next) {
+		if (!c->enabled || times == 0)
+			continue;
+		if (!(c->flags & VPMU_EVF_EDGE))
+			c->value += times * path_events(x, c, p);
+		else
+			for (j = 0; j < times; j++)
+				c->value += path_events(x, c, p);
+	}
+}
+
 static void
 count_path(const struct exact *x, struct xvcpu *v, const struct path *p)
 {
-	struct xctr *c;
-	unsigned i;
-
-	for (c = v->ctrs; c != NULL; c = c->next) {
-		if (!c->enabled)
-			continue;
-		for (i = 0; i < p->n; i++) {
-			if (!cpl_counts(c->flags, p->insn[i].cpl))
-				continue;
-			switch (c->event) {
-			case VPMU_EV_INSTRUCTIONS:
-				c->value += cycles(c, x->cpi, 0, 1);
-				break;
-			case VPMU_EV_BRANCHES:
-				c->value += cycles(c, x->cpi, 0, p->insn[i].branch);
-				break;
-			case VPMU_EV_CYCLES:
-				c->value += cycles(c, x->cpi, 1, 1);
-				break;
-			case VPMU_EV_REF_CYCLES:
-				c->value += cycles(c, x->ref_cpi, 1, 1);
-				break;
-			}
-		}
-	}
+	count_path_n(x, v, p, 1);
 }
 
 /* ---- reading the guest ------------------------------------------------------ */
@@ -503,17 +545,19 @@ static void
 recap(const struct exact *x, struct xvcpu *v)
 {
 	const struct xctr *c;
-	uint64_t cap = BLOCK_MAX, rem, per;
+	uint64_t room = UINT64_MAX, rem, per;
 
 	for (c = v->ctrs; c != NULL; c = c->next) {
 		if (!c->enabled || c->left == 0)
 			continue;
 		rem = c->left - (c->value - c->armed) % c->left;
 		per = c->event == VPMU_EV_REF_CYCLES ? x->ref_cpi : x->cpi;
-		if ((rem + per - 1) / per < cap)
-			cap = (rem + per - 1) / per;
+		if ((rem + per - 1) / per < room)
+			room = (rem + per - 1) / per;
 	}
-	__atomic_store_n(&v->cap, (unsigned)cap, __ATOMIC_RELAXED);
+	v->room = room;
+	__atomic_store_n(&v->cap, (unsigned)(room < BLOCK_MAX ? room : BLOCK_MAX),
+	    __ATOMIC_RELAXED);
 }
 
 /*
@@ -532,9 +576,51 @@ short_pays(const struct xvcpu *v, const struct vpmu_insn *end, uint64_t addr, ui
 }
 
 /*
+ * Loop fast-forward: the block from P (k instructions; body: what all but
+ * the last do to RCX, last: what the last does) ends at addr in end, a
+ * branch back to P that loops while the loop counter is not 0: LOOP, or
+ * DEC RCX/ECX; JNZ, with a body that does not write RCX otherwise.  Its
+ * n = counter iterations (counted from P) run to a breakpoint at the
+ * loop's exit when the counters' room and ff_max allow them all, so the
+ * overflow, if any, comes with the last.  true: v->ff set.
+ */
+static bool
+plan_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *end, uint64_t addr,
+    unsigned k, uint8_t body, uint8_t last)
+{
+	uint64_t n, len = (uint64_t)k + 1;
+	bool dec, dword = false;
+
+	if (x->ff_max < 2 || end->flow != VPMU_FLOW_DIRECT || end->target != v->p.rip ||
+	    (body & VPMU_RCX_WRITE))
+		return (false);
+	if (end->eval == VPMU_EVAL_LOOP && end->cond == VPMU_COND_ALWAYS &&
+	    !(last & VPMU_RCX_WRITE))
+		dec = false;
+	else if (end->eval == VPMU_EVAL_JCC && end->cond == 0x5 &&	/* JNZ */
+	    (last & (VPMU_RCX_DEC64 | VPMU_RCX_DEC32))) {
+		dec = true;
+		dword = (last & VPMU_RCX_DEC32) != 0;
+	} else
+		return (false);
+	n = dword ? (uint32_t)v->p.rcx : v->p.rcx;
+	if (n < 2 || n > x->ff_max / len || n * len > v->room)
+		return (false);
+	v->ff.on = true;
+	v->ff.dec = dec;
+	v->ff.dword = dword;
+	v->ff.len = (unsigned)len;
+	v->ff.head = v->p.rip;
+	v->ff.end = addr;
+	v->ff.n = v->ff.c0 = n;
+	return (true);
+}
+
+/*
  * From P, the instructions a block may hold (decode.h, in_block), at most
- * cap of them; the breakpoint goes on the first one after them.  Fewer
- * than BLOCK_MIN (P ends a block itself, or its code cannot be read):
+ * cap of them; the breakpoint goes on the first one after them, or, for a
+ * loop that can be fast-forwarded, on its exit.  Fewer than BLOCK_MIN (P
+ * ends a block itself, or its code cannot be read), short_pays() aside:
  * single-step.
  * Blocks need a linear address for the breakpoint, so 64-bit code only
  * (CS base 0); other modes step.
@@ -543,13 +629,15 @@ static void
 plan(const struct exact *x, struct xvcpu *v)
 {
 	struct vpmu_insn in;
-	uint64_t addr = v->p.rip, was = v->bp;
+	uint64_t addr = v->p.rip, was = v->bp, bp;
 	unsigned i, k, cap = __atomic_load_n(&v->cap, __ATOMIC_RELAXED);
 	bool ends = false;		/* in is the instruction after the block */
+	uint8_t body = 0, last = 0;
 
 	v->planned = true;
 	v->plan_cap = cap;
 	v->bp = 0;
+	v->ff.on = false;
 	/* TF: the guest steps itself; #AC possible: step. */
 	if (!v->p.long_mode || (v->p.rflags & RFLAGS_TF) ||
 	    (v->p.cpl == 3 && (v->p.cr0 & CR0_AM) && (v->p.rflags & RFLAGS_AC)))
@@ -559,9 +647,15 @@ plan(const struct exact *x, struct xvcpu *v)
 		    NULL) == 0;
 		if (!ends || !in.in_block)
 			break;
+		body |= last;
+		last = in.rcx;
 		addr += in.len;
 	}
-	if (k < (ends && short_pays(v, &in, addr, was) ? BLOCK_MIN_COMPLETED : BLOCK_MIN))
+	if (ends && k >= 1 && plan_ff(x, v, &in, addr, k, body, last))
+		bp = addr + in.len;
+	else if (k >= (ends && short_pays(v, &in, addr, was) ? BLOCK_MIN_COMPLETED : BLOCK_MIN))
+		bp = addr;
+	else
 		return;
 	/*
 	 * No handler entry to stop at: a fault would run its handler unseen.
@@ -569,11 +663,64 @@ plan(const struct exact *x, struct xvcpu *v)
 	 */
 	for (i = 0; i < NFAULT_VECS; i++)
 		if (handler_entry(x, v, &v->p, fault_vecs[i], &v->hbp[i]) != 0 ||
-		    v->hbp[i] == v->p.rip)
+		    v->hbp[i] == v->p.rip) {
+			v->ff.on = false;
 			return;
-	v->bp = addr;
+		}
+	v->bp = bp;
 	v->st.blocks++;
 	v->st.block_insns += k;
+	if (v->ff.on)
+		v->st.ff_loops++;
+}
+
+/*
+ * The exit of a fast-forwarded loop's run: at its exit after all n
+ * iterations, or inside it (a fault stopped at a handler's entry, the
+ * faulting instruction's address from the frame; an exit of the
+ * monitor's), where the loop counter tells the iterations that retired
+ * (DEC rCX at the end of the body has run once more when the vCPU is at
+ * the JNZ).  false: not such an exit, or one that does not add up.
+ */
+static bool
+sync_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r)
+{
+	struct vpmu_regs at = *r, out = v->p;
+	struct path one = { 0 }, part = { 0 };
+	uint64_t c, done;
+	unsigned i;
+
+	for (i = 0; i < NFAULT_VECS && v->hbp[i] != r->rip; i++)
+		;
+	if (r->rip != v->bp && i < NFAULT_VECS &&
+	    read_slot(x, v, r, r->rsp + 8, 8, &at.rip) != 0)
+		return (false);
+	c = v->ff.dword ? (uint32_t)r->rcx : r->rcx;
+	done = v->ff.c0 - c;
+	if (v->ff.dword)
+		done = (uint32_t)done;
+	if (at.rip == v->bp) {
+		if (c != 0)
+			return (false);
+	} else if (at.rip >= v->ff.head && at.rip <= v->ff.end) {
+		if (v->ff.dec && at.rip == v->ff.end)
+			done--;
+		if (done >= v->ff.n ||
+		    walk(x, v, v->ff.head, &v->p, true, &at, &part, false) != W_REACHED)
+			return (false);
+	} else
+		return (false);
+	out.rip = v->bp;
+	if (walk(x, v, v->ff.head, &v->p, true, &out, &one, false) != W_REACHED ||
+	    one.n != v->ff.len)
+		return (false);
+	count_path_n(x, v, &one, done);
+	v->st.retired += done * one.n;
+	v->st.ff_insns += done * one.n;
+	if (at.rip != r->rip)
+		v->st.block_faults++;
+	account(x, v, W_REACHED, &part, v->p.cpl);
+	return (true);
 }
 
 /*
@@ -622,6 +769,8 @@ vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r, unsigned 
 		;			/* nothing to count, or nothing known */
 	else if (flags & VPMU_SYNC_EVENT)
 		sync_event(x, v, r, VPMU_SYNC_VECTOR(flags), !(flags & VPMU_SYNC_FAULT));
+	else if (!(flags & VPMU_SYNC_STEP) && v->planned && v->ff.on && sync_ff(x, v, r))
+		;			/* a fast-forwarded loop */
 	else if (!(flags & VPMU_SYNC_STEP) && sync_block_fault(x, v, r))
 		;			/* the instructions before a fault */
 	else if (r->rip == v->p.rip)
@@ -788,6 +937,7 @@ x_init(void **statep, unsigned nvcpus, void *arg)
 	}
 	x->nvcpus = nvcpus;
 	x->mode = prm != NULL ? prm->mode : VPMU_EXACT_STEP;
+	x->ff_max = (prm != NULL && prm->ff_max != 0) ? prm->ff_max : FF_MAX_DEFAULT;
 	for (i = 0; i < nvcpus; i++)
 		x->vcpu[i].cap = BLOCK_MAX;
 	x->cpi = (prm != NULL && prm->cpi != 0) ? prm->cpi : 1;

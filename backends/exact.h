@@ -71,6 +71,8 @@ struct vpmu_exact_stats {
 	uint64_t block_faults;		/* blocks stopped at a fault handler's entry */
 	uint64_t completed;		/* block-ending branches retired by the
 					   source (exec_complete), not stepped */
+	uint64_t ff_loops;		/* loop runs fast-forwarded */
+	uint64_t ff_insns;		/* instructions they retired */
 };
 
 /* An enabled counter exists on cpu: follow it (step or block). */

@@ -196,6 +196,11 @@ struct vpmu_exact_params {
 	unsigned ref_cpi;
 	unsigned vendor;
 	unsigned mode;			/* VPMU_EXACT_STEP (0) or VPMU_EXACT_BLOCK */
+	unsigned pad;
+	uint64_t ff_max;		/* VPMU_EXACT_BLOCK: the most instructions a
+					   fast-forwarded loop runs in one go (with
+					   interrupts held back); 0: 2^24; 1: no
+					   fast-forward */
 };
 
 /* struct vpmu_exact_params.mode: how the exact source follows the guest */
