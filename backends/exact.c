@@ -100,6 +100,9 @@ struct xvcpu {
 	bool	 known;			/* p is the last retirement point */
 	struct vpmu_regs p;
 	struct vpmu_exact_stats st;
+	bool	 inexact;		/* this exit's reconstruction did not reach N
+					   (a stand-in, or a branch at P's CPL taken to
+					   end at N): note_user() */
 	/* Block mode: the plan for the run from p, made by the vCPU's thread. */
 	unsigned cap;			/* instructions a block may run before some
 					   counter could overflow (under the VM lock;
@@ -410,6 +413,8 @@ account(const struct exact *x, struct xvcpu *v, enum walk_end end, struct path *
 		add(p, false, cpl);
 		v->st.unresolved++;
 	}
+	if (end == W_LOST || end == W_FETCH || (end == W_BRANCH && cpl == v->p.cpl))
+		v->inexact = true;
 	if (p->n > 1)
 		v->st.lost_traps += p->n - 1;
 	v->st.retired += p->n;
@@ -470,9 +475,57 @@ sync_event(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r,
 	}
 	p.n = 0;
 	add(&p, false, r->cpl);
-	if (known)
+	if (known) {
 		v->st.unresolved++;
+		v->inexact = true;
+	}
 	account(x, v, W_REACHED, &p, r->cpl);
+}
+
+/* ---- user mode ----------------------------------------------------------------- */
+
+/*
+ * The instruction at P leaves for CPL 3: SYSRET, SYSEXIT, or an IRET or
+ * far RET whose frame's CS (the slot above the return address) has RPL 3.
+ */
+static bool
+to_user(const struct exact *x, const struct xvcpu *v)
+{
+	struct vpmu_insn in;
+	uint8_t cs;			/* the selector's low byte holds the RPL */
+
+	/* Read again without touching the stats: the walk counted any failure. */
+	if (vpmu__decode_gva(x->mem, PAGING(&v->p), mode_of(&v->p), v->p.rip, &in, NULL) != 0)
+		return (false);
+	if (in.to_user)
+		return (true);
+	return (in.far_return &&
+	    vpmu__gmem_read_gva(x->mem, PAGING(&v->p), v->p.rsp + in.slot, &cs, 1) == 1 &&
+	    (cs & 3) == 3);
+}
+
+/*
+ * User-mode code that ran while the source followed the vCPU, unseen: the
+ * exit is counted in user_unseen.  Either P left for CPL 3 and N is back
+ * below it (no exit came from the user code in between: it was neither
+ * stepped nor stopped at a breakpoint), or P or N is at CPL 3, the exit is
+ * no single step, and the reconstruction did not reach N.  Called at
+ * every exit, after the reconstruction; counts nothing.
+ */
+static void
+note_user(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r,
+    unsigned flags)
+{
+	bool inexact = v->inexact;
+
+	v->inexact = false;
+	if ((flags & VPMU_SYNC_RESYNC) || !v->known || v->nenabled == 0 || r->rip == v->p.rip)
+		return;
+	if (v->p.cpl == 3 || r->cpl == 3) {
+		if (inexact && !(flags & VPMU_SYNC_STEP))
+			v->st.user_unseen++;
+	} else if (inexact && to_user(x, v))
+		v->st.user_unseen++;
 }
 
 /* ---- blocks ------------------------------------------------------------------ */
@@ -592,6 +645,7 @@ vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r, unsigned 
 		sync_same(x, v, r, flags);
 	else
 		account(x, v, walk(x, v, v->p.rip, &v->p, true, r, &p, false), &p, r->cpl);
+	note_user(x, v, r, flags);
 	v->p = *r;
 	v->known = true;
 	v->planned = false;

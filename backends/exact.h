@@ -69,6 +69,9 @@ struct vpmu_exact_stats {
 	uint64_t blocks;		/* block mode: breakpoint runs planned */
 	uint64_t block_insns;		/* instructions those blocks hold */
 	uint64_t block_faults;		/* blocks stopped at a fault handler's entry */
+	uint64_t user_unseen;		/* exits after user-mode (CPL 3) code that ran
+					   without being followed (vpmu_exact(7),
+					   DIAGNOSTICS): its counts are not exact */
 };
 
 /* An enabled counter exists on cpu: follow it (step or block). */
