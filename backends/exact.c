@@ -100,9 +100,8 @@ struct xvcpu {
 	bool	 known;			/* p is the last retirement point */
 	struct vpmu_regs p;
 	struct vpmu_exact_stats st;
-	bool	 inexact;		/* this exit's reconstruction did not reach N
-					   (a stand-in, or a branch at P's CPL taken to
-					   end at N): note_user() */
+	unsigned inexact;		/* how this exit's reconstruction fell short
+					   of N (INEXACT_*): note_user() */
 	/* Block mode: the plan for the run from p, made by the vCPU's thread. */
 	unsigned cap;			/* instructions a block may run before some
 					   counter could overflow (under the VM lock;
@@ -182,6 +181,10 @@ now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
 }
+
+/* Why an exit's reconstruction did not reach N (xvcpu.inexact). */
+#define INEXACT_LOST	0x1		/* a stand-in: no path, or unreadable code */
+#define INEXACT_BRANCH	0x2		/* a branch at P's CPL taken to end at N */
 
 /* ---- the counting model --------------------------------------------------- */
 
@@ -413,8 +416,10 @@ account(const struct exact *x, struct xvcpu *v, enum walk_end end, struct path *
 		add(p, false, cpl);
 		v->st.unresolved++;
 	}
-	if (end == W_LOST || end == W_FETCH || (end == W_BRANCH && cpl == v->p.cpl))
-		v->inexact = true;
+	if (end == W_LOST || end == W_FETCH)
+		v->inexact |= INEXACT_LOST;
+	else if (end == W_BRANCH && cpl == v->p.cpl)
+		v->inexact |= INEXACT_BRANCH;
 	if (p->n > 1)
 		v->st.lost_traps += p->n - 1;
 	v->st.retired += p->n;
@@ -477,7 +482,7 @@ sync_event(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r,
 	add(&p, false, r->cpl);
 	if (known) {
 		v->st.unresolved++;
-		v->inexact = true;
+		v->inexact |= INEXACT_LOST;
 	}
 	account(x, v, W_REACHED, &p, r->cpl);
 }
@@ -506,25 +511,26 @@ to_user(const struct exact *x, const struct xvcpu *v)
 
 /*
  * User-mode code that ran while the source followed the vCPU, unseen: the
- * exit is counted in user_unseen.  Either P left for CPL 3 and N is back
- * below it (no exit came from the user code in between: it was neither
- * stepped nor stopped at a breakpoint), or P or N is at CPL 3, the exit is
- * no single step, and the reconstruction did not reach N.  Called at
- * every exit, after the reconstruction; counts nothing.
+ * exit is counted in user_unseen.  The reconstruction fell short of N (no
+ * path, unreadable code, or a branch taken to end at N that no single
+ * step vouches for), and user-mode code was on the way: P or N is at
+ * CPL 3, or the instruction at P left for CPL 3 (then N below CPL 3 means
+ * no exit came from the user code: it was neither stepped nor stopped at
+ * a breakpoint).  Called at every exit, after the reconstruction; counts
+ * nothing.
  */
 static void
 note_user(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r,
     unsigned flags)
 {
-	bool inexact = v->inexact;
+	unsigned inexact = v->inexact;
 
-	v->inexact = false;
+	v->inexact = 0;
 	if ((flags & VPMU_SYNC_RESYNC) || !v->known || v->nenabled == 0 || r->rip == v->p.rip)
 		return;
-	if (v->p.cpl == 3 || r->cpl == 3) {
-		if (inexact && !(flags & VPMU_SYNC_STEP))
-			v->st.user_unseen++;
-	} else if (inexact && to_user(x, v))
+	if (flags & VPMU_SYNC_STEP)
+		inexact &= ~INEXACT_BRANCH;
+	if (inexact != 0 && (v->p.cpl == 3 || r->cpl == 3 || to_user(x, v)))
 		v->st.user_unseen++;
 }
 
@@ -616,7 +622,13 @@ sync_block_fault(const struct exact *x, struct xvcpu *v, const struct vpmu_regs 
 		return (false);
 	for (i = 0; i < NFAULT_VECS && v->hbp[i] != r->rip; i++)
 		;
+	/*
+	 * The faulting instruction is one of the block's, which lie in order
+	 * from P to the breakpoint: one past it means the breakpoint did not
+	 * stop the run (CPL 3 code on some hosts, vpmu_exact(7) HOST FACTS).
+	 */
 	if (i == NFAULT_VECS || read_slot(x, v, r, r->rsp + 8, 8, &at.rip) != 0 ||
+	    at.rip < v->p.rip || at.rip >= v->bp ||
 	    walk(x, v, v->p.rip, &v->p, true, &at, &p, false) != W_REACHED)
 		return (false);
 	v->st.block_faults++;

@@ -15,10 +15,14 @@
  *	user_mode: usr n=N a 2n=B diff D, os diff E, #DB F, #GP G
  *
  * A USR difference of 2n means the user code was counted exactly.  The
- * guest itself exits 0 whatever it counted: guest_exact_user_unseen.sh
- * decides what is right on this host from vpmu-run's report.  ITERS: n.
+ * guest itself exits 0 whatever it counted: exact_user_unseen.sh decides
+ * what is right on this host from vpmu-run's report.  ITERS: n.
  * KERNEL_ONLY: the same counting around a CPL 0 loop of the same
- * instructions, no user mode at all (the CPL 0 control).
+ * instructions, no user mode at all (the CPL 0 control).  USER_OUT: the
+ * user code starts with three instructions ending in an OUT to the
+ * console (allowed at CPL 3 by the TSS's I/O bitmap: an exit at CPL 3),
+ * then five ALU instructions (a block the exact source may plan from
+ * there), then the loop: 2n + 9 instructions.
  */
 #include <vpmu-guest/runtime.h>
 
@@ -28,6 +32,11 @@
 #ifndef KERNEL_ONLY
 #define KERNEL_ONLY	0
 #endif
+#ifndef USER_OUT
+#define USER_OUT	0
+#endif
+#define STR2(x)	#x
+#define STR(x)	STR2(x)
 
 #define EVTSEL0		0x186u
 #define PMC0		0xC1u
@@ -51,7 +60,9 @@ static uint64_t gdt[7] __attribute__((aligned(16))) = {
 	0x00affb000000ffffull,		/* 0x20: P, DPL 3, code, L, G */
 	0, 0,				/* 0x28: the TSS, filled at run time */
 };
-static uint8_t tss[104] __attribute__((aligned(16)));
+/* The TSS, then an I/O bitmap of ports 0..0x3ff (port 0x3f8 allowed) and its end byte. */
+#define IOMAP	104
+static uint8_t tss[IOMAP + 0x400 / 8 + 1] __attribute__((aligned(16)));
 static uint8_t kstack[8192] __attribute__((aligned(16)));	/* RSP0 */
 uint8_t um_ustack[4096] __attribute__((aligned(16)));
 static uint8_t idt[256 * 16] __attribute__((aligned(16)));
@@ -76,7 +87,7 @@ __asm__(
     "mov %rsp, um_saved_rsp(%rip)\n\t"
     "pushq $0x1b\n\t"				/* SS: user data, RPL 3 */
     "lea um_ustack+4096(%rip), %rax\n\tpush %rax\n\t"
-    "pushq $0x2\n\t"				/* RFLAGS */
+    "pushq $0x3002\n\t"			/* RFLAGS: IOPL 3 */
     "pushq $0x23\n\t"				/* CS: user code, RPL 3 */
     "lea um_user(%rip), %rax\n\tpush %rax\n\t"
     "iretq\n"
@@ -86,6 +97,10 @@ __asm__(
     "ret\n"
     ".globl um_user, um_user_hlt\n"
     "um_user:\n\t"
+    ".if " STR(USER_OUT) "\n\t"
+    "mov $0x3f8, %dx\n\tmov $0x75, %al\n\tout %al, (%dx)\n\t"	/* 'u' on the console */
+    "add %eax, %edx\n\txor %edx, %eax\n\tadd $3, %edx\n\tsub %eax, %edx\n\tinc %eax\n\t"
+    ".endif\n\t"
     "mov %edi, %ecx\n"
     "1:\n\t"
     "dec %ecx\n\tjnz 1b\n"
@@ -130,7 +145,9 @@ setup(void)
 	uint64_t t = (uint64_t)(uintptr_t)tss, rsp0 = (uint64_t)(uintptr_t)(kstack + sizeof(kstack));
 
 	memcpy(tss + 4, &rsp0, 8);
-	tss[0x66] = sizeof(tss);	/* no I/O bitmap */
+	tss[0x66] = IOMAP;
+	memset(tss + IOMAP, 0xff, sizeof(tss) - IOMAP);
+	tss[IOMAP + 0x3f8 / 8] &= (uint8_t)~1u;	/* port 0x3f8 at CPL 3 */
 	gdt[5] = (sizeof(tss) - 1) | (t & 0xffffff) << 16 | 0x89ull << 40 |
 	    ((t >> 24) & 0xff) << 56;	/* P, 64-bit TSS (available) */
 	gdt[6] = t >> 32;
