@@ -511,13 +511,14 @@ to_user(const struct exact *x, const struct xvcpu *v)
 
 /*
  * User-mode code that ran while the source followed the vCPU, unseen: the
- * exit is counted in user_unseen.  The reconstruction fell short of N (no
- * path, unreadable code, or a branch taken to end at N that no single
- * step vouches for), and user-mode code was on the way: P or N is at
- * CPL 3, or the instruction at P left for CPL 3 (then N below CPL 3 means
- * no exit came from the user code: it was neither stepped nor stopped at
- * a breakpoint).  Called at every exit, after the reconstruction; counts
- * nothing.
+ * exit is counted in user_unseen.  The reconstruction fell short of N,
+ * and user-mode code was on the way:
+ *   - P or N is at CPL 3, and there was no path (or unreadable code), or
+ *     a branch taken to end at N that no single step vouches for;
+ *   - P and N are below CPL 3 and the instruction at P left for CPL 3: no
+ *     exit came from the user code, it was neither stepped nor stopped at
+ *     a breakpoint (a step at N, in the kernel, vouches for nothing).
+ * Called at every exit, after the reconstruction; counts nothing.
  */
 static void
 note_user(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r,
@@ -526,11 +527,13 @@ note_user(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r,
 	unsigned inexact = v->inexact;
 
 	v->inexact = 0;
-	if ((flags & VPMU_SYNC_RESYNC) || !v->known || v->nenabled == 0 || r->rip == v->p.rip)
+	if ((flags & VPMU_SYNC_RESYNC) || !v->known || v->nenabled == 0 ||
+	    r->rip == v->p.rip || inexact == 0)
 		return;
-	if (flags & VPMU_SYNC_STEP)
-		inexact &= ~INEXACT_BRANCH;
-	if (inexact != 0 && (v->p.cpl == 3 || r->cpl == 3 || to_user(x, v)))
+	if (v->p.cpl == 3 || r->cpl == 3) {
+		if ((inexact & INEXACT_LOST) || !(flags & VPMU_SYNC_STEP))
+			v->st.user_unseen++;
+	} else if (to_user(x, v))
 		v->st.user_unseen++;
 }
 
