@@ -55,9 +55,25 @@ find(int fd, const struct kvm_stats_header *h, const char *name, uint64_t *off)
 }
 
 int
-vpmu__kvm_stat_open(int vcpu_fd, const char *name, struct vpmu_kvm_stat *s)
+vpmu__kvm_stat_attach(int fd, const char *name, struct vpmu_kvm_stat *s)
 {
 	struct kvm_stats_header h;
+	int error;
+
+	if (s == NULL || name == NULL || fd < 0)
+		return (EINVAL);
+	s->fd = -1;
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+		return (EIO);
+	if ((error = find(fd, &h, name, &s->off)) != 0)
+		return (error);
+	s->fd = fd;
+	return (0);
+}
+
+int
+vpmu__kvm_stat_open(int vcpu_fd, const char *name, struct vpmu_kvm_stat *s)
+{
 	int fd, error;
 
 	if (s == NULL || name == NULL)
@@ -65,16 +81,9 @@ vpmu__kvm_stat_open(int vcpu_fd, const char *name, struct vpmu_kvm_stat *s)
 	s->fd = -1;
 	if ((fd = ioctl(vcpu_fd, KVM_GET_STATS_FD, NULL)) < 0)
 		return (errno);
-	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
-		error = EIO;
-	else
-		error = find(fd, &h, name, &s->off);
-	if (error != 0) {
+	if ((error = vpmu__kvm_stat_attach(fd, name, s)) != 0)
 		close(fd);
-		return (error);
-	}
-	s->fd = fd;
-	return (0);
+	return (error);
 }
 
 int

@@ -19,6 +19,13 @@ struct vpmu_kvm_stat {
  * binary statistics; another errno on failure.  On failure s->fd is -1.
  */
 int	vpmu__kvm_stat_open(int vcpu_fd, const char *name, struct vpmu_kvm_stat *s);
+/*
+ * The same on an open stats file fd (unit tests give a file of their
+ * own): 0, with s->fd = fd (closed by vpmu__kvm_stat_close); ENOENT; EIO
+ * for a short file; EINVAL for an implausible header.  fd is not closed
+ * on failure.
+ */
+int	vpmu__kvm_stat_attach(int fd, const char *name, struct vpmu_kvm_stat *s);
 /* Its value now (one pread): 0, EBADF when not open, or errno. */
 int	vpmu__kvm_stat_read(const struct vpmu_kvm_stat *s, uint64_t *val);
 void	vpmu__kvm_stat_close(struct vpmu_kvm_stat *s);
