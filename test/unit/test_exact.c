@@ -1066,6 +1066,20 @@ block_fault_stops_at_the_handler(void **state)
 	assert_int_equal(stats(t).unresolved, 0);
 	/* The handler's entry is P now: no breakpoint there, a step. */
 	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
+	/*
+	 * A fault past the block's breakpoint (CODE + 17), which therefore
+	 * did not stop the run (CPL 3 on kvm_pvm): no block fault, the exit
+	 * reconstructed as any other (no path: one unresolved), not the
+	 * block and its branch as one path.
+	 */
+	at(t, CODE, RESYNC);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+	frame[1] = CODE + 19;
+	put(t, STACK - 0x100, (const uint8_t *)frame, sizeof(frame));
+	at(t, 0x20100, 0);
+	assert_int_equal(val(t, c), 3);
+	assert_int_equal(stats(t).block_faults, 1);
+	assert_int_equal(stats(t).unresolved, 1);
 }
 
 /*
