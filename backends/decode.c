@@ -282,6 +282,7 @@ vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf, size
 		out->branch = true;
 		out->flow = branch_cats[i].flow;
 		out->conditional = branch_cats[i].conditional;
+		out->to_user = in.meta.category == ZYDIS_CATEGORY_SYSRET;
 		if (out->flow == VPMU_FLOW_STACK) {
 			out->slot = in.operand_width / 8;
 			out->far_return = in.meta.branch_type == ZYDIS_BRANCH_TYPE_FAR;

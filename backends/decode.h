@@ -62,6 +62,7 @@ struct vpmu_insn {
 	bool	 far_return;		/* IRET, IRETD, IRETQ, far RET */
 	bool	 iret;			/* IRET, IRETD, IRETQ: in 64-bit mode RSP is
 					   reloaded from the fourth slot of the frame */
+	bool	 to_user;		/* SYSRET, SYSEXIT: always to CPL 3 */
 	bool	 rep_string;		/* string instruction with REP/REPE/REPNE */
 	bool	 writes_sp;		/* changes RSP (PUSH, POP, CALL, MOV RSP, ...) */
 	bool	 in_block;		/* may run inside a block: neither a branch nor

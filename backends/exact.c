@@ -112,6 +112,8 @@ struct xvcpu {
 	bool	 known;			/* p is the last retirement point */
 	struct vpmu_regs p;
 	struct vpmu_exact_stats st;
+	unsigned inexact;		/* how this exit's reconstruction fell short
+					   of N (INEXACT_*): note_user() */
 	/* Block mode: the plan for the run from p, made by the vCPU's thread. */
 	unsigned cap;			/* instructions a block may run before some
 					   counter could overflow (under the VM lock;
@@ -209,6 +211,10 @@ now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
 }
+
+/* Why an exit's reconstruction did not reach N (xvcpu.inexact). */
+#define INEXACT_LOST	0x1		/* a stand-in: no path, or unreadable code */
+#define INEXACT_BRANCH	0x2		/* a branch at P's CPL taken to end at N */
 
 /* ---- the counting model --------------------------------------------------- */
 
@@ -466,6 +472,10 @@ account(const struct exact *x, struct xvcpu *v, enum walk_end end, struct path *
 		add(p, false, cpl);
 		v->st.unresolved++;
 	}
+	if (end == W_LOST || end == W_FETCH)
+		v->inexact |= INEXACT_LOST;
+	else if (end == W_BRANCH && cpl == v->p.cpl)
+		v->inexact |= INEXACT_BRANCH;
 	if (p->n > 1)
 		v->st.lost_traps += p->n - 1;
 	v->st.retired += p->n;
@@ -526,9 +536,61 @@ sync_event(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r,
 	}
 	p.n = 0;
 	add(&p, false, r->cpl);
-	if (known)
+	if (known) {
 		v->st.unresolved++;
+		v->inexact |= INEXACT_LOST;
+	}
 	account(x, v, W_REACHED, &p, r->cpl);
+}
+
+/* ---- user mode ----------------------------------------------------------------- */
+
+/*
+ * The instruction at P leaves for CPL 3: SYSRET, SYSEXIT, or an IRET or
+ * far RET whose frame's CS (the slot above the return address) has RPL 3.
+ */
+static bool
+to_user(const struct exact *x, const struct xvcpu *v)
+{
+	struct vpmu_insn in;
+	uint8_t cs;			/* the selector's low byte holds the RPL */
+
+	/* Read again without touching the stats: the walk counted any failure. */
+	if (vpmu__decode_gva(x->mem, PAGING(&v->p), mode_of(&v->p), v->p.rip, &in, NULL) != 0)
+		return (false);
+	if (in.to_user)
+		return (true);
+	return (in.far_return &&
+	    vpmu__gmem_read_gva(x->mem, PAGING(&v->p), v->p.rsp + in.slot, &cs, 1) == 1 &&
+	    (cs & 3) == 3);
+}
+
+/*
+ * User-mode code that ran while the source followed the vCPU, unseen: the
+ * exit is counted in user_unseen.  The reconstruction fell short of N,
+ * and user-mode code was on the way:
+ *   - P or N is at CPL 3, and there was no path (or unreadable code), or
+ *     a branch taken to end at N that no single step vouches for;
+ *   - P and N are below CPL 3 and the instruction at P left for CPL 3: no
+ *     exit came from the user code, it was neither stepped nor stopped at
+ *     a breakpoint (a step at N, in the kernel, vouches for nothing).
+ * Called at every exit, after the reconstruction; counts nothing.
+ */
+static void
+note_user(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r,
+    unsigned flags)
+{
+	unsigned inexact = v->inexact;
+
+	v->inexact = 0;
+	if ((flags & VPMU_SYNC_RESYNC) || !v->known || v->nenabled == 0 ||
+	    r->rip == v->p.rip || inexact == 0)
+		return;
+	if (v->p.cpl == 3 || r->cpl == 3) {
+		if ((inexact & INEXACT_LOST) || !(flags & VPMU_SYNC_STEP))
+			v->st.user_unseen++;
+	} else if (to_user(x, v))
+		v->st.user_unseen++;
 }
 
 /* ---- blocks ------------------------------------------------------------------ */
@@ -741,7 +803,13 @@ sync_block_fault(const struct exact *x, struct xvcpu *v, const struct vpmu_regs 
 		return (false);
 	for (i = 0; i < NFAULT_VECS && v->hbp[i] != r->rip; i++)
 		;
+	/*
+	 * The faulting instruction is one of the block's, which lie in order
+	 * from P to the breakpoint: one past it means the breakpoint did not
+	 * stop the run (CPL 3 code on some hosts, vpmu_exact(7) HOST FACTS).
+	 */
 	if (i == NFAULT_VECS || read_slot(x, v, r, r->rsp + 8, 8, &at.rip) != 0 ||
+	    at.rip < v->p.rip || at.rip >= v->bp ||
 	    walk(x, v, v->p.rip, &v->p, true, &at, &p, false) != W_REACHED)
 		return (false);
 	v->st.block_faults++;
@@ -777,6 +845,7 @@ vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r, unsigned 
 		sync_same(x, v, r, flags);
 	else
 		account(x, v, walk(x, v, v->p.rip, &v->p, true, r, &p, false), &p, r->cpl);
+	note_user(x, v, r, flags);
 	v->p = *r;
 	v->known = true;
 	v->planned = false;

@@ -73,6 +73,9 @@ struct vpmu_exact_stats {
 					   source (exec_complete), not stepped */
 	uint64_t ff_loops;		/* loop runs fast-forwarded */
 	uint64_t ff_insns;		/* instructions they retired */
+	uint64_t user_unseen;		/* exits after user-mode (CPL 3) code that ran
+					   without being followed (vpmu_exact(7),
+					   DIAGNOSTICS): its counts are not exact */
 };
 
 /* An enabled counter exists on cpu: follow it (step or block). */

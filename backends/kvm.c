@@ -27,6 +27,9 @@
 #include "gpmu.h"
 #include <vpmu/kvm.h>
 
+#include "exact.h"
+#include "kvm_stats.h"
+
 #define APIC_ID		0x20		/* xAPIC register offsets (SDM Vol. 3A 11.4.1) */
 #define APIC_LDR	0x0D0
 #define APIC_LVTPC	0x340
@@ -46,6 +49,10 @@ struct kvm_vcpu_ctx {
 	int injected;			/* vector injected before this run, -1: none */
 	struct kvm_guest_debug vmm_dbg;	/* the VMM's own guest debugging */
 	uint64_t pmis_masked;
+	struct vpmu_kvm_stat emul;	/* KVM's "insn_emulation"; fd -1: none */
+	bool	 emul_on;		/* following the guest since emul_start */
+	uint64_t emul_start;		/* insn_emulation when following started */
+	uint64_t emul_sum;		/* its increase over the earlier windows */
 };
 
 struct vpmu_kvm {
@@ -181,6 +188,7 @@ vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp)
 	for (r = 0; r < (int)vm->nvcpus; r++) {
 		k->vcpu[r].fd = -1;
 		k->vcpu[r].injected = -1;
+		k->vcpu[r].emul.fd = -1;
 	}
 
 	/* KVM's own vPMU off where the kernel lets us say so. */
@@ -215,8 +223,12 @@ vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp)
 void
 vpmu_kvm_destroy(vpmu_kvm *k)
 {
+	unsigned i;
+
 	if (k == NULL)
 		return;
+	for (i = 0; i < k->nvcpus; i++)
+		vpmu__kvm_stat_close(&k->vcpu[i].emul);
 	free(k->vcpu);
 	free(k);
 }
@@ -322,6 +334,41 @@ kvm_regs(void *arg, unsigned cpu, struct vpmu_regs *r)
 	return (0);
 }
 
+/* ---- KVM's insn_emulation, next to the exact source's count ------------------ */
+
+/* The statistic, where the kernel has it (emulating hosts); none is not an error. */
+static void
+emul_open(struct kvm_vcpu_ctx *c)
+{
+	vpmu__kvm_stat_close(&c->emul);
+	c->emul_on = false;
+	c->emul_sum = 0;
+	(void)vpmu__kvm_stat_open(c->fd, "insn_emulation", &c->emul);
+}
+
+/*
+ * Libvpmu starts (on) or stops following the guest, at an entry: the
+ * statistic's increase while it follows adds up in emul_sum.  A failed
+ * read drops the statistic.
+ */
+static void
+emul_window(struct kvm_vcpu_ctx *c, bool on)
+{
+	uint64_t now;
+
+	if (c->emul.fd < 0 || on == c->emul_on)
+		return;
+	if (vpmu__kvm_stat_read(&c->emul, &now) != 0) {
+		vpmu__kvm_stat_close(&c->emul);
+		return;
+	}
+	if (on)
+		c->emul_start = now;
+	else
+		c->emul_sum += now - c->emul_start;
+	c->emul_on = on;
+}
+
 int
 vpmu_kvm_vcpu_init(vpmu_kvm *k, unsigned cpu, int vcpu_fd, struct kvm_run *run)
 {
@@ -337,6 +384,7 @@ vpmu_kvm_vcpu_init(vpmu_kvm *k, unsigned cpu, int vcpu_fd, struct kvm_run *run)
 	c->lapic = ioctl(vcpu_fd, KVM_GET_LAPIC, &la) == 0;
 	if (k->sync_regs)
 		run->kvm_valid_regs = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
+	emul_open(c);
 	return (vpmu_vcpu_set_regs_fn(k->vm, cpu, kvm_regs, c));
 }
 
@@ -537,6 +585,7 @@ pre_run_work(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, const struct vpm
 		}
 	}
 	if (e->debug_changed) {
+		emul_window(c, e->debug != 0);
 		c->debug = e->debug;
 		c->nbp = e->nbp;
 		memcpy(c->bp, e->bp, sizeof(c->bp));
@@ -706,6 +755,34 @@ vpmu_kvm_vcpu_resync(vpmu_kvm *k, unsigned cpu)
 	return (0);
 }
 
+/* The exact source's figures, and insn_emulation over the time it followed. */
+static void
+kvm_stats_exact(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st)
+{
+	struct kvm_vcpu_ctx *c = &k->vcpu[cpu];
+	struct vpmu_exact_stats xs;
+	uint64_t now;
+
+	if (k->vm->src == &vpmu_source_exact) {
+		vpmu__vm_lock(k->vm);
+		if (vpmu__exact_get_stats(k->vm->src_state, cpu, &xs) == 0) {
+			st->exact_retired = xs.retired;
+			st->exact_completed = xs.completed;
+			st->user_unseen = xs.user_unseen;
+		}
+		vpmu__vm_unlock(k->vm);
+	}
+	if (c->emul.fd < 0)
+		return;
+	st->insn_emulation = c->emul_sum;
+	if (c->emul_on) {
+		if (vpmu__kvm_stat_read(&c->emul, &now) != 0)
+			return;
+		st->insn_emulation += now - c->emul_start;
+	}
+	st->has_insn_emulation = 1;
+}
+
 int
 vpmu_kvm_get_stats(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st)
 {
@@ -725,5 +802,6 @@ vpmu_kvm_get_stats(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st)
 	st->completed = v.completed;
 	st->pmis = v.pmis - k->vcpu[cpu].pmis_masked;
 	st->pmis_masked = k->vcpu[cpu].pmis_masked;
+	kvm_stats_exact(k, cpu, st);
 	return (0);
 }

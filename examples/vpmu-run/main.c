@@ -328,6 +328,59 @@ parse_options(int argc, char **argv, struct vr_opts *o)
 
 /* ---- the report ---------------------------------------------------------------- */
 
+#define USER_UNSEEN_WARNING	"exact: user-mode (CPL3) guest code ran without being " \
+	"stepped on this host: counts of user-mode events are not exact"
+
+/* Some vCPU ran user-mode code the exact source could not follow. */
+static bool
+user_unseen(struct vr_vm *vm)
+{
+	struct vpmu_kvm_stats st;
+	unsigned cpu;
+
+	for (cpu = 0; cpu < vm->nvcpus; cpu++)
+		if (vpmu_kvm_get_stats(vm->k, cpu, &st) == 0 && st.user_unseen != 0)
+			return (true);
+	return (false);
+}
+
+/* The counter counts at CPL > 0: USR in an event select, in a fixed counter's nibble. */
+static bool
+counts_user(const struct vpmu_counter_info *ci)
+{
+	if (strncmp(ci->name, "IA32_FIXED_CTR", 14) == 0)
+		return ((ci->control & 0x2) != 0);
+	return ((ci->control & (1u << 16)) != 0);
+}
+
+/*
+ * The exact source's line: what it counted as retired (and of that, the
+ * branches it completed itself, which the guest never executed), next to
+ * KVM's insn_emulation over the same time where the host has it (a
+ * cross-check on hosts whose KVM emulates guest code: it must equal the
+ * instructions the guest executed), and user-mode code it could not
+ * follow.
+ */
+static void
+report_exact(FILE *f, const struct vpmu_kvm_stats *st)
+{
+	uint64_t ran = st->exact_retired - st->exact_completed;
+
+	fprintf(f, "  exact: retired %" PRIu64, st->exact_retired);
+	if (st->exact_completed != 0)
+		fprintf(f, " (%" PRIu64 " branches completed by libvpmu)", st->exact_completed);
+	fprintf(f, ", KVM insn_emulation ");
+	if (!st->has_insn_emulation)
+		fprintf(f, "n/a");
+	else if (st->insn_emulation == ran)
+		fprintf(f, "%" PRIu64 " (agrees)", st->insn_emulation);
+	else
+		fprintf(f, "%" PRIu64 " (differs by %+" PRId64 ")", st->insn_emulation,
+		    (int64_t)(st->insn_emulation - ran));
+	fprintf(f, ", user-mode code unseen at %" PRIu64 " exit%s\n", st->user_unseen,
+	    st->user_unseen == 1 ? "" : "s");
+}
+
 static void
 report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
     const char *source)
@@ -335,6 +388,7 @@ report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
 	struct vpmu_counter_info *ci;
 	struct vpmu_kvm_stats st;
 	unsigned cpu, i, n, used, bad;
+	bool exact = strcmp(source, "exact") == 0;
 	int err;
 
 	if (vm->guest_exit)
@@ -346,6 +400,8 @@ report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
 		    "status %d\n", o->guest, vm->status);
 	fprintf(f, "model %s, source %s, %u vCPU%s, %u MiB\n", model, source,
 	    vm->nvcpus, vm->nvcpus == 1 ? "" : "s", o->mem);
+	if (exact && user_unseen(vm))
+		fprintf(f, "%s\n", USER_UNSEEN_WARNING);
 	if ((ci = calloc(MAX_COUNTERS, sizeof(*ci))) == NULL) {
 		fprintf(f, "(no memory for the counter table)\n");
 		return;
@@ -361,6 +417,8 @@ report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
 			fprintf(f, ", breakpoints %" PRIu64 " (%" PRIu64 " completed)",
 			    st.breaks, st.completed);
 		fprintf(f, "\n");
+		if (exact)
+			report_exact(f, &st);
 		n = MAX_COUNTERS;
 		if ((err = vpmu_vcpu_get_counters(vm->pmu, cpu, ci, &n)) != 0) {
 			fprintf(f, "  counters: vpmu_vcpu_get_counters: %s\n",
@@ -387,6 +445,9 @@ report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
 			else
 				fprintf(f, "no\n");
 			bad += ci[i].unsupported != 0;
+			if (exact && st.user_unseen != 0 && !ci[i].unsupported &&
+			    counts_user(&ci[i]))
+				fprintf(f, "  %s: counts user mode: not exact\n", ci[i].name);
 		}
 		if (used == 0)
 			fprintf(f, "  no counters used\n");
@@ -630,6 +691,9 @@ main(int argc, char **argv)
 		ret = vr_snapshot_save(&vm, &sc);
 	if (!o.quiet)
 		report(rep != NULL ? rep : stderr, &vm, &o, modelstr, src->name);
+	/* Once, on standard error, unless the report just said it there. */
+	if (src == &vpmu_source_exact && (o.quiet || rep != NULL) && user_unseen(&vm))
+		fprintf(stderr, "vpmu-run: %s\n", USER_UNSEEN_WARNING);
 
 out:
 	if (rep != NULL && fclose(rep) != 0) {

@@ -446,6 +446,66 @@ iretq_follows_the_stack(void **state)
 	at(t, CODE + 0x100, STEP);
 	assert_int_equal(val(t, ins), 6);
 	assert_int_equal(val(t, os), 2);
+	assert_int_equal(stats(t).user_unseen, 0);	/* CPL 3 code seen, every step */
+}
+
+/*
+ * User-mode code that runs with no exit of its own (kvm_pvm: CPL 3 is
+ * neither stepped nor stopped at breakpoints) is counted in user_unseen,
+ * once per exit that follows it; code that was seen, or that never left
+ * CPL 0, is not.
+ */
+static void
+user_code_unseen_is_counted(void **state)
+{
+	struct tx *t = *state;
+	uint64_t frame[5] = { CODE + 0x100, 0x2b, 0x202, STACK + 0x1000, 0x33 };
+	void *ins;
+
+	PUT(t, CODE, 0x48, 0xcf);				/* iretq */
+	PUT(t, CODE + 0x100, 0xb9, 0xe8, 0x03, 0x00, 0x00,	/* mov $1000, %ecx */
+	    0xff, 0xc9, 0x75, 0xfc, 0xf4);			/* 1: dec; jnz 1b; hlt */
+	PUT(t, CODE + 0x200, 0x90, 0x90);			/* the #GP handler */
+	PUT(t, CODE + 0x300, 0x48, 0x0f, 0x07);			/* sysretq */
+	PUT(t, CODE + 0x400, 0x90, 0x90, 0x90, 0xe6, 0x80);	/* nop x3; out %al, $0x80 */
+	memcpy(t->ram + STACK, frame, sizeof(frame));
+	ins = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	/* IRETQ to CPL 3, back at CPL 0 in the handler: 1 */
+	at(t, CODE, RESYNC);
+	at(t, CODE + 0x201, STEP);
+	assert_int_equal(stats(t).user_unseen, 1);
+	/* IRETQ to CPL 0 (RPL 0 in the frame), no path: no user code */
+	frame[1] = 0x08;
+	memcpy(t->ram + STACK, frame, sizeof(frame));
+	at(t, CODE, RESYNC);
+	at(t, CODE + 0x201, STEP);
+	assert_int_equal(stats(t).user_unseen, 1);
+	assert_int_equal(stats(t).unresolved, 2);
+	/* SYSRET, back at CPL 0: the step in the kernel vouches for nothing */
+	at(t, CODE + 0x300, RESYNC);
+	at(t, CODE + 0x201, STEP);
+	assert_int_equal(stats(t).user_unseen, 2);
+	/* from an exit at CPL 3, a straight run to the next one there: seen */
+	t->r.cpl = 3;
+	at(t, CODE + 0x400, RESYNC);
+	at(t, CODE + 0x405, 0);
+	assert_int_equal(stats(t).user_unseen, 2);
+	/* from there, a loop and back at CPL 0, even by a step: unseen */
+	at(t, CODE + 0x100, RESYNC);
+	t->r.cpl = 0;
+	at(t, CODE + 0x201, STEP);
+	assert_int_equal(stats(t).user_unseen, 3);
+	/* CPL 0 only: never */
+	at(t, CODE + 0x100, RESYNC);
+	at(t, CODE + 0x201, STEP);
+	assert_int_equal(stats(t).user_unseen, 3);
+	/* nothing enabled: nothing noted (the first case again) */
+	frame[1] = 0x2b;
+	memcpy(t->ram + STACK, frame, sizeof(frame));
+	assert_int_equal(X->disable(t->st, ins), 0);
+	at(t, CODE, RESYNC);
+	at(t, CODE + 0x201, STEP);
+	assert_int_equal(stats(t).user_unseen, 3);
 }
 
 /* REP strings: chunk exits at the same RIP count nothing; the string once. */
@@ -1006,6 +1066,20 @@ block_fault_stops_at_the_handler(void **state)
 	assert_int_equal(stats(t).unresolved, 0);
 	/* The handler's entry is P now: no breakpoint there, a step. */
 	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
+	/*
+	 * A fault past the block's breakpoint (CODE + 17), which therefore
+	 * did not stop the run (CPL 3 on kvm_pvm): no block fault, the exit
+	 * reconstructed as any other (no path: one unresolved), not the
+	 * block and its branch as one path.
+	 */
+	at(t, CODE, RESYNC);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+	frame[1] = CODE + 19;
+	put(t, STACK - 0x100, (const uint8_t *)frame, sizeof(frame));
+	at(t, 0x20100, 0);
+	assert_int_equal(val(t, c), 3);
+	assert_int_equal(stats(t).block_faults, 1);
+	assert_int_equal(stats(t).unresolved, 1);
 }
 
 /*
@@ -1296,6 +1370,7 @@ main(void)
 		T(out_shares_its_exit),
 		T(fences_share_an_exit),
 		T(iretq_follows_the_stack),
+		T(user_code_unseen_is_counted),
 		T(rep_string_retires_once),
 		T(faulted_wrmsr_counts_the_handler),
 		T(nmi_injection_counts_the_handler),

@@ -119,6 +119,20 @@ struct vpmu_kvm_stats {
 	uint64_t breaks;		/* breakpoint exits (exact source, block mode) */
 	uint64_t completed;		/* of them, with the branch there retired by
 					   libvpmu (registers through kvm_run) */
+	/* The exact source (0 under another source): */
+	uint64_t exact_retired;		/* instructions it counted as retired */
+	uint64_t exact_completed;	/* of them, branches it retired itself (the
+					   guest did not execute them) */
+	uint64_t user_unseen;		/* exits after user-mode code it could not
+					   follow: user-mode counts are not exact */
+	/*
+	 * KVM's own vCPU statistic "insn_emulation" (instructions its
+	 * emulator ran), over the time libvpmu followed the vCPU; valid when
+	 * has_insn_emulation is 1 (a kernel that emulates guest code and has
+	 * binary statistics).  A cross-check, not a count.
+	 */
+	uint64_t insn_emulation;
+	uint32_t has_insn_emulation;
 };
 VPMU_EXTERN int  vpmu_kvm_get_stats(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st);
 

@@ -1,0 +1,220 @@
+/*
+ * user_mode.c -- user-mode (CPL 3) code while the exact source follows
+ * the guest.  The guest loads a GDT of its own with a 64-bit user code and
+ * a user data segment (DPL 3) and a TSS whose RSP0 is a kernel stack, takes
+ * #GP and #DB with gates of its own, and IRETQs to CPL 3 to run
+ *
+ *	mov $n, %ecx; 1: dec %ecx; jnz 1b; hlt
+ *
+ * 2n + 1 instructions, then HLT, which faults at CPL 3 (#GP, not retired)
+ * and brings the guest back to CPL 0.  It counts instructions with PMC0
+ * at CPL > 0 only (USR) and PMC1 at CPL 0 only (OS), runs the user code
+ * with n and 2n, and prints both counts, their differences, and how many
+ * #DB reached the guest (a single step of the host's that the guest saw):
+ *
+ *	user_mode: usr n=N a 2n=B diff D, os diff E, #DB F, #GP G
+ *
+ * A USR difference of 2n means the user code was counted exactly.  The
+ * guest itself exits 0 whatever it counted: exact_user_unseen.sh decides
+ * what is right on this host from vpmu-run's report.  ITERS: n.
+ * KERNEL_ONLY: the same counting around a CPL 0 loop of the same
+ * instructions, no user mode at all (the CPL 0 control).  USER_OUT: the
+ * user code starts with three instructions ending in an OUT to the
+ * console (allowed at CPL 3 by the TSS's I/O bitmap: an exit at CPL 3),
+ * then five ALU instructions (a block the exact source may plan from
+ * there), then the loop: 2n + 9 instructions.
+ */
+#include <vpmu-guest/runtime.h>
+
+#ifndef ITERS
+#define ITERS	1000
+#endif
+#ifndef KERNEL_ONLY
+#define KERNEL_ONLY	0
+#endif
+#ifndef USER_OUT
+#define USER_OUT	0
+#endif
+#define STR2(x)	#x
+#define STR(x)	STR2(x)
+
+#define EVTSEL0		0x186u
+#define PMC0		0xC1u
+#define EVTSEL_EN	(1u << 22)
+#define EVTSEL_OS	(1u << 17)
+#define EVTSEL_USR	(1u << 16)
+#define INSTRUCTIONS	0x00C0u		/* INST_RETIRED.ANY_P */
+
+#define SEL_KCODE	0x08
+#define SEL_KDATA	0x10
+#define SEL_UDATA	0x18
+#define SEL_UCODE	0x20
+#define SEL_TSS		0x28
+
+/* GDT: the boot protocol's two kernel segments, user data and code, a TSS. */
+static uint64_t gdt[7] __attribute__((aligned(16))) = {
+	0,
+	0x00af9b000000ffffull,		/* 0x08: P, DPL 0, code, L, G */
+	0x00cf93000000ffffull,		/* 0x10: P, DPL 0, data, D/B, G */
+	0x00cff3000000ffffull,		/* 0x18: P, DPL 3, data, D/B, G */
+	0x00affb000000ffffull,		/* 0x20: P, DPL 3, code, L, G */
+	0, 0,				/* 0x28: the TSS, filled at run time */
+};
+/* The TSS, then an I/O bitmap of ports 0..0x3ff (port 0x3f8 allowed) and its end byte. */
+#define IOMAP	104
+static uint8_t tss[IOMAP + 0x400 / 8 + 1] __attribute__((aligned(16)));
+static uint8_t kstack[8192] __attribute__((aligned(16)));	/* RSP0 */
+uint8_t um_ustack[4096] __attribute__((aligned(16)));
+static uint8_t idt[256 * 16] __attribute__((aligned(16)));
+
+/* Set by the stubs below (CPL 0). */
+volatile uint64_t um_gp, um_db, um_gp_rip, um_saved_rsp;
+
+/*
+ * um_run_user(n): IRETQ to um_user at CPL 3, n in RDI; back at um_back
+ * when the #GP stub jumps there.  Callee-saved registers kept.
+ * um_gp_stub: #GP, from the user code's HLT: count it, drop the frame
+ * (the stub runs on RSP0), resume the kernel.  um_db_stub: a #DB the
+ * guest did not ask for (the host's step): count it, clear TF, return.
+ */
+extern void um_run_user(uint64_t n);
+extern char um_user[], um_user_hlt[], um_gp_stub[], um_db_stub[];
+__asm__(
+    ".text\n"
+    ".globl um_run_user\n"
+    "um_run_user:\n\t"
+    "push %rbx\n\tpush %rbp\n\tpush %r12\n\tpush %r13\n\tpush %r14\n\tpush %r15\n\t"
+    "mov %rsp, um_saved_rsp(%rip)\n\t"
+    "pushq $0x1b\n\t"				/* SS: user data, RPL 3 */
+    "lea um_ustack+4096(%rip), %rax\n\tpush %rax\n\t"
+    "pushq $0x3002\n\t"			/* RFLAGS: IOPL 3 */
+    "pushq $0x23\n\t"				/* CS: user code, RPL 3 */
+    "lea um_user(%rip), %rax\n\tpush %rax\n\t"
+    "iretq\n"
+    "um_back:\n\t"
+    "mov um_saved_rsp(%rip), %rsp\n\t"
+    "pop %r15\n\tpop %r14\n\tpop %r13\n\tpop %r12\n\tpop %rbp\n\tpop %rbx\n\t"
+    "ret\n"
+    ".globl um_user, um_user_hlt\n"
+    "um_user:\n\t"
+    ".if " STR(USER_OUT) "\n\t"
+    "mov $0x3f8, %dx\n\tmov $0x75, %al\n\tout %al, (%dx)\n\t"	/* 'u' on the console */
+    "add %eax, %edx\n\txor %edx, %eax\n\tadd $3, %edx\n\tsub %eax, %edx\n\tinc %eax\n\t"
+    ".endif\n\t"
+    "mov %edi, %ecx\n"
+    "1:\n\t"
+    "dec %ecx\n\tjnz 1b\n"
+    "um_user_hlt:\n\t"
+    "hlt\n"
+    ".globl um_gp_stub\n"
+    "um_gp_stub:\n\t"
+    "incq um_gp(%rip)\n\t"
+    "mov 8(%rsp), %rax\n\tmov %rax, um_gp_rip(%rip)\n\t"	/* above the error code */
+    "mov $0x10, %eax\n\tmov %eax, %ds\n\tmov %eax, %es\n\tmov %eax, %ss\n\t"
+    "jmp um_back\n"
+    ".globl um_db_stub\n"
+    "um_db_stub:\n\t"
+    "incq um_db(%rip)\n\t"
+    "andq $~0x100, 16(%rsp)\n\t"		/* RFLAGS.TF */
+    "iretq\n");
+
+static void
+gate(unsigned vec, void *fn)
+{
+	uint64_t a = (uint64_t)(uintptr_t)fn;
+	uint8_t *g = idt + 16 * vec;
+
+	memset(g, 0, 16);
+	g[0] = (uint8_t)a;
+	g[1] = (uint8_t)(a >> 8);
+	g[2] = SEL_KCODE;
+	g[5] = 0x8e;			/* P, DPL 0, 64-bit interrupt gate */
+	g[6] = (uint8_t)(a >> 16);
+	g[7] = (uint8_t)(a >> 24);
+	memcpy(g + 8, (uint8_t *)&a + 4, 4);
+}
+
+/* The GDT, the TSS (RSP0 = kstack's top) and an IDT: the runtime's, #GP and #DB ours. */
+static void
+setup(void)
+{
+	struct {
+		uint16_t limit;
+		uint64_t base;
+	} __attribute__((packed)) dt;
+	uint64_t t = (uint64_t)(uintptr_t)tss, rsp0 = (uint64_t)(uintptr_t)(kstack + sizeof(kstack));
+
+	memcpy(tss + 4, &rsp0, 8);
+	tss[0x66] = IOMAP;
+	memset(tss + IOMAP, 0xff, sizeof(tss) - IOMAP);
+	tss[IOMAP + 0x3f8 / 8] &= (uint8_t)~1u;	/* port 0x3f8 at CPL 3 */
+	gdt[5] = (sizeof(tss) - 1) | (t & 0xffffff) << 16 | 0x89ull << 40 |
+	    ((t >> 24) & 0xff) << 56;	/* P, 64-bit TSS (available) */
+	gdt[6] = t >> 32;
+	dt.limit = sizeof(gdt) - 1;
+	dt.base = (uint64_t)(uintptr_t)gdt;
+	__asm__ volatile("lgdt %0" : : "m"(dt) : "memory");
+	__asm__ volatile("ltr %w0" : : "r"((uint16_t)SEL_TSS) : "memory");
+	__asm__ volatile("sidt %0" : "=m"(dt) : : "memory");
+	memcpy(idt, (void *)(uintptr_t)dt.base, sizeof(idt));
+	gate(13, um_gp_stub);
+	gate(1, um_db_stub);
+	dt.limit = sizeof(idt) - 1;
+	dt.base = (uint64_t)(uintptr_t)idt;
+	__asm__ volatile("lidt %0" : : "m"(dt) : "memory");
+}
+
+static void
+start(void)
+{
+	vg_wrmsr(PMC0, 0);
+	vg_wrmsr(PMC0 + 1, 0);
+	vg_wrmsr(EVTSEL0 + 1, EVTSEL_EN | EVTSEL_OS | INSTRUCTIONS);
+	vg_wrmsr(EVTSEL0, EVTSEL_EN | EVTSEL_USR | INSTRUCTIONS);
+}
+
+static void
+stop(uint64_t *usr, uint64_t *os)
+{
+	vg_wrmsr(EVTSEL0, 0);
+	vg_wrmsr(EVTSEL0 + 1, 0);
+	*usr = vg_rdmsr(PMC0);
+	*os = vg_rdmsr(PMC0 + 1);
+}
+
+/* The user code's loop at CPL 0: the same instructions, no HLT. */
+static __attribute__((noinline)) void
+kernel_loop(uint32_t n)
+{
+	__asm__ volatile("1:\n\tdec %0\n\tjnz 1b" : "+r"(n) : : "cc");
+}
+
+static __attribute__((noinline)) void
+run(uint32_t n, uint64_t *usr, uint64_t *os)
+{
+	start();
+	if (KERNEL_ONLY)
+		kernel_loop(n);
+	else
+		um_run_user(n);
+	stop(usr, os);
+}
+
+int
+main(unsigned cpu)
+{
+	static volatile uint32_t iters = ITERS;
+	uint64_t u1, o1, u2, o2;
+
+	if (cpu != 0)
+		return (0);
+	setup();
+	run(iters, &u1, &o1);
+	run(2 * iters, &u2, &o2);
+	vg_printf("user_mode: usr n=%lu 2n=%lu diff %lu, os diff %lu, #DB %lu, #GP %lu%s\n",
+	    (unsigned long)u1, (unsigned long)u2, (unsigned long)(u2 - u1),
+	    (unsigned long)(o2 - o1), (unsigned long)um_db, (unsigned long)um_gp,
+	    !KERNEL_ONLY && um_gp_rip != (uint64_t)(uintptr_t)um_user_hlt ?
+	    " (#GP not at the HLT)" : "");
+	return (0);
+}
