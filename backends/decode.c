@@ -179,39 +179,47 @@ mnemonic_flags(ZydisMnemonic m)
 	return (0);
 }
 
-/* vpmu_insn.rcx: every operand, hidden ones included. */
-static uint8_t
-rcx_use(ZydisMachineMode machine, const ZydisDecodedInstruction *in,
-    const ZydisDecodedOperand *op)
-{
-	uint8_t u = 0;
-	unsigned i;
+/* x86 register numbers of the 64-bit general registers (RAX 0 .. R15 15). */
+static const ZydisRegister gprs[16] = {
+	ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RDX, ZYDIS_REGISTER_RBX,
+	ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RBP, ZYDIS_REGISTER_RSI, ZYDIS_REGISTER_RDI,
+	ZYDIS_REGISTER_R8, ZYDIS_REGISTER_R9, ZYDIS_REGISTER_R10, ZYDIS_REGISTER_R11,
+	ZYDIS_REGISTER_R12, ZYDIS_REGISTER_R13, ZYDIS_REGISTER_R14, ZYDIS_REGISTER_R15,
+};
 
-	for (i = 0; i < in->operand_count; i++) {
-		if (op[i].type == ZYDIS_OPERAND_TYPE_MEMORY) {
-			if (ZydisRegisterGetLargestEnclosing(machine, op[i].mem.base) ==
-			    ZYDIS_REGISTER_RCX ||
-			    ZydisRegisterGetLargestEnclosing(machine, op[i].mem.index) ==
-			    ZYDIS_REGISTER_RCX)
-				u |= VPMU_RCX_READ;
-			continue;
-		}
-		if (op[i].type != ZYDIS_OPERAND_TYPE_REGISTER ||
-		    ZydisRegisterGetLargestEnclosing(machine, op[i].reg.value) !=
-		    ZYDIS_REGISTER_RCX)
-			continue;
-		if (op[i].actions & ZYDIS_OPERAND_ACTION_MASK_READ)
-			u |= VPMU_RCX_READ;
-		if (op[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
-			u |= VPMU_RCX_WRITE;
-	}
-	if (in->mnemonic == ZYDIS_MNEMONIC_DEC && op[0].type == ZYDIS_OPERAND_TYPE_REGISTER) {
-		if (op[0].reg.value == ZYDIS_REGISTER_RCX)
-			u |= VPMU_RCX_DEC64;
-		else if (op[0].reg.value == ZYDIS_REGISTER_ECX)
-			u |= VPMU_RCX_DEC32;
-	}
-	return (u);
+/* The number of the general register that holds reg (64-bit mode), or -1. */
+static int
+gpr_of(ZydisRegister reg)
+{
+	ZydisRegister big = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg);
+	int i;
+
+	for (i = 0; i < 16; i++)
+		if (gprs[i] == big)
+			return (i);
+	return (-1);
+}
+
+/* vpmu_insn.writes and dec: every register operand, hidden ones included. */
+static void
+gpr_use(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
+    struct vpmu_insn *out)
+{
+	unsigned i;
+	int n;
+
+	for (i = 0; i < in->operand_count; i++)
+		if (op[i].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    (op[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
+		    (n = gpr_of(op[i].reg.value)) >= 0)
+			out->writes |= (uint16_t)(1u << n);
+	if (in->mnemonic != ZYDIS_MNEMONIC_DEC || op[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
+	    (n = gpr_of(op[0].reg.value)) < 0)
+		return;
+	if (op[0].reg.value == gprs[n])
+		out->dec = (uint8_t)(n + 1);
+	else if (ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, op[0].reg.value) == 32)
+		out->dec = (uint8_t)(n + 1) | VPMU_DEC_32;
 }
 
 static bool
@@ -263,7 +271,8 @@ vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf, size
 	    ZYDIS_ATTRIB_HAS_REPNE)) != 0;
 
 	out->in_block = in_block(&in, op, out->rep_string);
-	out->rcx = rcx_use(modes[mode].machine, &in, op);
+	if (mode == VPMU_DECODE_64)
+		gpr_use(&in, op, out);
 
 	mf = mnemonic_flags(in.mnemonic);
 	if (mf & MN_NOT_BRANCH)

@@ -47,11 +47,9 @@ enum vpmu_insn_eval {
 };
 #define VPMU_COND_ALWAYS	0xFF	/* vpmu_insn.cond: no condition (LOOP) */
 
-/* vpmu_insn.rcx: the loop counter's register, explicitly or not */
-#define VPMU_RCX_READ		0x1	/* reads RCX or a part of it (an address too) */
-#define VPMU_RCX_WRITE		0x2	/* writes it */
-#define VPMU_RCX_DEC64		0x4	/* is DEC RCX */
-#define VPMU_RCX_DEC32		0x8	/* is DEC ECX */
+/* vpmu_insn.dec: DEC of a general register, 1 + its number (RAX 0 .. R15 15) */
+#define VPMU_DEC_REG(d)		(((d) & 0x1F) - 1)
+#define VPMU_DEC_32		0x80	/* of its low 32 bits (zero-extended) */
 
 struct vpmu_insn {
 	uint8_t	 len;			/* bytes */
@@ -75,7 +73,10 @@ struct vpmu_insn {
 					   code (tttn, SDM Vol. 2D, B.1.4.7), or
 					   VPMU_COND_ALWAYS */
 	uint16_t pop;			/* VPMU_EVAL_RET: the bytes RET imm16 releases */
-	uint8_t	 rcx;			/* VPMU_RCX_*: what it does to RCX (loops) */
+	uint8_t	 dec;			/* DEC r64 or r32: 1 + register (VPMU_DEC_*), or 0 */
+	uint16_t writes;		/* general registers it writes, bit n for
+					   register n (RAX 0 .. R15 15), hidden
+					   operands and partial writes included */
 	uint64_t target;		/* VPMU_FLOW_DIRECT: the branch target */
 	unsigned mnemonic;		/* ZydisMnemonic, for tests and messages */
 };

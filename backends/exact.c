@@ -127,12 +127,14 @@ struct xvcpu {
 	/*
 	 * A loop fast-forwarded from p: the run goes to its exit (bp), n
 	 * iterations of len instructions, head .. end (the branch); c0 is
-	 * the loop counter (RCX, or ECX with dword) at the start.
+	 * the loop counter (register reg, its low half with dword) at the
+	 * start.
 	 */
 	struct {
 		bool	 on;
 		bool	 dword;
-		bool	 dec;		/* DEC rCX; JNZ (else LOOP) */
+		bool	 dec;		/* DEC r; JNZ (else LOOP) */
+		unsigned reg;		/* the counter's register (RAX 0 .. R15 15) */
 		unsigned len;
 		uint64_t head, end, n, c0;
 	} ff;
@@ -637,40 +639,63 @@ short_pays(const struct xvcpu *v, const struct vpmu_insn *end, uint64_t addr, ui
 	return (addr == was || (end->flow == VPMU_FLOW_DIRECT && end->target == v->p.rip));
 }
 
+/* General register n (RAX 0 .. R15 15) of r. */
+static uint64_t
+gpr(const struct vpmu_regs *r, unsigned n)
+{
+	const uint64_t v[16] = { r->rax, r->rcx, r->rdx, r->rbx, r->rsp, r->rbp, r->rsi,
+	    r->rdi, r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15 };
+
+	return (v[n & 15]);
+}
+
+/* The loop counter of v's fast-forwarded loop in r. */
+static uint64_t
+ff_counter(const struct xvcpu *v, const struct vpmu_regs *r)
+{
+	uint64_t c = gpr(r, v->ff.reg);
+
+	return (v->ff.dword ? (uint32_t)c : c);
+}
+
 /*
- * Loop fast-forward: the block from P (k instructions; body: what all but
- * the last do to RCX, last: what the last does) ends at addr in end, a
- * branch back to P that loops while the loop counter is not 0: LOOP, or
- * DEC RCX/ECX; JNZ, with a body that does not write RCX otherwise.  Its
- * n = counter iterations (counted from P) run to a breakpoint at the
- * loop's exit when the counters' room and ff_max allow them all, so the
- * overflow, if any, comes with the last.  true: v->ff set.
+ * Loop fast-forward: the block from P (k instructions; body: the
+ * registers all but the last write; last: the last one) ends at addr in
+ * end, a branch back to P that loops while a counter register is not 0:
+ * LOOP (RCX), or DEC r64/r32; JNZ, with a body that writes the register
+ * nowhere else.  Its n = counter iterations (counted from P) run to a
+ * breakpoint at the loop's exit when the counters' room and ff_max allow
+ * them all, so the overflow, if any, comes with the last.  true: v->ff
+ * set.
  */
 static bool
 plan_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *end, uint64_t addr,
-    unsigned k, uint8_t body, uint8_t last)
+    unsigned k, uint16_t body, const struct vpmu_insn *last)
 {
 	uint64_t n, len = (uint64_t)k + 1;
-	bool dec, dword = false;
+	unsigned reg;
+	bool dec;
 
-	if (x->ff_max < 2 || end->flow != VPMU_FLOW_DIRECT || end->target != v->p.rip ||
-	    (body & VPMU_RCX_WRITE))
+	if (x->ff_max < 2 || end->flow != VPMU_FLOW_DIRECT || end->target != v->p.rip)
 		return (false);
-	if (end->eval == VPMU_EVAL_LOOP && end->cond == VPMU_COND_ALWAYS &&
-	    !(last & VPMU_RCX_WRITE))
+	if (end->eval == VPMU_EVAL_LOOP && end->cond == VPMU_COND_ALWAYS) {
 		dec = false;
-	else if (end->eval == VPMU_EVAL_JCC && end->cond == 0x5 &&	/* JNZ */
-	    (last & (VPMU_RCX_DEC64 | VPMU_RCX_DEC32))) {
-		dec = true;
-		dword = (last & VPMU_RCX_DEC32) != 0;
+		reg = 1;			/* RCX */
+		body |= last->writes;
+	} else if (end->eval == VPMU_EVAL_JCC && end->cond == 0x5 && last->dec != 0) {
+		dec = true;			/* DEC r; JNZ */
+		reg = (unsigned)VPMU_DEC_REG(last->dec);
 	} else
 		return (false);
-	n = dword ? (uint32_t)v->p.rcx : v->p.rcx;
+	if (body & (1u << reg))
+		return (false);
+	v->ff.reg = reg;
+	v->ff.dword = dec && (last->dec & VPMU_DEC_32);
+	n = ff_counter(v, &v->p);
 	if (n < 2 || n > x->ff_max / len || n * len > v->room)
 		return (false);
 	v->ff.on = true;
 	v->ff.dec = dec;
-	v->ff.dword = dword;
 	v->ff.len = (unsigned)len;
 	v->ff.head = v->p.rip;
 	v->ff.end = addr;
@@ -694,7 +719,8 @@ plan(const struct exact *x, struct xvcpu *v)
 	uint64_t addr = v->p.rip, was = v->bp, bp;
 	unsigned i, k, cap = __atomic_load_n(&v->cap, __ATOMIC_RELAXED);
 	bool ends = false;		/* in is the instruction after the block */
-	uint8_t body = 0, last = 0;
+	struct vpmu_insn last = { 0 };
+	uint16_t body = 0;
 
 	v->planned = true;
 	v->plan_cap = cap;
@@ -709,11 +735,11 @@ plan(const struct exact *x, struct xvcpu *v)
 		    NULL) == 0;
 		if (!ends || !in.in_block)
 			break;
-		body |= last;
-		last = in.rcx;
+		body |= last.writes;
+		last = in;
 		addr += in.len;
 	}
-	if (ends && k >= 1 && plan_ff(x, v, &in, addr, k, body, last))
+	if (ends && k >= 1 && plan_ff(x, v, &in, addr, k, body, &last))
 		bp = addr + in.len;
 	else if (k >= (ends && short_pays(v, &in, addr, was) ? BLOCK_MIN_COMPLETED : BLOCK_MIN))
 		bp = addr;
@@ -757,7 +783,7 @@ sync_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r)
 	if (r->rip != v->bp && i < NFAULT_VECS &&
 	    read_slot(x, v, r, r->rsp + 8, 8, &at.rip) != 0)
 		return (false);
-	c = v->ff.dword ? (uint32_t)r->rcx : r->rcx;
+	c = ff_counter(v, r);
 	done = v->ff.c0 - c;
 	if (v->ff.dword)
 		done = (uint32_t)done;
@@ -837,8 +863,11 @@ vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r, unsigned 
 		;			/* nothing to count, or nothing known */
 	else if (flags & VPMU_SYNC_EVENT)
 		sync_event(x, v, r, VPMU_SYNC_VECTOR(flags), !(flags & VPMU_SYNC_FAULT));
-	else if (!(flags & VPMU_SYNC_STEP) && v->planned && v->ff.on && sync_ff(x, v, r))
-		;			/* a fast-forwarded loop */
+	else if (!(flags & VPMU_SYNC_STEP) && v->planned && v->ff.on) {
+		/* a fast-forwarded loop; the first round's path would mislead */
+		if (!sync_ff(x, v, r))
+			account(x, v, W_LOST, &p, r->cpl);
+	}
 	else if (!(flags & VPMU_SYNC_STEP) && sync_block_fault(x, v, r))
 		;			/* the instructions before a fault */
 	else if (r->rip == v->p.rip)

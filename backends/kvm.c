@@ -322,6 +322,19 @@ kvm_regs(void *arg, unsigned cpu, struct vpmu_regs *r)
 	r->rsp = rp->rsp;
 	r->rbp = rp->rbp;
 	r->rcx = rp->rcx;
+	r->rax = rp->rax;
+	r->rdx = rp->rdx;
+	r->rbx = rp->rbx;
+	r->rsi = rp->rsi;
+	r->rdi = rp->rdi;
+	r->r8 = rp->r8;
+	r->r9 = rp->r9;
+	r->r10 = rp->r10;
+	r->r11 = rp->r11;
+	r->r12 = rp->r12;
+	r->r13 = rp->r13;
+	r->r14 = rp->r14;
+	r->r15 = rp->r15;
 	r->rflags = rp->rflags;
 	r->cr0 = sp->cr0;
 	r->cr3 = sp->cr3;
@@ -768,6 +781,8 @@ kvm_stats_exact(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st)
 		if (vpmu__exact_get_stats(k->vm->src_state, cpu, &xs) == 0) {
 			st->exact_retired = xs.retired;
 			st->exact_completed = xs.completed;
+			st->exact_ff_loops = xs.ff_loops;
+			st->exact_ff_insns = xs.ff_insns;
 			st->user_unseen = xs.user_unseen;
 		}
 		vpmu__vm_unlock(k->vm);

@@ -369,6 +369,9 @@ report_exact(FILE *f, const struct vpmu_kvm_stats *st)
 	fprintf(f, "  exact: retired %" PRIu64, st->exact_retired);
 	if (st->exact_completed != 0)
 		fprintf(f, " (%" PRIu64 " branches completed by libvpmu)", st->exact_completed);
+	if (st->exact_ff_loops != 0)
+		fprintf(f, " (%" PRIu64 " in %" PRIu64 " fast-forwarded loop%s)",
+		    st->exact_ff_insns, st->exact_ff_loops, st->exact_ff_loops == 1 ? "" : "s");
 	fprintf(f, ", KVM insn_emulation ");
 	if (!st->has_insn_emulation)
 		fprintf(f, "n/a");

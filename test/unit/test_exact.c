@@ -1358,6 +1358,146 @@ contract_hands_back_completed_branches(void **state)
 	}
 }
 
+/* ---- loop fast-forward --------------------------------------------------------- */
+
+#define FFL		(CODE + 0x200)	/* add; add; loop FFL */
+#define FFW		(CODE + 0x240)	/* add rcx, rbx; add; loop FFW */
+#define FFD		(CODE + 0x280)	/* add; dec ecx; jnz FFD */
+#define FFM		(CODE + 0x2C0)	/* mov rax, [rbx]; add; loop FFM */
+
+static void
+ff_code(struct tx *t, uint64_t ff_max)
+{
+	struct vpmu_exact_params prm = { .cpi = 1, .mode = VPMU_EXACT_BLOCK, .ff_max = ff_max };
+
+	X->fini(t->st);
+	t->st = NULL;
+	assert_int_equal(X->init(&t->st, 2, &prm), 0);
+	vpmu__exact_set_memory(t->st, &t->mem);
+	gate(t, 14, 0x20000);
+	gate(t, 13, 0x20100);
+	gate(t, 12, 0x20200);
+	PUT(t, FFL, 0x48, 0x01, 0xd8, 0x48, 0x01, 0xd8, 0xe2, 0xf8);
+	PUT(t, FFW, 0x48, 0x01, 0xd9, 0x48, 0x01, 0xd8, 0xe2, 0xf8);
+	PUT(t, FFD, 0x48, 0x01, 0xd8, 0xff, 0xc9, 0x75, 0xf9);
+	PUT(t, FFM, 0x48, 0x8b, 0x03, 0x48, 0x01, 0xd8, 0xe2, 0xf8);
+}
+
+/* The first breakpoint of the entry planned from rip with rcx. */
+static uint64_t
+ff_plan(struct tx *t, uint64_t rip, uint64_t rcx)
+{
+	uint64_t bp[VPMU_DEBUG_BP_MAX] = { 0 };
+
+	t->r.rcx = rcx;
+	at(t, rip, RESYNC | SETREGS);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 4);
+	return (bp[0]);
+}
+
+/*
+ * A LOOP whose body leaves RCX alone runs all its iterations to a
+ * breakpoint at its exit; the loop counter says how many.  Not when the
+ * body writes RCX, a counter would overflow inside, or ff_max says no.
+ */
+static void
+loops_are_fast_forwarded(void **state)
+{
+	struct tx *t = *state;
+	void *c, *b;
+
+	ff_code(t, 0);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	b = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+	assert_int_equal(ff_plan(t, FFL, 100), FFL + 8);	/* the exit */
+	assert_int_equal(stats(t).ff_loops, 1);
+	t->r.rcx = 0;
+	at(t, FFL + 8, SETREGS);
+	assert_int_equal(val(t, c), 300);
+	assert_int_equal(val(t, b), 100);
+	assert_int_equal(stats(t).ff_insns, 300);
+	assert_int_equal(stats(t).unresolved, 0);
+
+	/* Once round is no loop: RCX 1 runs the body once, to the LOOP. */
+	assert_int_equal(ff_plan(t, FFL, 1), FFL + 6);
+	/* The body writes RCX: blocks round the loop, the branch completed. */
+	assert_int_equal(ff_plan(t, FFW, 100), FFW + 6);
+	/* 300 instructions, 299 before PMC0 overflows: not fast-forwarded. */
+	assert_int_equal(X->set_period(t->st, c, 299), 0);
+	assert_int_equal(ff_plan(t, FFL, 100), FFL + 6);
+	assert_int_equal(X->set_period(t->st, c, 300), 0);	/* at the last: yes */
+	assert_int_equal(ff_plan(t, FFL, 100), FFL + 8);
+	assert_int_equal(X->set_period(t->st, c, 0), 0);
+
+	/* ff_max 299: not all of them; 1: never. */
+	ff_code(t, 299);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	assert_int_equal(ff_plan(t, FFL, 100), FFL + 6);
+	assert_int_equal(ff_plan(t, FFL, 99), FFL + 8);
+	ff_code(t, 1);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	assert_int_equal(ff_plan(t, FFL, 100), FFL + 6);
+	assert_int_equal(stats(t).ff_loops, 0);
+}
+
+/*
+ * DEC ECX; JNZ counts on ECX alone (RCX 2^32 + 5: five rounds).  An exit
+ * at the JNZ after the third DEC (ECX 2): two whole rounds and the ADD
+ * and DEC of the third retired.
+ */
+static void
+dec_jnz_loops_are_fast_forwarded(void **state)
+{
+	struct tx *t = *state;
+	void *c, *b;
+
+	ff_code(t, 0);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	b = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+	assert_int_equal(ff_plan(t, FFD, (1ull << 32) + 5), FFD + 7);
+	t->r.rcx = 0;
+	at(t, FFD + 7, SETREGS);
+	assert_int_equal(val(t, c), 15);
+	assert_int_equal(val(t, b), 5);
+
+	assert_int_equal(ff_plan(t, FFD, 5), FFD + 7);
+	t->r.rcx = 2;
+	at(t, FFD + 5, SETREGS);
+	assert_int_equal(val(t, c), 15 + 8);
+	assert_int_equal(val(t, b), 5 + 2);
+	assert_int_equal(stats(t).unresolved, 0);
+}
+
+/*
+ * A #GP of the load in the fourth round (RCX 7 of 10): three rounds
+ * retired, and nothing of the fourth; the handler's breakpoint stops it.
+ */
+static void
+fault_inside_a_fast_forwarded_loop(void **state)
+{
+	struct tx *t = *state;
+	uint64_t frame[2] = { 0, FFM };		/* error code, RIP */
+	void *c;
+
+	ff_code(t, 0);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	assert_int_equal(ff_plan(t, FFM, 10), FFM + 8);
+	t->r.rsp = STACK - 0x100;
+	put(t, STACK - 0x100, (const uint8_t *)frame, sizeof(frame));
+	t->r.rcx = 7;
+	at(t, 0x20100, SETREGS);
+	assert_int_equal(val(t, c), 9);
+	assert_int_equal(stats(t).block_faults, 1);
+	assert_int_equal(stats(t).unresolved, 0);
+	/* A stop whose counter does not add up (RCX above the start) is not explained. */
+	t->r.rsp = STACK;
+	assert_int_equal(ff_plan(t, FFM, 10), FFM + 8);
+	t->r.rcx = 11;
+	at(t, FFM + 3, SETREGS);
+	assert_int_equal(stats(t).unresolved, 1);
+}
+
 int
 main(void)
 {
@@ -1391,6 +1531,9 @@ main(void)
 		T(block_completes_its_loop_branch),
 		T(completed_branches_chain),
 		T(contract_hands_back_completed_branches),
+		T(loops_are_fast_forwarded),
+		T(dec_jnz_loops_are_fast_forwarded),
+		T(fault_inside_a_fast_forwarded_loop),
 #undef T
 	};
 

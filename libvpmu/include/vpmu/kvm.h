@@ -123,6 +123,8 @@ struct vpmu_kvm_stats {
 	uint64_t exact_retired;		/* instructions it counted as retired */
 	uint64_t exact_completed;	/* of them, branches it retired itself (the
 					   guest did not execute them) */
+	uint64_t exact_ff_loops;	/* loop runs it fast-forwarded */
+	uint64_t exact_ff_insns;	/* instructions they retired */
 	uint64_t user_unseen;		/* exits after user-mode code it could not
 					   follow: user-mode counts are not exact */
 	/*

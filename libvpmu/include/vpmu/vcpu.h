@@ -41,6 +41,9 @@ struct vpmu_regs {
 	uint64_t rsp;
 	uint64_t rbp;			/* frame pointer: call chains */
 	uint64_t rcx;
+	/* the other general registers (loops the exact source fast-forwards) */
+	uint64_t rax, rdx, rbx, rsi, rdi;
+	uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
 	uint64_t rflags;
 	uint64_t cr0, cr3, cr4, efer;	/* the guest's paging */
 	uint64_t idt_base;
