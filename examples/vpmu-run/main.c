@@ -50,6 +50,7 @@ struct vr_opts {
 	int	    fastpage_hz;	/* -1: libvpmu's default (1000) */
 	bool	    irqchip_user;	/* --irqchip user: no in-kernel LAPIC */
 	bool	    exact_block;	/* --exact-mode block */
+	unsigned    exact_ff_max;	/* --exact-ff-max: 0 libvpmu's default */
 	int	    pv_port;		/* -1: libvpmu's default (0x5650); 0: no channel */
 	const char *snapshot;		/* --snapshot FILE */
 	const char *resume;		/* --resume FILE */
@@ -57,7 +58,7 @@ struct vr_opts {
 
 /* ---- options, as a table ------------------------------------------------------ */
 
-enum { O_PMU, O_SOURCE, O_EXACT_MODE, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_REPORT,
+enum { O_PMU, O_SOURCE, O_EXACT_MODE, O_EXACT_FF_MAX, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_REPORT,
     O_GUEST_LOG, O_FASTPAGE_HZ, O_IRQCHIP, O_PV_PORT, O_SNAPSHOT, O_RESUME,
     O_QUIET, O_HELP };
 
@@ -77,6 +78,10 @@ static const struct opt {
 	    "how the exact source follows the guest: step (every\n"
 	    "instruction) or block (straight-line code to a breakpoint)\n"
 	    "(default step)" },
+	[O_EXACT_FF_MAX] = { "exact-ff-max", required_argument, 0, "N",
+	    "in blocks, the most instructions one fast-forwarded loop\n"
+	    "runs with interrupts held back (0: libvpmu's default, 2^24;\n"
+	    "1: no fast-forward)" },
 	[O_VCPUS] = { "vcpus", required_argument, 0, "N",
 	    "vCPUs, one thread each, 1..64 (default 1)" },
 	[O_MEM] = { "mem", required_argument, 0, "MiB",
@@ -288,6 +293,11 @@ parse_options(int argc, char **argv, struct vr_opts *o)
 				return (-1);
 			}
 			o->exact_block = strcmp(optarg, "block") == 0;
+			break;
+		case O_EXACT_FF_MAX:
+			if (parse_uint("exact-ff-max", optarg, 0, UINT32_MAX,
+			    &o->exact_ff_max) < 0)
+				return (-1);
 			break;
 		case O_IRQCHIP:
 			if (strcmp(optarg, "kernel") != 0 && strcmp(optarg, "user") != 0) {
@@ -598,6 +608,7 @@ main(int argc, char **argv)
 
 	/* (The exact source takes the guest's vendor from the model.) */
 	exact_params.mode = o.exact_block ? VPMU_EXACT_BLOCK : VPMU_EXACT_STEP;
+	exact_params.ff_max = o.exact_ff_max;
 	/* The virtual PMU: the model goes into the config before the VM exists. */
 	if ((e = vpmu_config_create(&cfg)) != 0 ||
 	    (e = vpmu_config_set_vcpus(cfg, vm.nvcpus)) != 0 ||
