@@ -65,24 +65,46 @@ transient(int error)
 uint64_t vpmu__pmc_estimate(struct vpmu_vm *vm, struct vpmu_pmc *pm);
 
 /*
- * A guest-visible counter on a source that can interrupt (perf on a host
- * PMU): the source is told how many of its events are left before the
- * guest counter wraps, (-value) & mask -- scaled back by running/enabled
- * when the value is an estimate -- so its overflow comes when the guest's
- * would.  Armed each time the counter takes a slot or is written.
+ * The events pm has left before the core must see the vCPU (0: none),
+ * for a source that can stop there (set_period: perf on a host PMU
+ * interrupts, the exact source ends its blocks).  A guest-visible counter:
+ * until the guest counter wraps, (-value) & mask -- scaled back by
+ * running/enabled when the value is an estimate -- so its overflow comes
+ * when the guest's would.  A sampling PMC: until its next sample, the
+ * reload count less what it counted since the last one (1 when a sample
+ * is already due: it is taken at the next exit).
+ */
+static uint64_t
+period_left(struct vpmu_vm *vm, struct vpmu_pmc *pm)
+{
+	uint64_t left;
+
+	if (VPMU_MODE_IS_SAMPLING(pm->mode)) {
+		left = vpmu__pmc_counted(vm, pm) - pm->sample_mark;
+		return (left < pm->reload ? pm->reload - left : 1);
+	}
+	if (pm->wrap_mask == 0)
+		return (0);
+	left = (0 - vpmu__pmc_estimate(vm, pm)) & pm->wrap_mask;
+	if (left == 0)
+		left = pm->wrap_mask == ~0ull ? ~0ull : pm->wrap_mask + 1;
+	if (pm->t_running != 0 && pm->t_running < pm->t_enabled)
+		left = (uint64_t)((unsigned __int128)left * pm->t_running / pm->t_enabled) + 1;
+	return (left);
+}
+
+/*
+ * Tell the source of hw the events pm has left: each time the PMC takes
+ * a slot (started, loaded, a new multiplexing window), is written, or
+ * takes a sample.
  */
 static void
 slot_arm(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_hw *hw)
 {
 	uint64_t left;
 
-	if (pm->wrap_mask == 0 || vm->src->set_period == NULL)
+	if (vm->src->set_period == NULL || (left = period_left(vm, pm)) == 0)
 		return;
-	left = (0 - vpmu__pmc_estimate(vm, pm)) & pm->wrap_mask;
-	if (left == 0)
-		left = pm->wrap_mask == ~0ull ? ~0ull : pm->wrap_mask + 1;
-	if (pm->t_running != 0 && pm->t_running < pm->t_enabled)
-		left = (uint64_t)((unsigned __int128)left * pm->t_running / pm->t_enabled) + 1;
 	(void)vm->src->set_period(vm->src_state, hw->ctr, left);
 }
 
@@ -441,6 +463,16 @@ vpmu__hw_peek(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned idx)
 {
 	VPMU_ASSERT(idx < pm->nhw);
 	return (slot_peek(vm, &pm->hw[idx]));
+}
+
+void
+vpmu__pmc_arm(struct vpmu_vm *vm, struct vpmu_pmc *pm)
+{
+	unsigned i;
+
+	for (i = 0; i < pm->nhw; i++)
+		if (pm->hw[i].counting)
+			slot_arm(vm, pm, &pm->hw[i]);
 }
 
 bool

@@ -411,6 +411,11 @@ uint64_t vpmu__pmc_counted(struct vpmu_vm *vm, struct vpmu_pmc *pm);
 uint64_t vpmu__pmc_estimate(struct vpmu_vm *vm, struct vpmu_pmc *pm);
 /* A write: a new base, counts and times since it start again. */
 void	vpmu__pmc_set_base(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint64_t v);
+/*
+ * Tell the source the events pm has left (its next sample, its guest
+ * counter's wrap) on every slot it holds: after a sample (sample.c).
+ */
+void	vpmu__pmc_arm(struct vpmu_vm *vm, struct vpmu_pmc *pm);
 /* Before the vCPU runs: share the slots out again if the demand changed. */
 void	vpmu__vcpu_prepare(struct vpmu_vm *vm, unsigned cpu);
 /* Events pm->hw[idx] counted in its host slot so far, not yet in pm->counted. */

@@ -142,6 +142,7 @@ vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc, unsigned
 		    (n = vpmu__pmc_counted(vm, pm)) - pm->sample_mark < pm->reload)
 			continue;
 		pm->sample_mark += pm->reload;	/* one sample per reload events */
+		vpmu__pmc_arm(vm, pm);		/* the source: events to the next */
 		cons = __atomic_load_n(&r->cons, __ATOMIC_ACQUIRE);
 		if (r->prod - cons >= r->n) {
 			vm->stats.intr_bufferfull++;

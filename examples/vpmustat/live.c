@@ -200,6 +200,7 @@ vm_setup(struct vs_live_opts *o, struct vr_vm *vm, vpmu_config **cfgp)
 		return (no_kvm(err));
 	}
 	exact_params.vendor = model.vendor;
+	exact_params.mode = o->exact_block ? VPMU_EXACT_BLOCK : VPMU_EXACT_STEP;
 	if ((e = vpmu_config_create(cfgp)) != 0 ||
 	    (e = vpmu_config_set_vcpus(*cfgp, vm->nvcpus)) != 0 ||
 	    (e = vpmu_config_set_model(*cfgp, &model)) != 0 ||
@@ -618,6 +619,24 @@ open_log(struct live *l)
 	return (0);
 }
 
+/* The exact source's steps and breakpoint exits (--exact-mode), when it took any. */
+static void
+exact_stats(struct vr_vm *vm)
+{
+	struct vpmu_kvm_stats ks;
+	uint64_t steps = 0, breaks = 0;
+	unsigned c;
+
+	for (c = 0; vm->k != NULL && c < vm->nvcpus; c++)
+		if (vpmu_kvm_get_stats(vm->k, c, &ks) == 0) {
+			steps += ks.steps;
+			breaks += ks.breaks;
+		}
+	if (steps + breaks != 0)
+		fprintf(stderr, "; %" PRIu64 " steps, %" PRIu64 " breakpoints", steps,
+		    breaks);
+}
+
 int
 vs_live(struct vs_live_opts *o, const char *modelstr)
 {
@@ -720,6 +739,7 @@ vs_live(struct vs_live_opts *o, const char *modelstr)
 		fprintf(stderr, "; %" PRIu32 " samples, %" PRIu32 " dropped (ring full), %"
 		    PRIu32 " log buffers unavailable", st.intr_processed, st.intr_bufferfull,
 		    st.buffer_requests_failed);
+	exact_stats(&vm);
 	fprintf(stderr, "\n");
 	if (l.counting)
 		totals(&l);

@@ -26,7 +26,7 @@
 
 enum {
 	O_ELF = 256, O_FOLDED, O_SVG, O_EVENT, O_TOP, O_DUMP, O_LIST, O_PMU, O_SOURCE,
-	O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_TUNABLE,
+	O_EXACT_MODE, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_TUNABLE,
 };
 
 static const struct option longopts[] = {
@@ -39,6 +39,7 @@ static const struct option longopts[] = {
 	{ "list-events",	no_argument,	   NULL, O_LIST },
 	{ "pmu",		required_argument, NULL, O_PMU },
 	{ "source",		required_argument, NULL, O_SOURCE },
+	{ "exact-mode",		required_argument, NULL, O_EXACT_MODE },
 	{ "vcpus",		required_argument, NULL, O_VCPUS },
 	{ "mem",		required_argument, NULL, O_MEM },
 	{ "host-counters",	required_argument, NULL, O_HOST_COUNTERS },
@@ -68,7 +69,8 @@ usage(FILE *f)
 	    "  -C               cumulative counts in those rows (default: since the last row)\n"
 	    "  -o FILE          counts and report to FILE (default: standard error)\n"
 	    "  --pmu MODEL, --source NAME, --vcpus N, --mem MiB, --host-counters N,\n"
-	    "  --mux-interval US   as vpmu-run (default intel-v2, exact, 1, 64)\n"
+	    "  --mux-interval US, --exact-mode MODE\n"
+	    "                   as vpmu-run (default intel-v2, exact, 1, 64, step)\n"
 	    "  --tunable NAME=VALUE  an hwpmc tunable (callchaindepth, nsamples, ...)\n"
 	    "read a log (report to standard output):\n"
 	    "  -R LOG           the top functions of each event\n"
@@ -349,6 +351,12 @@ main(int argc, char **argv)
 			break;
 		case O_SOURCE:
 			o.source = optarg;
+			live_only = true;
+			break;
+		case O_EXACT_MODE:
+			if (strcmp(optarg, "step") != 0 && strcmp(optarg, "block") != 0)
+				return (bad("--exact-mode %s: want step or block%s", optarg, ""));
+			o.exact_block = strcmp(optarg, "block") == 0;
 			live_only = true;
 			break;
 		case O_VCPUS:

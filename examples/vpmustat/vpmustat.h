@@ -186,6 +186,7 @@ struct vs_live_opts {
 	/* vpmu-run's options */
 	const char *pmu;
 	const char *source;
+	bool	 exact_block;		/* --exact-mode block */
 	unsigned vcpus, mem, host_counters, mux_us;
 	const char *guest;
 };

@@ -1,7 +1,9 @@
 /*
  * test_msr.c -- the guest-visible MSR models without KVM: every rule of
  * the Intel and AMD tables, on the synthetic source (exact counts), plus
- * model strings and CPUID leaves.  Names say what is checked.
+ * model strings and CPUID leaves, and the periods a source is given (a
+ * guest counter's wrap, a sampling PMC's next sample).  Names say what is
+ * checked.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -11,10 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <vpmu/vpmu.h>
 #include <vpmu/model.h>
+#include <vpmu/vcpu.h>
 
 #define MS		1000000ull
 #define OK		VPMU_MSR_OK
@@ -608,8 +612,11 @@ guest_counters_hold_their_rows_for_the_guest(void **state)
 	vpmu_vm_destroy(vm);
 }
 
-/* A source that counts nothing and records the periods it is given. */
-static uint64_t last_period;
+/*
+ * A source whose counters all read rec_value (0 unless a test sets it) and
+ * that records the periods it is given.
+ */
+static uint64_t last_period, rec_value;
 static unsigned nperiods;
 
 static int rec_init(void **s, unsigned n, void *a) { (void)n; (void)a; *s = &last_period; return (0); }
@@ -621,7 +628,7 @@ static int rec_open(void *s, unsigned c, pid_t t, const struct vpmu_event_spec *
 static void rec_close(void *s, void *c) { (void)s; (void)c; }
 static int rec_onoff(void *s, void *c) { (void)s; (void)c; return (0); }
 static int rec_read(void *s, void *c, struct vpmu_count *o)
-{ (void)s; (void)c; memset(o, 0, sizeof(*o)); return (0); }
+{ (void)s; (void)c; memset(o, 0, sizeof(*o)); o->value = rec_value; return (0); }
 static int rec_period(void *s, void *c, uint64_t p) { (void)s; (void)c; last_period = p; nperiods++; return (0); }
 
 static const struct vpmu_source_ops recorder = {
@@ -655,6 +662,82 @@ interrupting_source_is_given_events_left_before_the_wrap(void **state)
 	vpmu_vm_destroy(vm);
 }
 
+/* An exit of vCPU 0 as the glue reports one, its registers given: a sample if due. */
+static void
+exit_at(vpmu_vm *vm, uint64_t rip)
+{
+	struct vpmu_regs r;
+	struct vpmu_exit x;
+
+	memset(&r, 0, sizeof(r));
+	r.rip = rip;
+	memset(&x, 0, sizeof(x));
+	x.reason = VPMU_EXIT_OTHER;
+	x.regs = &r;
+	assert_int_equal(vpmu_vcpu_exit(vm, 0, &x), 0);
+}
+
+/*
+ * A sampling PMC (system mode, reload 1000) tells the source the events
+ * left to its next sample: the reload when it starts; after each sample
+ * the reload less what it counted past the sample's point; 1 while another
+ * sample is already due (it comes at the next exit).
+ */
+static void
+sampling_pmc_is_given_events_left_to_its_next_sample(void **state)
+{
+	struct vpmu_pmc_alloc a = { .cpu = 0, .cls = VPMU_CLASS_PV,
+	    .event = VPMU_EV_INSTRUCTIONS, .mode = VPMU_MODE_SS, .count = 1000 };
+	struct vpmu_cred root = { .pid = 1, .privileged = 1 };
+	struct vpmu_op_configurelog cl = { .flags = 0 };
+	struct vpmu_vcpu_stats st;
+	char path[] = "/tmp/vpmu-test-msr-XXXXXX";
+	vpmu_config *cfg;
+	vpmu_vm *vm;
+
+	(void)state;
+	assert_int_equal(vpmu_config_create(&cfg), 0);
+	assert_int_equal(vpmu_config_set_source(cfg, &recorder, NULL), 0);
+	assert_int_equal(vpmu_vm_create(cfg, &vm), 0);
+	vpmu_config_destroy(cfg);
+	assert_true((cl.logfd = mkstemp(path)) >= 0);
+	unlink(path);
+	assert_int_equal(vpmu_vm_op(vm, &root, VPMU_OP_CONFIGURELOG, &cl), 0);
+	assert_int_equal(vpmu_pmc_allocate(vm, &root, &a), 0);
+	rec_value = 500;			/* the counter's value when it starts */
+	nperiods = 0;
+	assert_int_equal(vpmu_pmc_start(vm, &root, a.pmcid), 0);
+	assert_int_equal(nperiods, 1);
+	assert_int_equal(last_period, 1000);
+	exit_at(vm, 0x1000);			/* 999 of 1000: no sample */
+	rec_value = 1499;
+	exit_at(vm, 0x1000);
+	assert_int_equal(nperiods, 1);
+	rec_value = 1500;			/* exactly due */
+	exit_at(vm, 0x1000);
+	assert_int_equal(nperiods, 2);
+	assert_int_equal(last_period, 1000);
+	rec_value = 2800;			/* 300 past the next one */
+	exit_at(vm, 0x1000);
+	assert_int_equal(nperiods, 3);
+	assert_int_equal(last_period, 700);
+	rec_value = 5500;			/* 3000 since the last: 3 due */
+	exit_at(vm, 0x1000);
+	assert_int_equal(last_period, 1);
+	exit_at(vm, 0x1000);
+	assert_int_equal(last_period, 1);
+	exit_at(vm, 0x1000);
+	assert_int_equal(nperiods, 6);
+	assert_int_equal(last_period, 1000);
+	exit_at(vm, 0x1000);			/* none due */
+	assert_int_equal(nperiods, 6);
+	assert_int_equal(vpmu_vcpu_get_stats(vm, 0, &st), 0);
+	assert_int_equal(st.samples, 5);
+	rec_value = 0;
+	vpmu_vm_destroy(vm);
+	close(cl.logfd);
+}
+
 int
 main(void)
 {
@@ -681,6 +764,7 @@ main(void)
 		cmocka_unit_test(counters_report_names_events_and_unsupported_ones),
 		cmocka_unit_test(guest_counters_hold_their_rows_for_the_guest),
 		cmocka_unit_test(interrupting_source_is_given_events_left_before_the_wrap),
+		cmocka_unit_test(sampling_pmc_is_given_events_left_to_its_next_sample),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -122,8 +122,10 @@ struct vpmu_source_ops {
 	 * of the guest-visible model the core passes (-value) & width-mask,
 	 * scaled by running/enabled time when the value is an estimate, each
 	 * time the counter takes a slot or is written, so a source that can
-	 * interrupt overflows when the guest counter wraps.  Its result is
-	 * ignored.
+	 * interrupt overflows when the guest counter wraps; for a sampling
+	 * PMC, at the same times and after each sample, the events left to
+	 * its next sample (reload count less the events since the last
+	 * one, 1 when one is due).  Its result is ignored.
 	 */
 	int  (*set_period)(void *state, void *ctr, uint64_t period);
 
