@@ -200,7 +200,7 @@ gpr_of(ZydisRegister reg)
 	return (-1);
 }
 
-/* vpmu_insn.writes and dec: every register operand, hidden ones included. */
+/* vpmu_insn.mem, writes and dec: every operand, hidden ones included. */
 static void
 gpr_use(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
     struct vpmu_insn *out)
@@ -208,11 +208,15 @@ gpr_use(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
 	unsigned i;
 	int n;
 
-	for (i = 0; i < in->operand_count; i++)
+	for (i = 0; i < in->operand_count; i++) {
+		if (op[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+		    op[i].mem.type == ZYDIS_MEMOP_TYPE_MEM && op[i].actions != 0)
+			out->mem = true;
 		if (op[i].type == ZYDIS_OPERAND_TYPE_REGISTER &&
 		    (op[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
 		    (n = gpr_of(op[i].reg.value)) >= 0)
 			out->writes |= (uint16_t)(1u << n);
+	}
 	if (in->mnemonic != ZYDIS_MNEMONIC_DEC || op[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
 	    (n = gpr_of(op[0].reg.value)) < 0)
 		return;
@@ -271,8 +275,7 @@ vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf, size
 	    ZYDIS_ATTRIB_HAS_REPNE)) != 0;
 
 	out->in_block = in_block(&in, op, out->rep_string);
-	if (mode == VPMU_DECODE_64)
-		gpr_use(&in, op, out);
+	gpr_use(&in, op, out);
 
 	mf = mnemonic_flags(in.mnemonic);
 	if (mf & MN_NOT_BRANCH)
@@ -302,6 +305,10 @@ vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf, size
 			out->target = target;
 		}
 		eval_of(&in, op, out);
+		out->follow = out->flow == VPMU_FLOW_DIRECT && !out->conditional &&
+		    (in.mnemonic == ZYDIS_MNEMONIC_JMP || in.mnemonic == ZYDIS_MNEMONIC_CALL) &&
+		    in.machine_mode == ZYDIS_MACHINE_MODE_LONG_64 && in.operand_width == 64 &&
+		    !(in.attributes & ZYDIS_ATTRIB_HAS_OPERANDSIZE);
 		break;
 	}
 	return (0);

@@ -73,6 +73,11 @@ struct vpmu_insn {
 					   code (tttn, SDM Vol. 2D, B.1.4.7), or
 					   VPMU_COND_ALWAYS */
 	uint16_t pop;			/* VPMU_EVAL_RET: the bytes RET imm16 releases */
+	bool	 follow;		/* JMP rel or CALL rel (near, 64-bit code, no
+					   66h): a block runs on through it to its
+					   target (a CALL pushes 8 bytes) */
+	bool	 mem;			/* accesses memory (an operand, the stack, a
+					   string): can raise #PF, #GP, #SS */
 	uint8_t	 dec;			/* DEC r64 or r32: 1 + register (VPMU_DEC_*), or 0 */
 	uint16_t writes;		/* general registers it writes, bit n for
 					   register n (RAX 0 .. R15 15), hidden

@@ -53,11 +53,10 @@
 /*
  * A block that ends in a branch the source completes itself (branch.c,
  * when the VMM writes registers back) costs one exit and, round a loop, no
- * ioctl: any length pays.  STREAK_MAX completions in a row, then the
+ * ioctl: shorter ones pay (short_min).  STREAK_MAX completions in a row, then the
  * branch is single-stepped once: interrupts and NMIs, held back while
  * breakpoints are armed, are delivered at steps.
  */
-#define BLOCK_MIN_COMPLETED	1
 #define STREAK_MAX	32
 #define CHAIN_MAX	8	/* branches completed at one exit */
 #define FF_MAX_DEFAULT	(1ull << 24)	/* vpmu_exact_params.ff_max 0 */
@@ -122,6 +121,21 @@ struct xvcpu {
 	unsigned plan_cap;		/* the cap it was planned with */
 	uint64_t bp;			/* the block's breakpoint; 0: single-step */
 	uint64_t hbp[NFAULT_VECS];	/* with it: the entries of fault_vecs' handlers */
+	bool	 hmem;			/* ... armed: the block accesses memory */
+	/* the addresses the planned run executes: [lo, hi) pieces, JMP/CALL between */
+	unsigned nseg;
+	struct {
+		uint64_t lo, hi;
+	} seg[WALK_MAX];
+	/*
+	 * The breakpoints armed, slot by slot: the block's end, the handlers
+	 * it needs, and ends of earlier blocks kept (none inside the block),
+	 * so that the debug registers change only when a block ends somewhere
+	 * new.  used: when a slot last served a plan (0: a filler).
+	 */
+	uint64_t arm[VPMU_DEBUG_BP_MAX];
+	uint64_t used[VPMU_DEBUG_BP_MAX];
+	uint64_t tick;
 	uint64_t room;			/* instructions before some counter could
 					   overflow (cap without BLOCK_MAX) */
 	/*
@@ -413,10 +427,15 @@ add(struct path *p, bool branch, unsigned cpl)
  * the first are read with N's paging and mode, and after a far return run
  * at N's privilege level.
  */
+#define WALK_ADVANCE	0x1	/* at least one instruction, even if addr is N */
+#define WALK_FOLLOW	0x2	/* a JMP or CALL rel at addr ran on to its target
+				   (a block's start); later ones always do */
+
 static enum walk_end
 walk(const struct exact *x, struct xvcpu *v, uint64_t addr, const struct vpmu_regs *ctx,
-    bool rsp_known, const struct vpmu_regs *n, struct path *p, bool advance)
+    bool rsp_known, const struct vpmu_regs *n, struct path *p, unsigned how)
 {
+	bool advance = (how & WALK_ADVANCE) != 0;
 	struct vpmu_insn in;
 	unsigned cpl = ctx->cpl, i;
 	uint64_t rsp = ctx->rsp, succ;
@@ -437,6 +456,12 @@ walk(const struct exact *x, struct xvcpu *v, uint64_t addr, const struct vpmu_re
 		case VPMU_FLOW_DIRECT:
 			if (n->rip == in.target || (in.conditional && n->rip == addr + in.len))
 				return (W_REACHED);
+			/* a block went on through it (decode.h, follow) */
+			if (in.follow && (i > 0 || (how & WALK_FOLLOW))) {
+				succ = in.target;
+				rsp -= in.writes_sp ? 8 : 0;	/* CALL's push */
+				break;
+			}
 			/* At P the branch retired; later, the path was wrong. */
 			return (i == 0 ? W_BRANCH : W_LOST);
 		case VPMU_FLOW_STACK:
@@ -501,7 +526,7 @@ sync_same(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r,
 	if (!(flags & VPMU_SYNC_STEP) || fetch(x, v, &v->p, v->p.rip, &in) != 0 ||
 	    in.rep_string)
 		return;
-	account(x, v, walk(x, v, v->p.rip, &v->p, true, r, &p, true), &p, r->cpl);
+	account(x, v, walk(x, v, v->p.rip, &v->p, true, r, &p, WALK_ADVANCE), &p, r->cpl);
 }
 
 /*
@@ -524,11 +549,11 @@ sync_event(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r,
 	if (r->rip == v->p.rip)
 		return;			/* the guest did not run: still pending */
 	known = handler_entry(x, v, r, vec, &entry) == 0;
-	if (known && (end = walk(x, v, entry, r, false, r, &h, false)) == W_REACHED) {
+	if (known && (end = walk(x, v, entry, r, false, r, &h, 0)) == W_REACHED) {
 		account(x, v, end, &h, r->cpl);
 		return;
 	}
-	if (injected && walk(x, v, v->p.rip, &v->p, true, r, &p, false) == W_REACHED) {
+	if (injected && walk(x, v, v->p.rip, &v->p, true, r, &p, 0) == W_REACHED) {
 		account(x, v, W_REACHED, &p, r->cpl);
 		return;
 	}
@@ -625,18 +650,82 @@ recap(const struct exact *x, struct xvcpu *v)
 }
 
 /*
- * A block shorter than BLOCK_MIN pays when the branch at its end (end, at
- * addr) is completed and the debug registers stay as they are: round a
- * loop, where the branch goes back to the block's start or the last block
- * ended at the same place (was).  Switching between single-steps and
- * breakpoints costs an ioctl each way.
+ * The fewest instructions a block ending at addr in end is planned for.
+ * BLOCK_MIN, unless the source completes that branch: then 1 when no
+ * switch from single-steps to breakpoints is needed (the last run was a
+ * block too, the end is armed already) or round a loop (the branch goes
+ * back to the block's start), else 2 (the switch, an ioctl, against at
+ * least one exit saved).
  */
 static bool
-short_pays(const struct xvcpu *v, const struct vpmu_insn *end, uint64_t addr, uint64_t was)
+armed(const struct xvcpu *v, uint64_t addr)
+{
+	unsigned i;
+
+	for (i = 0; i < VPMU_DEBUG_BP_MAX; i++)
+		if (v->arm[i] == addr && v->used[i] != 0)
+			return (true);
+	return (false);
+}
+
+static unsigned
+short_min(const struct xvcpu *v, const struct vpmu_insn *end, uint64_t addr, bool breaking)
 {
 	if (end->eval == VPMU_EVAL_NONE || !v->setregs || v->streak >= STREAK_MAX)
-		return (false);
-	return (addr == was || (end->flow == VPMU_FLOW_DIRECT && end->target == v->p.rip));
+		return (BLOCK_MIN);
+	if (breaking || armed(v, addr) ||
+	    (end->flow == VPMU_FLOW_DIRECT && end->target == v->p.rip))
+		return (1);
+	return (2);
+}
+
+/*
+ * Arm need[0..n) (n <= VPMU_DEBUG_BP_MAX; need[0] the run's end) for the
+ * planned run: a slot already holding an address keeps it, unless the run
+ * executes it (it would stop early, or at its start); new addresses go to
+ * free slots, else to the least recently
+ * used one no need of this run holds.  A free slot keeps its old address
+ * (outside the run, it cannot stop it) or repeats need[0].
+ */
+/* Does the planned run execute the instruction at addr? */
+static bool
+in_run(const struct xvcpu *v, uint64_t addr)
+{
+	unsigned i;
+
+	for (i = 0; i < v->nseg; i++)
+		if (addr >= v->seg[i].lo && addr < v->seg[i].hi)
+			return (true);
+	return (false);
+}
+
+static void
+arm(struct xvcpu *v, const uint64_t *need, unsigned n)
+{
+	bool mine[VPMU_DEBUG_BP_MAX] = { false };
+	unsigned i, j, best;
+
+	v->tick++;
+	for (i = 0; i < VPMU_DEBUG_BP_MAX; i++)
+		if (v->used[i] != 0 && in_run(v, v->arm[i]))
+			v->used[i] = 0;
+	for (j = 0; j < n; j++) {
+		for (i = 0; i < VPMU_DEBUG_BP_MAX &&
+		    !(v->used[i] != 0 && v->arm[i] == need[j]); i++)
+			;
+		if (i == VPMU_DEBUG_BP_MAX) {
+			for (i = best = 0; i < VPMU_DEBUG_BP_MAX; i++)
+				if (!mine[i] && (mine[best] || v->used[i] < v->used[best]))
+					best = i;
+			i = best;
+			v->arm[i] = need[j];
+		}
+		v->used[i] = v->tick;
+		mine[i] = true;
+	}
+	for (i = 0; i < VPMU_DEBUG_BP_MAX; i++)
+		if (v->used[i] == 0 && (v->arm[i] == 0 || in_run(v, v->arm[i])))
+			v->arm[i] = need[0];
 }
 
 /* General register n (RAX 0 .. R15 15) of r. */
@@ -707,7 +796,7 @@ plan_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *end, uin
  * From P, the instructions a block may hold (decode.h, in_block), at most
  * cap of them; the breakpoint goes on the first one after them, or, for a
  * loop that can be fast-forwarded, on its exit.  Fewer than BLOCK_MIN (P
- * ends a block itself, or its code cannot be read), short_pays() aside:
+ * ends a block itself, or its code cannot be read), short_min() aside:
  * single-step.
  * Blocks need a linear address for the breakpoint, so 64-bit code only
  * (CS base 0); other modes step.
@@ -716,11 +805,14 @@ static void
 plan(const struct exact *x, struct xvcpu *v)
 {
 	struct vpmu_insn in;
-	uint64_t addr = v->p.rip, was = v->bp, bp;
+	uint64_t addr = v->p.rip, bp, need[VPMU_DEBUG_BP_MAX];
 	unsigned i, k, cap = __atomic_load_n(&v->cap, __ATOMIC_RELAXED);
 	bool ends = false;		/* in is the instruction after the block */
+	bool mem = false;		/* an instruction of the block accesses memory */
 	struct vpmu_insn last = { 0 };
 	uint16_t body = 0;
+	bool breaking = v->bp != 0;	/* the last run was a block: no switch */
+	unsigned followed = 0;		/* JMP/CALL rel the run goes on through */
 
 	v->planned = true;
 	v->plan_cap = cap;
@@ -730,31 +822,53 @@ plan(const struct exact *x, struct xvcpu *v)
 	if (!v->p.long_mode || (v->p.rflags & RFLAGS_TF) ||
 	    (v->p.cpl == 3 && (v->p.cr0 & CR0_AM) && (v->p.rflags & RFLAGS_AC)))
 		return;
+	v->nseg = 1;
+	v->seg[0].lo = addr;
 	for (k = 0; k < cap; k++) {
 		ends = vpmu__decode_gva(x->mem, PAGING(&v->p), VPMU_DECODE_64, addr, &in,
 		    NULL) == 0;
-		if (!ends || !in.in_block)
+		if (!ends || !(in.in_block || in.follow))
+			break;
+		/* On through JMP/CALL rel, unless it leads back into the run. */
+		v->seg[v->nseg - 1].hi = addr + in.len;
+		if (in.follow && (in_run(v, in.target) || v->nseg == WALK_MAX))
 			break;
 		body |= last.writes;
 		last = in;
+		mem = mem || in.mem || (in.follow && in.writes_sp);	/* CALL's push */
 		addr += in.len;
+		if (in.follow) {
+			followed++;
+			addr = in.target;
+			v->seg[v->nseg].lo = addr;
+			v->nseg++;
+		}
 	}
-	if (ends && k >= 1 && plan_ff(x, v, &in, addr, k, body, &last))
+	v->seg[v->nseg - 1].hi = addr;
+	if (ends && k >= 1 && followed == 0 && plan_ff(x, v, &in, addr, k, body, &last)) {
 		bp = addr + in.len;
-	else if (k >= (ends && short_pays(v, &in, addr, was) ? BLOCK_MIN_COMPLETED : BLOCK_MIN))
+		v->seg[0].hi = bp;
+	} else if (k >= (ends ? short_min(v, &in, addr, breaking) : BLOCK_MIN))
 		bp = addr;
 	else
 		return;
 	/*
-	 * No handler entry to stop at: a fault would run its handler unseen.
-	 * One at P: its breakpoint would stop the run before it starts.
+	 * A block that accesses memory may fault: it stops at the handlers'
+	 * entries.  No handler entry to stop at: a fault would run its
+	 * handler unseen.  One at P: its breakpoint would stop the run before
+	 * it starts.
 	 */
-	for (i = 0; i < NFAULT_VECS; i++)
+	need[0] = bp;
+	v->hmem = mem;
+	for (i = 0; mem && i < NFAULT_VECS; i++) {
 		if (handler_entry(x, v, &v->p, fault_vecs[i], &v->hbp[i]) != 0 ||
 		    v->hbp[i] == v->p.rip) {
 			v->ff.on = false;
 			return;
 		}
+		need[1 + i] = v->hbp[i];
+	}
+	arm(v, need, mem ? 1 + NFAULT_VECS : 1);
 	v->bp = bp;
 	v->st.blocks++;
 	v->st.block_insns += k;
@@ -778,9 +892,9 @@ sync_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r)
 	uint64_t c, done;
 	unsigned i;
 
-	for (i = 0; i < NFAULT_VECS && v->hbp[i] != r->rip; i++)
+	for (i = 0; v->hmem && i < NFAULT_VECS && v->hbp[i] != r->rip; i++)
 		;
-	if (r->rip != v->bp && i < NFAULT_VECS &&
+	if (r->rip != v->bp && v->hmem && i < NFAULT_VECS &&
 	    read_slot(x, v, r, r->rsp + 8, 8, &at.rip) != 0)
 		return (false);
 	c = ff_counter(v, r);
@@ -794,12 +908,12 @@ sync_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r)
 		if (v->ff.dec && at.rip == v->ff.end)
 			done--;
 		if (done >= v->ff.n ||
-		    walk(x, v, v->ff.head, &v->p, true, &at, &part, false) != W_REACHED)
+		    walk(x, v, v->ff.head, &v->p, true, &at, &part, WALK_FOLLOW) != W_REACHED)
 			return (false);
 	} else
 		return (false);
 	out.rip = v->bp;
-	if (walk(x, v, v->ff.head, &v->p, true, &out, &one, false) != W_REACHED ||
+	if (walk(x, v, v->ff.head, &v->p, true, &out, &one, WALK_FOLLOW) != W_REACHED ||
 	    one.n != v->ff.len)
 		return (false);
 	count_path_n(x, v, &one, done);
@@ -825,18 +939,19 @@ sync_block_fault(const struct exact *x, struct xvcpu *v, const struct vpmu_regs 
 	struct path p = { 0 };
 	unsigned i;
 
-	if (x->mode != VPMU_EXACT_BLOCK || !v->planned || v->bp == 0 || r->rip == v->bp)
+	if (x->mode != VPMU_EXACT_BLOCK || !v->planned || v->bp == 0 || r->rip == v->bp ||
+	    !v->hmem)
 		return (false);
 	for (i = 0; i < NFAULT_VECS && v->hbp[i] != r->rip; i++)
 		;
 	/*
-	 * The faulting instruction is one of the block's, which lie in order
-	 * from P to the breakpoint: one past it means the breakpoint did not
-	 * stop the run (CPL 3 code on some hosts, vpmu_exact(7) HOST FACTS).
+	 * The faulting instruction is one of the block's (in_run): one
+	 * elsewhere means the breakpoint did not stop the run (CPL 3 code on
+	 * some hosts, vpmu_exact(7) HOST FACTS).
 	 */
 	if (i == NFAULT_VECS || read_slot(x, v, r, r->rsp + 8, 8, &at.rip) != 0 ||
-	    at.rip < v->p.rip || at.rip >= v->bp ||
-	    walk(x, v, v->p.rip, &v->p, true, &at, &p, false) != W_REACHED)
+	    !in_run(v, at.rip) ||
+	    walk(x, v, v->p.rip, &v->p, true, &at, &p, WALK_FOLLOW) != W_REACHED)
 		return (false);
 	v->st.block_faults++;
 	account(x, v, W_REACHED, &p, v->p.cpl);
@@ -873,7 +988,8 @@ vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r, unsigned 
 	else if (r->rip == v->p.rip)
 		sync_same(x, v, r, flags);
 	else
-		account(x, v, walk(x, v, v->p.rip, &v->p, true, r, &p, false), &p, r->cpl);
+		account(x, v, walk(x, v, v->p.rip, &v->p, true, r, &p,
+		    (flags & VPMU_SYNC_STEP) ? 0 : WALK_FOLLOW), &p, r->cpl);
 	note_user(x, v, r, flags);
 	v->p = *r;
 	v->known = true;
@@ -948,15 +1064,24 @@ vpmu__exact_breaks(void *state, unsigned cpu, uint64_t *bp, unsigned max)
 	const struct xvcpu *v;
 	unsigned i, n = 0;
 
-	if (x == NULL || bp == NULL || max < 1 + NFAULT_VECS || cpu >= x->nvcpus)
+	if (x == NULL || bp == NULL || max < VPMU_DEBUG_BP_MAX || cpu >= x->nvcpus)
 		return (0);
 	v = &x->vcpu[cpu];
 	if (!v->planned || v->bp == 0)
 		return (0);
-	bp[n++] = v->bp;
-	for (i = 0; i < NFAULT_VECS; i++)
-		bp[n++] = v->hbp[i];
+	for (i = 0; i < VPMU_DEBUG_BP_MAX; i++)
+		bp[n++] = v->arm[i];
 	return (n);
+}
+
+uint64_t
+vpmu__exact_end(void *state, unsigned cpu)
+{
+	const struct exact *x = state;
+
+	if (x == NULL || cpu >= x->nvcpus || !x->vcpu[cpu].planned)
+		return (0);
+	return (x->vcpu[cpu].bp);
 }
 
 bool

@@ -88,6 +88,12 @@ bool	vpmu__exact_wants_step(void *state, unsigned cpu);
 unsigned vpmu__exact_wants(void *state, unsigned cpu);
 unsigned vpmu__exact_breaks(void *state, unsigned cpu, uint64_t *bp, unsigned max);
 /*
+ * The end of the run planned by the last exec_wants: the breakpoint the
+ * block (or fast-forwarded loop) runs to, among the four exec_breaks
+ * gives; 0 when that entry steps.
+ */
+uint64_t vpmu__exact_end(void *state, unsigned cpu);
+/*
  * exec_complete: at the block's breakpoint, retire the branch there on r
  * (branch.c) and count it; VPMU_SET_* or 0 (then it is single-stepped).
  */

@@ -1217,7 +1217,7 @@ block_completes_its_loop_branch(void **state)
 /*
  * A completed branch that lands on another completes it too (a block of
  * no instructions cannot run), unless a counter could overflow on it.
- * LOOP + 0x20: add; add; jmp +0; jmp +0; add.
+ * LOOP + 0x20: add x 4; jz +0; jz +0; add (ZF set: both taken).
  */
 static void
 completed_branches_chain(void **state)
@@ -1227,28 +1227,22 @@ completed_branches_chain(void **state)
 	void *c;
 
 	block_mode(t, 1);
-	PUT(t, LOOP + 0x20, 0x48, 0x01, 0xd8, 0x48, 0x01, 0xd8, 0xeb, 0x00, 0xeb, 0x00,
-	    0x48, 0x01, 0xd8);
-	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
-	at(t, LOOP + 0x20, RESYNC | SETREGS);
-	/* Not a loop, two instructions: stepped; then as if the last block ended there. */
-	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
-	assert_int_equal(X->set_period(t->st, c, 100), 0);
-	block_mode(t, 1);
 	PUT(t, LOOP + 0x20, 0x48, 0x01, 0xd8, 0x48, 0x01, 0xd8, 0x48, 0x01, 0xd8, 0x48, 0x01,
-	    0xd8, 0xeb, 0x00, 0xeb, 0x00, 0x48, 0x01, 0xd8);
+	    0xd8, 0x74, 0x00, 0x74, 0x00, 0x48, 0x01, 0xd8);
 	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	t->r.rflags = 0x2 | 0x40;
 	at(t, LOOP + 0x20, RESYNC | SETREGS);
 	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);	/* 4 ADDs */
+	assert_int_equal(vpmu__exact_end(t->st, 0), LOOP + 0x2C);
 	at(t, LOOP + 0x2C, SETREGS);
 	assert_int_equal(val(t, c), 4);
 	r = t->r;
 	assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP);
-	assert_int_equal(r.rip, LOOP + 0x30);			/* past both JMPs */
+	assert_int_equal(r.rip, LOOP + 0x30);			/* past both JZs */
 	assert_int_equal(val(t, c), 6);
 	assert_int_equal(stats(t).completed, 2);
 
-	/* One event left before the overflow: the first JMP only. */
+	/* One event left before the overflow: the first JZ only. */
 	at(t, LOOP + 0x20, RESYNC | SETREGS);
 	assert_int_equal(X->set_period(t->st, c, 5), 0);
 	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
@@ -1393,7 +1387,10 @@ ff_plan(struct tx *t, uint64_t rip, uint64_t rcx)
 	at(t, rip, RESYNC | SETREGS);
 	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
 	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 4);
-	return (bp[0]);
+	/* the run's end is one of the four armed */
+	assert_true(bp[0] == vpmu__exact_end(t->st, 0) || bp[1] == vpmu__exact_end(t->st, 0) ||
+	    bp[2] == vpmu__exact_end(t->st, 0) || bp[3] == vpmu__exact_end(t->st, 0));
+	return (vpmu__exact_end(t->st, 0));
 }
 
 /*
@@ -1498,6 +1495,112 @@ fault_inside_a_fast_forwarded_loop(void **state)
 	assert_int_equal(stats(t).unresolved, 1);
 }
 
+/* The four breakpoints of the entry planned from rip. */
+static void
+armed_at(struct tx *t, uint64_t rip, unsigned flags, uint64_t *bp)
+{
+	at(t, rip, flags);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 4);
+}
+
+/*
+ * Two blocks that jump to each other (four ADDs and a JZ each, no
+ * memory access: no handler breakpoints): once both ends are armed the
+ * debug registers stay as they are, round after round.  An armed address
+ * inside the next run is dropped.
+ */
+static void
+breakpoints_stay_armed(void **state)
+{
+	struct tx *t = *state;
+	uint64_t a[VPMU_DEBUG_BP_MAX], b[VPMU_DEBUG_BP_MAX], c[VPMU_DEBUG_BP_MAX];
+	struct vpmu_regs r;
+	unsigned i, round;
+	void *n;
+
+	block_mode(t, 1);
+	for (i = 0; i < 4; i++) {
+		PUT(t, CODE + 0x300 + 3 * i, 0x48, 0x01, 0xd8);
+		PUT(t, CODE + 0x340 + 3 * i, 0x48, 0x01, 0xd8);
+	}
+	PUT(t, CODE + 0x30C, 0x74, 0x32);		/* jz CODE + 0x340 */
+	PUT(t, CODE + 0x34C, 0x74, 0xb2);		/* jz CODE + 0x300 */
+	n = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	t->r.rflags = 0x2 | 0x40;			/* ZF: taken */
+	armed_at(t, CODE + 0x300, RESYNC | SETREGS, a);
+	for (i = 0; i < 4; i++)				/* no handlers */
+		assert_int_equal(a[i], CODE + 0x30C);
+	for (round = 0; round < 3; round++) {
+		at(t, CODE + 0x30C, SETREGS);
+		r = t->r;
+		assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP);
+		armed_at(t, r.rip, SETREGS, b);
+		assert_int_equal(vpmu__exact_end(t->st, 0), CODE + 0x34C);
+		at(t, CODE + 0x34C, SETREGS);
+		r = t->r;
+		assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP);
+		armed_at(t, r.rip, SETREGS, c);
+		assert_int_equal(vpmu__exact_end(t->st, 0), CODE + 0x30C);
+		if (round > 0)
+			assert_memory_equal(b, c, sizeof(b));	/* nothing changes */
+	}
+	assert_int_equal(val(t, n), 30);
+	/* From the middle of block A: its end is armed, no other address of A. */
+	armed_at(t, CODE + 0x306, RESYNC | SETREGS, a);
+	assert_int_equal(vpmu__exact_end(t->st, 0), CODE + 0x30C);
+	for (i = 0; i < 4; i++)
+		assert_false(a[i] >= CODE + 0x306 && a[i] < CODE + 0x30C);
+}
+
+/*
+ * A block runs on through a CALL rel (and JMP rel) to its target: add;
+ * add; call F | F: add; add; ret.  The run ends at the RET (5
+ * instructions, one branch); the RET is completed from the stack.  The
+ * CALL's push may fault: the handlers are armed, and a #PF of the CALL
+ * counts the two ADDs before it.
+ */
+static void
+blocks_run_through_calls(void **state)
+{
+	struct tx *t = *state;
+	uint64_t bp[VPMU_DEBUG_BP_MAX], ra = CODE + 0x40B;
+	uint64_t frame[2] = { 0, CODE + 0x406 };	/* error code, RIP */
+	struct vpmu_regs r;
+	void *c, *b;
+
+	block_mode(t, 1);
+	PUT(t, CODE + 0x400, 0x48, 0x01, 0xd8, 0x48, 0x01, 0xd8, 0xe8, 0x75, 0x00, 0x00, 0x00,
+	    0x48, 0x01, 0xd8);
+	PUT(t, CODE + 0x480, 0x48, 0x01, 0xd8, 0x48, 0x01, 0xd8, 0xc3);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	b = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+	armed_at(t, CODE + 0x400, RESYNC | SETREGS, bp);
+	assert_int_equal(vpmu__exact_end(t->st, 0), CODE + 0x486);
+	assert_int_equal(bp[1], 0x20000);		/* the push may fault */
+	t->r.rsp = STACK - 8;
+	put(t, STACK - 8, (const uint8_t *)&ra, 8);
+	at(t, CODE + 0x486, SETREGS);
+	assert_int_equal(val(t, c), 5);
+	assert_int_equal(val(t, b), 1);
+	r = t->r;
+	assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP | VPMU_SET_RSP);
+	assert_int_equal(r.rip, CODE + 0x40B);
+	assert_int_equal(r.rsp, STACK);
+	assert_int_equal(val(t, c), 6);
+	assert_int_equal(val(t, b), 2);
+
+	/* The push faults (#PF): the ADDs before the CALL retired. */
+	t->r.rsp = STACK;
+	armed_at(t, CODE + 0x400, RESYNC | SETREGS, bp);
+	t->r.rsp = STACK - 0x100;
+	put(t, STACK - 0x100, (const uint8_t *)frame, sizeof(frame));
+	at(t, 0x20000, SETREGS);
+	assert_int_equal(val(t, c), 8);
+	assert_int_equal(stats(t).block_faults, 1);
+	assert_int_equal(stats(t).unresolved, 0);
+}
+
 int
 main(void)
 {
@@ -1534,6 +1637,8 @@ main(void)
 		T(loops_are_fast_forwarded),
 		T(dec_jnz_loops_are_fast_forwarded),
 		T(fault_inside_a_fast_forwarded_loop),
+		T(breakpoints_stay_armed),
+		T(blocks_run_through_calls),
 #undef T
 	};
 
