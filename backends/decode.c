@@ -200,7 +200,38 @@ gpr_of(ZydisRegister reg)
 	return (-1);
 }
 
-/* vpmu_insn.mem, writes and dec: every operand, hidden ones included. */
+/*
+ * vpmu_insn.count and step: DEC r, SUB r, imm or ADD r, imm on a 64- or
+ * 32-bit general register, the step in that width.
+ */
+static void
+count_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
+    struct vpmu_insn *out)
+{
+	uint64_t step, mask;
+	unsigned width;
+	int n;
+
+	if (in->operand_count_visible < 1 || op[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
+	    (n = gpr_of(op[0].reg.value)) < 0)
+		return;
+	width = ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, op[0].reg.value);
+	if (width != 64 && width != 32)
+		return;
+	mask = width == 64 ? UINT64_MAX : 0xFFFFFFFFull;
+	if (in->mnemonic == ZYDIS_MNEMONIC_DEC && in->operand_count_visible == 1)
+		step = 1;
+	else if ((in->mnemonic == ZYDIS_MNEMONIC_SUB || in->mnemonic == ZYDIS_MNEMONIC_ADD) &&
+	    in->operand_count_visible == 2 && op[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
+		step = in->mnemonic == ZYDIS_MNEMONIC_SUB ? op[1].imm.value.u :
+		    0 - op[1].imm.value.u;
+	else
+		return;
+	out->count = (uint8_t)(n + 1) | (width == 32 ? VPMU_COUNT_32 : 0);
+	out->step = step & mask;
+}
+
+/* vpmu_insn.mem, writes and count: every operand, hidden ones included. */
 static void
 gpr_use(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
     struct vpmu_insn *out)
@@ -217,13 +248,7 @@ gpr_use(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
 		    (n = gpr_of(op[i].reg.value)) >= 0)
 			out->writes |= (uint16_t)(1u << n);
 	}
-	if (in->mnemonic != ZYDIS_MNEMONIC_DEC || op[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
-	    (n = gpr_of(op[0].reg.value)) < 0)
-		return;
-	if (op[0].reg.value == gprs[n])
-		out->dec = (uint8_t)(n + 1);
-	else if (ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, op[0].reg.value) == 32)
-		out->dec = (uint8_t)(n + 1) | VPMU_DEC_32;
+	count_of(in, op, out);
 }
 
 static bool

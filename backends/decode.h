@@ -47,9 +47,13 @@ enum vpmu_insn_eval {
 };
 #define VPMU_COND_ALWAYS	0xFF	/* vpmu_insn.cond: no condition (LOOP) */
 
-/* vpmu_insn.dec: DEC of a general register, 1 + its number (RAX 0 .. R15 15) */
-#define VPMU_DEC_REG(d)		(((d) & 0x1F) - 1)
-#define VPMU_DEC_32		0x80	/* of its low 32 bits (zero-extended) */
+/*
+ * vpmu_insn.count: DEC, SUB imm or ADD imm of a general register (a loop
+ * counter): 1 + its number (RAX 0 .. R15 15), and vpmu_insn.step what it
+ * takes off.
+ */
+#define VPMU_COUNT_REG(d)	(((d) & 0x1F) - 1)
+#define VPMU_COUNT_32		0x80	/* its low 32 bits (zero-extended) */
 
 struct vpmu_insn {
 	uint8_t	 len;			/* bytes */
@@ -78,7 +82,10 @@ struct vpmu_insn {
 					   target (a CALL pushes 8 bytes) */
 	bool	 mem;			/* accesses memory (an operand, the stack, a
 					   string): can raise #PF, #GP, #SS */
-	uint8_t	 dec;			/* DEC r64 or r32: 1 + register (VPMU_DEC_*), or 0 */
+	uint8_t	 count;			/* DEC/SUB imm/ADD imm of r64 or r32: 1 +
+					   register (VPMU_COUNT_*), or 0 */
+	uint64_t step;			/* with count: what it subtracts (in the
+					   register's width; ADD: the negation) */
 	uint16_t writes;		/* general registers it writes, bit n for
 					   register n (RAX 0 .. R15 15), hidden
 					   operands and partial writes included */

@@ -147,8 +147,9 @@ struct xvcpu {
 	struct {
 		bool	 on;
 		bool	 dword;
-		bool	 dec;		/* DEC r; JNZ (else LOOP) */
+		bool	 counted;	/* DEC/SUB/ADD r; JNZ (else LOOP) */
 		unsigned reg;		/* the counter's register (RAX 0 .. R15 15) */
+		uint64_t step;		/* what a round takes off it */
 		unsigned len;
 		uint64_t head, end, n, c0;
 	} ff;
@@ -751,44 +752,50 @@ ff_counter(const struct xvcpu *v, const struct vpmu_regs *r)
  * Loop fast-forward: the block from P (k instructions; body: the
  * registers all but the last write; last: the last one) ends at addr in
  * end, a branch back to P that loops while a counter register is not 0:
- * LOOP (RCX), or DEC r64/r32; JNZ, with a body that writes the register
- * nowhere else.  Its n = counter iterations (counted from P) run to a
- * breakpoint at the loop's exit when the counters' room and ff_max allow
- * them all, so the overflow, if any, comes with the last.  true: v->ff
- * set.
+ * LOOP (RCX, less 1 a round), or DEC, SUB imm or ADD imm of a 64- or
+ * 32-bit register (less step a round) then JNZ, with a body that writes
+ * the register nowhere else.  A counter that step divides gives n =
+ * counter / step rounds (counted from P; one that it does not divide
+ * would pass 0 and wrap).  They run to a breakpoint at the loop's exit
+ * when the counters' room and ff_max allow them all, so the overflow,
+ * if any, comes with the last.  true: v->ff set.
  */
 static bool
 plan_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *end, uint64_t addr,
     unsigned k, uint16_t body, const struct vpmu_insn *last)
 {
-	uint64_t n, len = (uint64_t)k + 1;
-	unsigned reg;
-	bool dec;
+	uint64_t n, c, len = (uint64_t)k + 1;
 
 	if (x->ff_max < 2 || end->flow != VPMU_FLOW_DIRECT || end->target != v->p.rip)
 		return (false);
 	if (end->eval == VPMU_EVAL_LOOP && end->cond == VPMU_COND_ALWAYS) {
-		dec = false;
-		reg = 1;			/* RCX */
+		v->ff.counted = false;
+		v->ff.reg = 1;			/* RCX */
+		v->ff.step = 1;
+		v->ff.dword = false;
 		body |= last->writes;
-	} else if (end->eval == VPMU_EVAL_JCC && end->cond == 0x5 && last->dec != 0) {
-		dec = true;			/* DEC r; JNZ */
-		reg = (unsigned)VPMU_DEC_REG(last->dec);
+	} else if (end->eval == VPMU_EVAL_JCC && end->cond == 0x5 && last->count != 0 &&
+	    last->step != 0) {
+		v->ff.counted = true;		/* DEC/SUB/ADD r; JNZ */
+		v->ff.reg = (unsigned)VPMU_COUNT_REG(last->count);
+		v->ff.step = last->step;
+		v->ff.dword = (last->count & VPMU_COUNT_32) != 0;
 	} else
 		return (false);
-	if (body & (1u << reg))
+	if (body & (1u << v->ff.reg))
 		return (false);
-	v->ff.reg = reg;
-	v->ff.dword = dec && (last->dec & VPMU_DEC_32);
-	n = ff_counter(v, &v->p);
+	c = ff_counter(v, &v->p);
+	if (c % v->ff.step != 0)
+		return (false);
+	n = c / v->ff.step;
 	if (n < 2 || n > x->ff_max / len || n * len > v->room)
 		return (false);
 	v->ff.on = true;
-	v->ff.dec = dec;
 	v->ff.len = (unsigned)len;
 	v->ff.head = v->p.rip;
 	v->ff.end = addr;
-	v->ff.n = v->ff.c0 = n;
+	v->ff.n = n;
+	v->ff.c0 = c;
 	return (true);
 }
 
@@ -881,8 +888,8 @@ plan(const struct exact *x, struct xvcpu *v)
  * iterations, or inside it (a fault stopped at a handler's entry, the
  * faulting instruction's address from the frame; an exit of the
  * monitor's), where the loop counter tells the iterations that retired
- * (DEC rCX at the end of the body has run once more when the vCPU is at
- * the JNZ).  false: not such an exit, or one that does not add up.
+ * (the DEC/SUB/ADD at the end of the body has run once more when the vCPU
+ * is at the JNZ).  false: not such an exit, or one that does not add up.
  */
 static bool
 sync_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r)
@@ -901,11 +908,15 @@ sync_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r)
 	done = v->ff.c0 - c;
 	if (v->ff.dword)
 		done = (uint32_t)done;
+	if (done % v->ff.step != 0)
+		return (false);
+	done /= v->ff.step;		/* rounds whose counting instruction ran */
 	if (at.rip == v->bp) {
 		if (c != 0)
 			return (false);
 	} else if (at.rip >= v->ff.head && at.rip <= v->ff.end) {
-		if (v->ff.dec && at.rip == v->ff.end)
+		/* at the JNZ the round's DEC/SUB/ADD has run, its branch not */
+		if (v->ff.counted && at.rip == v->ff.end)
 			done--;
 		if (done >= v->ff.n ||
 		    walk(x, v, v->ff.head, &v->p, true, &at, &part, WALK_FOLLOW) != W_REACHED)

@@ -1358,6 +1358,8 @@ contract_hands_back_completed_branches(void **state)
 #define FFW		(CODE + 0x240)	/* add rcx, rbx; add; loop FFW */
 #define FFD		(CODE + 0x280)	/* add; dec ecx; jnz FFD */
 #define FFM		(CODE + 0x2C0)	/* mov rax, [rbx]; add; loop FFM */
+#define FFS		(CODE + 0x2E0)	/* add; sub rcx, 4; jnz FFS */
+#define FFA		(CODE + 0x500)	/* add; add r8d, -2; jnz FFA */
 
 static void
 ff_code(struct tx *t, uint64_t ff_max)
@@ -1375,6 +1377,8 @@ ff_code(struct tx *t, uint64_t ff_max)
 	PUT(t, FFW, 0x48, 0x01, 0xd9, 0x48, 0x01, 0xd8, 0xe2, 0xf8);
 	PUT(t, FFD, 0x48, 0x01, 0xd8, 0xff, 0xc9, 0x75, 0xf9);
 	PUT(t, FFM, 0x48, 0x8b, 0x03, 0x48, 0x01, 0xd8, 0xe2, 0xf8);
+	PUT(t, FFS, 0x48, 0x01, 0xd8, 0x48, 0x83, 0xe9, 0x04, 0x75, 0xf7);
+	PUT(t, FFA, 0x48, 0x01, 0xd8, 0x41, 0x83, 0xc0, 0xfe, 0x75, 0xf7);
 }
 
 /* The first breakpoint of the entry planned from rip with rcx. */
@@ -1601,6 +1605,42 @@ blocks_run_through_calls(void **state)
 	assert_int_equal(stats(t).unresolved, 0);
 }
 
+/*
+ * SUB imm and ADD imm count too: RCX 40 less 4 a round is 10 rounds; 42
+ * would pass 0 (not fast-forwarded, the branch completed); R8D less 2
+ * from 10 (upper half set) is 5.  An exit at the JNZ after the third SUB
+ * (RCX 28): two rounds and ADD, SUB of the third.
+ */
+static void
+sub_and_add_loops_are_fast_forwarded(void **state)
+{
+	struct tx *t = *state;
+	void *c, *b;
+
+	ff_code(t, 0);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	b = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+	assert_int_equal(ff_plan(t, FFS, 40), FFS + 9);
+	t->r.rcx = 0;
+	at(t, FFS + 9, SETREGS);
+	assert_int_equal(val(t, c), 30);
+	assert_int_equal(val(t, b), 10);
+	assert_int_equal(ff_plan(t, FFS, 42), FFS + 7);
+	assert_int_equal(ff_plan(t, FFS, 40), FFS + 9);
+	t->r.rcx = 28;
+	at(t, FFS + 7, SETREGS);
+	assert_int_equal(val(t, c), 30 + 8);
+	assert_int_equal(val(t, b), 10 + 2);
+
+	t->r.r8 = (1ull << 32) + 10;
+	assert_int_equal(ff_plan(t, FFA, 0), FFA + 9);
+	t->r.r8 = 0;
+	at(t, FFA + 9, SETREGS);
+	assert_int_equal(val(t, c), 38 + 15);
+	assert_int_equal(val(t, b), 12 + 5);
+	assert_int_equal(stats(t).unresolved, 0);
+}
+
 int
 main(void)
 {
@@ -1637,6 +1677,7 @@ main(void)
 		T(loops_are_fast_forwarded),
 		T(dec_jnz_loops_are_fast_forwarded),
 		T(fault_inside_a_fast_forwarded_loop),
+		T(sub_and_add_loops_are_fast_forwarded),
 		T(breakpoints_stay_armed),
 		T(blocks_run_through_calls),
 #undef T
