@@ -22,8 +22,6 @@
 #define RFLAGS_SF	(1ull << 7)
 #define RFLAGS_OF	(1ull << 11)
 #define RFLAGS_AC	(1ull << 18)
-#define CR4_SMAP	(1ull << 21)
-#define CR4_CET		(1ull << 23)
 
 bool
 vpmu__branch_cond(unsigned cond, uint64_t rflags)
@@ -46,9 +44,8 @@ vpmu__branch_cond(unsigned cond, uint64_t rflags)
 	return (r != ((cond & 1) != 0));	/* odd codes: the negation */
 }
 
-/* Bits 63 down to the top of the linear address all equal. */
-static bool
-canonical(uint64_t a, uint64_t cr4)
+bool
+vpmu__canonical(uint64_t a, uint64_t cr4)
 {
 	unsigned top = (cr4 & VPMU_CR4_LA57) ? 56 : 47;
 	int64_t s = (int64_t)(a << (63 - top)) >> (63 - top);
@@ -86,9 +83,9 @@ vpmu__branch_complete(const struct vpmu_gmem *mem, const struct vpmu_insn *in,
 			succ = in->target;
 		break;
 	case VPMU_EVAL_RET:
-		if (r->cpl != 0 || (r->cr4 & CR4_CET) ||
-		    ((r->cr4 & CR4_SMAP) && !(r->rflags & RFLAGS_AC)) ||
-		    !canonical(r->rsp, r->cr4) || !canonical(r->rsp + 7, r->cr4) ||
+		if (r->cpl != 0 || (r->cr4 & VPMU_CR4_CET) ||
+		    ((r->cr4 & VPMU_CR4_SMAP) && !(r->rflags & RFLAGS_AC)) ||
+		    !vpmu__canonical(r->rsp, r->cr4) || !vpmu__canonical(r->rsp + 7, r->cr4) ||
 		    vpmu__gmem_read_gva(mem, &pg, r->rsp, &ret, 8) != 8)
 			return (0);
 		succ = ret;
@@ -97,7 +94,7 @@ vpmu__branch_complete(const struct vpmu_gmem *mem, const struct vpmu_insn *in,
 	default:
 		return (0);
 	}
-	if (!canonical(succ, r->cr4))
+	if (!vpmu__canonical(succ, r->cr4))
 		return (0);
 	r->rip = succ;
 	r->rcx = rcx;

@@ -231,6 +231,25 @@ count_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
 	out->step = step & mask;
 }
 
+/* vpmu_insn.stack: PUSH, POP or CALL whose one memory access is the stack slot. */
+static void
+stack_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
+    struct vpmu_insn *out)
+{
+	unsigned i;
+
+	if (in->machine_mode != ZYDIS_MACHINE_MODE_LONG_64 || in->operand_width != 64 ||
+	    (in->attributes & ZYDIS_ATTRIB_HAS_OPERANDSIZE))
+		return;
+	for (i = 0; i < in->operand_count_visible; i++)
+		if (op[i].type == ZYDIS_OPERAND_TYPE_MEMORY)
+			return;			/* PUSH [mem], POP [mem] */
+	if (in->mnemonic == ZYDIS_MNEMONIC_PUSH || in->mnemonic == ZYDIS_MNEMONIC_CALL)
+		out->stack = -8;
+	else if (in->mnemonic == ZYDIS_MNEMONIC_POP)
+		out->stack = 8;
+}
+
 /* vpmu_insn.mem, writes and count: every operand, hidden ones included. */
 static void
 gpr_use(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
@@ -249,6 +268,7 @@ gpr_use(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
 			out->writes |= (uint16_t)(1u << n);
 	}
 	count_of(in, op, out);
+	stack_of(in, op, out);
 }
 
 static bool

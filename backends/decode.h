@@ -82,6 +82,10 @@ struct vpmu_insn {
 					   target (a CALL pushes 8 bytes) */
 	bool	 mem;			/* accesses memory (an operand, the stack, a
 					   string): can raise #PF, #GP, #SS */
+	int8_t	 stack;			/* PUSH r/imm, POP r, CALL rel (64-bit operand
+					   size): its only memory access is 8 bytes
+					   at RSP - 8 (-8, a write) or RSP (+8, a
+					   read), RSP moving by that much; else 0 */
 	uint8_t	 count;			/* DEC/SUB imm/ADD imm of r64 or r32: 1 +
 					   register (VPMU_COUNT_*), or 0 */
 	uint64_t step;			/* with count: what it subtracts (in the

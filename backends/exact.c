@@ -749,6 +749,24 @@ ff_counter(const struct xvcpu *v, const struct vpmu_regs *r)
 }
 
 /*
+ * Can the stack access of in (vpmu_insn.stack), with RSP sp, not fault?
+ * Then a block holding it needs no handler breakpoints for it.  Not under
+ * CET (its shadow stack), nor with a non-canonical slot (#SS).
+ */
+static bool
+stack_safe(const struct exact *x, const struct xvcpu *v, const struct vpmu_insn *in,
+    uint64_t sp, bool sp_known)
+{
+	uint64_t slot = in->stack < 0 ? sp - 8 : sp;
+
+	if (in->stack == 0 || !sp_known || (v->p.cr4 & VPMU_CR4_CET) ||
+	    !vpmu__canonical(slot, v->p.cr4) || !vpmu__canonical(slot + 7, v->p.cr4))
+		return (false);
+	return (vpmu__gmem_can_access(x->mem, PAGING(&v->p), slot, 8, in->stack < 0, v->p.cpl,
+	    (v->p.rflags & RFLAGS_AC) != 0));
+}
+
+/*
  * Loop fast-forward: the block from P (k instructions; body: the
  * registers all but the last write; last: the last one) ends at addr in
  * end, a branch back to P that loops while a counter register is not 0:
@@ -815,7 +833,10 @@ plan(const struct exact *x, struct xvcpu *v)
 	uint64_t addr = v->p.rip, bp, need[VPMU_DEBUG_BP_MAX];
 	unsigned i, k, cap = __atomic_load_n(&v->cap, __ATOMIC_RELAXED);
 	bool ends = false;		/* in is the instruction after the block */
-	bool mem = false;		/* an instruction of the block accesses memory */
+	bool mem = false;		/* an instruction of the block may fault */
+	bool any = false;		/* one accesses memory */
+	bool sp_known = true;		/* sp: RSP before the instruction */
+	uint64_t sp = v->p.rsp;
 	struct vpmu_insn last = { 0 };
 	uint16_t body = 0;
 	bool breaking = v->bp != 0;	/* the last run was a block: no switch */
@@ -842,7 +863,12 @@ plan(const struct exact *x, struct xvcpu *v)
 			break;
 		body |= last.writes;
 		last = in;
-		mem = mem || in.mem || (in.follow && in.writes_sp);	/* CALL's push */
+		any = any || in.mem;
+		mem = mem || (in.mem && !stack_safe(x, v, &in, sp, sp_known));
+		if (in.stack != 0)
+			sp += (uint64_t)(int64_t)in.stack;
+		else if (in.writes_sp)
+			sp_known = false;
 		addr += in.len;
 		if (in.follow) {
 			followed++;
@@ -855,6 +881,7 @@ plan(const struct exact *x, struct xvcpu *v)
 	if (ends && k >= 1 && followed == 0 && plan_ff(x, v, &in, addr, k, body, &last)) {
 		bp = addr + in.len;
 		v->seg[0].hi = bp;
+		mem = any;		/* later rounds: not checked */
 	} else if (k >= (ends ? short_min(v, &in, addr, breaking) : BLOCK_MIN))
 		bp = addr;
 	else

@@ -15,6 +15,8 @@
 #include "gmem.h"
 
 #define PTE_P		(1ull << 0)	/* present */
+#define PTE_RW		(1ull << 1)	/* writable */
+#define PTE_US		(1ull << 2)	/* user */
 #define PTE_PS		(1ull << 7)	/* page size: this entry maps a page */
 #define PAGE_4K		4096ull
 
@@ -116,16 +118,22 @@ read_entry(const struct vpmu_gmem *mem, uint64_t gpa, unsigned esize, uint64_t *
 	return (vpmu__gmem_read_gpa(mem, gpa, e, esize) == (int)esize ? 0 : EFAULT);
 }
 
-int
-vpmu__gmem_translate(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
-    uint64_t gva, uint64_t *gpa)
+/*
+ * The page walk; *perm (when not NULL) gets PTE_RW and PTE_US as every
+ * level's entry grants them (a PAE PDPTE has neither: it grants both).
+ */
+static int
+walk_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg, uint64_t gva,
+    uint64_t *gpa, uint64_t *perm)
 {
 	const struct pgfmt *f;
-	uint64_t table, e, idx, pgmask;
+	uint64_t table, e, idx, pgmask, acc = PTE_RW | PTE_US;
 	unsigned l;
 
 	if (mem == NULL || pg == NULL || gpa == NULL)
 		return (EFAULT);
+	if (perm != NULL)
+		*perm = acc;
 	if (!(pg->cr0 & VPMU_CR0_PG)) {
 		*gpa = gva & 0xFFFFFFFFull;
 		return (0);
@@ -141,6 +149,10 @@ vpmu__gmem_translate(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging 
 		idx = (gva >> f->shift[l]) & ((1ull << f->bits[l]) - 1);
 		if (read_entry(mem, table + idx * f->esize, f->esize, &e) != 0 || !(e & PTE_P))
 			return (EFAULT);
+		if (!(f == &fmt_pae && l == 0))
+			acc &= e;
+		if (perm != NULL)
+			*perm = acc & (PTE_RW | PTE_US);
 		pgmask = (1ull << f->shift[l]) - 1;
 		if (l == f->nlevels - 1) {
 			*gpa = (e & f->addr_mask) | (gva & pgmask);
@@ -158,6 +170,37 @@ vpmu__gmem_translate(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging 
 		table = e & f->addr_mask;
 	}
 	return (EFAULT);		/* not reached: the last level returns */
+}
+
+int
+vpmu__gmem_translate(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+    uint64_t gva, uint64_t *gpa)
+{
+	return (walk_gva(mem, pg, gva, gpa, NULL));
+}
+
+bool
+vpmu__gmem_can_access(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+    uint64_t gva, size_t len, bool write, unsigned cpl, bool ac)
+{
+	uint64_t gpa, perm, va, last = gva + len - 1;
+	bool user = cpl == 3;
+
+	if (len == 0 || last < gva || !(pg->efer & VPMU_EFER_LMA) ||
+	    (pg->cr4 & VPMU_CR4_PKE))
+		return (false);
+	for (va = gva & ~(PAGE_4K - 1); va <= last; va += PAGE_4K) {
+		if (walk_gva(mem, pg, va < gva ? gva : va, &gpa, &perm) != 0 ||
+		    vpmu__gmem_read_gpa(mem, gpa, &(uint8_t){ 0 }, 1) != 1)
+			return (false);
+		if (user ? !(perm & PTE_US) || (write && !(perm & PTE_RW)) :
+		    ((perm & PTE_US) && (pg->cr4 & VPMU_CR4_SMAP) && !ac) ||
+		    (write && !(perm & PTE_RW) && (pg->cr0 & VPMU_CR0_WP)))
+			return (false);
+		if (va + PAGE_4K < va)
+			break;
+	}
+	return (true);
 }
 
 int

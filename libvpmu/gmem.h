@@ -19,6 +19,7 @@
 #ifndef VPMU_GMEM_H
 #define VPMU_GMEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,6 +50,10 @@ struct vpmu_gmem_paging {
 #define VPMU_CR4_PSE	(1ull << 4)
 #define VPMU_CR4_PAE	(1ull << 5)
 #define VPMU_CR4_LA57	(1ull << 12)
+#define VPMU_CR4_SMAP	(1ull << 21)
+#define VPMU_CR4_PKE	(1ull << 22)
+#define VPMU_CR4_CET	(1ull << 23)
+#define VPMU_CR0_WP	(1ull << 16)
 #define VPMU_EFER_LMA	(1ull << 10)
 
 /* An empty set of slots (a zeroed struct is one too). */
@@ -75,6 +80,17 @@ int	vpmu__gmem_translate(const struct vpmu_gmem *mem, const struct vpmu_gmem_pag
  */
 int	vpmu__gmem_read_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
 	    uint64_t gva, void *buf, size_t len);
+
+/*
+ * Would the guest's access of len bytes at gva, at CPL cpl (RFLAGS.AC
+ * ac), go through without a page fault?  IA-32e paging only (false
+ * otherwise): every page present and backed by a slot, user pages for
+ * CPL 3 and not for CPL < 3 under SMAP (unless AC), writable for a write
+ * (for CPL < 3 only with CR0.WP), and no protection keys (CR4.PKE: false).
+ * Canonical addresses are the caller's concern.
+ */
+bool	vpmu__gmem_can_access(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+	    uint64_t gva, size_t len, bool write, unsigned cpl, bool ac);
 
 /*
  * The entry of the guest's handler for vector vec, from the IDT at linear

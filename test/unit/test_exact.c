@@ -1560,9 +1560,10 @@ breakpoints_stay_armed(void **state)
 /*
  * A block runs on through a CALL rel (and JMP rel) to its target: add;
  * add; call F | F: add; add; ret.  The run ends at the RET (5
- * instructions, one branch); the RET is completed from the stack.  The
- * CALL's push may fault: the handlers are armed, and a #PF of the CALL
- * counts the two ADDs before it.
+ * instructions, one branch); the RET is completed from the stack.  A
+ * push to a mapped, writable stack cannot fault: no handler breakpoints.
+ * To a stack not mapped it can: the handlers are armed, and a #PF of the
+ * CALL counts the two ADDs before it.
  */
 static void
 blocks_run_through_calls(void **state)
@@ -1579,9 +1580,12 @@ blocks_run_through_calls(void **state)
 	PUT(t, CODE + 0x480, 0x48, 0x01, 0xd8, 0x48, 0x01, 0xd8, 0xc3);
 	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
 	b = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+	t->r.rsp = STACK;
 	armed_at(t, CODE + 0x400, RESYNC | SETREGS, bp);
 	assert_int_equal(vpmu__exact_end(t->st, 0), CODE + 0x486);
-	assert_int_equal(bp[1], 0x20000);		/* the push may fault */
+	/* a mapped, writable stack: the push cannot fault, no handlers */
+	assert_int_equal(bp[0], CODE + 0x486);
+	assert_int_equal(bp[1], CODE + 0x486);
 	t->r.rsp = STACK - 8;
 	put(t, STACK - 8, (const uint8_t *)&ra, 8);
 	at(t, CODE + 0x486, SETREGS);
@@ -1594,9 +1598,10 @@ blocks_run_through_calls(void **state)
 	assert_int_equal(val(t, c), 6);
 	assert_int_equal(val(t, b), 2);
 
-	/* The push faults (#PF): the ADDs before the CALL retired. */
-	t->r.rsp = STACK;
+	/* A stack not mapped: the push faults (#PF), the ADDs before it retired. */
+	t->r.rsp = 0x40000000;
 	armed_at(t, CODE + 0x400, RESYNC | SETREGS, bp);
+	assert_true(bp[1] == 0x20000 || bp[2] == 0x20000 || bp[3] == 0x20000);
 	t->r.rsp = STACK - 0x100;
 	put(t, STACK - 0x100, (const uint8_t *)frame, sizeof(frame));
 	at(t, 0x20000, SETREGS);
@@ -1641,6 +1646,41 @@ sub_and_add_loops_are_fast_forwarded(void **state)
 	assert_int_equal(stats(t).unresolved, 0);
 }
 
+/* vpmu__gmem_can_access: present, user/supervisor, writable, SMAP, WP, PKE. */
+static void
+gmem_access_rules(void **state)
+{
+	struct tx *t = *state;
+	struct vpmu_gmem_paging pg = { VPMU_CR0_PE | VPMU_CR0_PG | VPMU_CR0_WP, PML4,
+	    VPMU_CR4_PAE, VPMU_EFER_LMA };
+
+	tables_4k(t);		/* supervisor pages; 0x11000 absent; 0x20000 read-only */
+	assert_true(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, true, 0, false));
+	assert_false(vpmu__gmem_can_access(&t->mem, &pg, 0x11000, 8, false, 0, false));
+	assert_false(vpmu__gmem_can_access(&t->mem, &pg, 0x10ffc, 8, false, 0, false));
+	assert_true(vpmu__gmem_can_access(&t->mem, &pg, 0x20000, 8, false, 0, false));
+	assert_false(vpmu__gmem_can_access(&t->mem, &pg, 0x20000, 8, true, 0, false));
+	pg.cr0 &= ~VPMU_CR0_WP;			/* CPL 0 writes read-only pages */
+	assert_true(vpmu__gmem_can_access(&t->mem, &pg, 0x20000, 8, true, 0, false));
+	assert_false(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, false, 3, false));
+	/* a user page: CPL 3 yes; CPL 0 under SMAP only with AC */
+	pte(t, PML4, 0, PDPT | PTE_P | PTE_RW | 4);
+	pte(t, PDPT, 0, PD | PTE_P | PTE_RW | 4);
+	pte(t, PD, 0, PT | PTE_P | PTE_RW | 4);
+	pte(t, PT, 0x10, 0x10000 | PTE_P | PTE_RW | 4);
+	assert_true(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, true, 3, false));
+	assert_true(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, true, 0, false));
+	pg.cr4 |= VPMU_CR4_SMAP;
+	assert_false(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, true, 0, false));
+	assert_true(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, true, 0, true));
+	pg.cr4 |= VPMU_CR4_PKE;
+	assert_false(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, true, 3, false));
+	/* not IA-32e paging: never */
+	pg.cr4 = VPMU_CR4_PAE;
+	pg.efer = 0;
+	assert_false(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, false, 0, false));
+}
+
 int
 main(void)
 {
@@ -1680,6 +1720,7 @@ main(void)
 		T(sub_and_add_loops_are_fast_forwarded),
 		T(breakpoints_stay_armed),
 		T(blocks_run_through_calls),
+		T(gmem_access_rules),
 #undef T
 	};
 
