@@ -345,6 +345,7 @@ vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf, size
 			out->far_return = in.meta.branch_type == ZYDIS_BRANCH_TYPE_FAR;
 		} else if ((in.attributes & ZYDIS_ATTRIB_IS_RELATIVE) &&
 		    in.operand_count_visible > 0 &&
+		    op[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&	/* not [rip + d] */
 		    ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&in, &op[0], addr, &target))) {
 			out->flow = VPMU_FLOW_DIRECT;
 			out->target = target;
