@@ -42,19 +42,23 @@
  *   LEA, MOV (immediate, 64-bit immediate, register, memory), MOVZX,
  *   MOVSX, MOVSXD, CMOVcc, SETcc, XCHG, BT/BTS/BTR/BTC, NEG, NOT, INC,
  *   DEC, BSWAP, BSF/BSR, XADD, CMPXCHG, CBW/CWDE/CDQE/CDQ/CQO, CLC, STC,
- *   CMC, NOPs, at 8, 16, 32 and 64 bits, register, immediate and memory
- *   operands; PUSH/POP pairs; string instructions without REP (STOS,
+ *   CMC, NOPs (up to the 15-byte form), at 8, 16, 32 and 64 bits,
+ *   register, immediate and memory operands, LOCK on some memory
+ *   destinations; PUSH/POP pairs; string instructions without REP (STOS,
  *   MOVS, LODS, SCAS, CMPS);
- *   REP STOS and REP MOVS, byte to quadword, with 0 to 64 iterations (one
- *   instruction each, rcx = 0 included: vpmu_exact(7));
+ *   REP STOS and REP MOVS, byte to quadword, with 0 to 64 iterations, and
+ *   now and then REP STOSB or MOVSB of 1025 to 4096 bytes (more than one
+ *   of the chunks a host may exit for); each retires once, rcx = 0
+ *   included (vpmu_exact(7));
  *   Jcc forward taken (over dead bytes, short or far enough for rel32),
  *   forward not taken (over live code), backward taken once; JMP over
- *   dead bytes; JMP through a register; JRCXZ taken and not;
+ *   dead bytes, direct, through a register or through memory; JRCXZ
+ *   taken and not;
  *   loops of 1 to 50 iterations: LOOP, LOOPE, LOOPNE (to the end, or left
  *   early on ZF), DEC/JNZ, SUB/JNZ, CMP/JNE; bodies of 0 to 20
  *   instructions, or nested code (loops in loops, calls, branches) up to
  *   depth 3;
- *   CALL, direct and through a register, to generated functions, which
+ *   CALL, direct, through a register or memory, to generated functions, which
  *   may call the ones generated after them (no recursion); each saves the
  *   loop registers it uses.
  *
@@ -337,13 +341,13 @@ static const char *const btop[] = { "bt", "bts", "btr", "btc" };
 
 /*
  * One instruction of straight-line computation: writes scratch registers
- * and randprog_buf only; at most 11 bytes long (addq $imm32, disp32(%rip)).
+ * and randprog_buf only; at most 15 bytes long.
  */
 static void
 alu(struct buf *b)
 {
 	unsigned s = rnd(0, 3), s2 = rnd(0, 1), r1 = any_reg(), r2 = any_reg();
-	unsigned r3 = any_reg();
+	unsigned r3 = any_reg(), k;
 	const char *op;
 
 	switch (rnd(0, 27)) {
@@ -355,12 +359,13 @@ alu(struct buf *b)
 		emit(b, "\t%s%c\t$%ld, %%%s\n", binop[rnd(0, N(binop) - 1)],
 		    sfx[s], imm(s), reg(r1, s));
 		break;
-	case 5:				/* op mem, %r / op %r, mem */
-		op = binop[rnd(0, N(binop) - 1)];
+	case 5:				/* op mem, %r / op %r, mem, LOCKed or not */
+		k = rnd(0, N(binop) - 1);
 		if (chance(50))
-			emit(b, "\t%s\t%s, %%%s\n", op, mem(bytes[s]), reg(r1, s));
-		else
-			emit(b, "\t%s\t%%%s, %s\n", op, reg(r1, s), mem(bytes[s]));
+			emit(b, "\t%s\t%s, %%%s\n", binop[k], mem(bytes[s]), reg(r1, s));
+		else			/* LOCK CMP and LOCK TEST are #UD */
+			emit(b, "\t%s%s\t%%%s, %s\n", k < 7 && chance(25) ? "lock " : "",
+			    binop[k], reg(r1, s), mem(bytes[s]));
 		break;
 	case 6:				/* op $imm, mem */
 		emit(b, "\t%s%c\t$%ld, %s\n", binop[rnd(0, N(binop) - 1)],
@@ -488,7 +493,8 @@ alu(struct buf *b)
 		if (chance(75))
 			emit(b, "\t%s\t%%%s\n", op, reg(r1, s));
 		else
-			emit(b, "\t%s%c\t%s\n", op, sfx[s], mem(bytes[s]));
+			emit(b, "\t%s%s%c\t%s\n", chance(25) ? "lock " : "", op, sfx[s],
+			    mem(bytes[s]));
 		break;
 	case 20:
 		emit(b, "\tbswap\t%%%s\n", reg(r1, s2));
@@ -517,6 +523,8 @@ alu(struct buf *b)
 		static const char *const nops[] = {
 			"nop", "nopl\t0(%rax)", "nopw\t0(%rax,%rax,1)",
 			"nopl\t0x100(%rax,%rax,1)",
+			/* 15 bytes, the longest: six 0x66, CS, NOPW disp32 */
+			".byte\t0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0",
 		};
 
 		emit(b, "\t%s\n", nops[rnd(0, N(nops) - 1)]);
@@ -633,12 +641,20 @@ string_op(struct buf *b)
 	return (c);
 }
 
-/* REP STOS or REP MOVS, 0 to 64 iterations: 3 or 4 instructions. */
+/*
+ * REP STOS or REP MOVS, 0 to 64 iterations, or sometimes 1025 to 4096
+ * bytes (more than one chunk: vpmu_exact(7)): 3 or 4 instructions.
+ */
 static struct count
 rep_string(struct gen *g)
 {
-	unsigned s = rnd(0, 3), n = chance(15) ? 0 : rnd(1, 64);
-	unsigned span = n * bytes[s];
+	unsigned s = rnd(0, 3), n = chance(15) ? 0 : rnd(1, 64), span;
+
+	if (chance(10)) {
+		s = 3;
+		n = rnd(1025, BUF_SIZE);
+	}
+	span = n * bytes[s];
 	struct count c = { 3, 0 };
 
 	if (chance(50)) {
@@ -711,18 +727,38 @@ jcc_backward(struct gen *g, uint64_t max)
 	return (c);
 }
 
-/* JMP over dead bytes: 1 instruction; through a register: 2. */
+/*
+ * The target's address in a register (1 instruction), or in randprog_buf
+ * too (2): the operand of an indirect JMP or CALL returned.
+ */
+static const char *
+indirect(struct buf *b, const char *target, struct count *c)
+{
+	static char op[64];
+	const char *r = reg(any_reg(), 0);
+
+	emit(b, "\tlea\t%s(%%rip), %%%s\n", target, r);
+	c->insns++;
+	if (chance(40)) {
+		snprintf(op, sizeof(op), "%s", mem(8));
+		emit(b, "\tmov\t%%%s, %s\n", r, op);
+		c->insns++;
+	} else
+		snprintf(op, sizeof(op), "%%%s", r);
+	return (op);
+}
+
+/* JMP over dead bytes: 1 instruction; through a register or memory: 2 or 3. */
 static struct count
 jmp_over(struct buf *b)
 {
 	unsigned l = new_label();
 	struct count c = { 1, 1 };
+	char target[16];
 
 	if (chance(30)) {
-		const char *r = reg(any_reg(), 0);
-
-		emit(b, "\tlea\t.Lr%u(%%rip), %%%s\n\tjmp\t*%%%s\n", l, r, r);
-		c.insns++;
+		snprintf(target, sizeof(target), ".Lr%u", l);
+		emit(b, "\tjmp\t*%s\n", indirect(b, target, &c));
 		kinds[K_JMP_IND]++;
 	} else {
 		emit(b, "\tjmp\t.Lr%u\n", l);
@@ -755,18 +791,16 @@ jrcxz(struct gen *g, uint64_t max)
 	return (c);
 }
 
-/* CALL to a later function, direct or through a register. */
+/* CALL to a later function, direct or through a register or memory. */
 static struct count
 call(struct gen *g, int f)
 {
 	struct count c = { 1, 1 };
+	char target[16];
 
 	if (chance(25)) {
-		unsigned r = any_reg();
-
-		emit(g->out, "\tlea\trandprog_f%d(%%rip), %%%s\n", f, reg(r, 0));
-		emit(g->out, "\tcall\t*%%%s\n", reg(r, 0));
-		c.insns++;
+		snprintf(target, sizeof(target), "randprog_f%d", f);
+		emit(g->out, "\tcall\t*%s\n", indirect(g->out, target, &c));
 		kinds[K_CALL_IND]++;
 	} else {
 		emit(g->out, "\tcall\trandprog_f%d\n", f);
@@ -839,7 +873,6 @@ loop(struct gen *g, uint64_t max)
 		emit(g->out, "\tcmp\t%%%s, %%%s\n\tloope\t.Lr%u\n", r, r, l);
 		break;
 	}
-		break;
 	case 2:
 		if (chance(50)) {	/* leaves when rcx was left_at */
 			left_at = rnd(1, n);
