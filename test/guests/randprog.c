@@ -99,9 +99,15 @@ static void __attribute__((format(printf, 2, 3)))
 emit(struct buf *b, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
+	int n = 0;
 
 	for (;;) {
+		if (b->cap - b->len <= (size_t)n) {	/* room for n bytes and the NUL */
+			b->cap = 2 * b->cap + (size_t)n + 4096;
+			b->p = realloc(b->p, b->cap);
+			if (b->p == NULL)
+				die("out of memory");
+		}
 		va_start(ap, fmt);
 		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
 		va_end(ap);
@@ -109,10 +115,6 @@ emit(struct buf *b, const char *fmt, ...)
 			die("vsnprintf failed");
 		if ((size_t)n < b->cap - b->len)
 			break;
-		b->cap = b->cap ? 2 * b->cap + (size_t)n : 4096 + (size_t)n;
-		b->p = realloc(b->p, b->cap);
-		if (b->p == NULL)
-			die("out of memory");
 	}
 	b->len += (size_t)n;
 }
@@ -282,10 +284,12 @@ value(void)
 		0, 1, 2, 0x7F, 0x80, 0xFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF,
 		0xFFFFFFFE,
 	};
+	uint32_t v;
 
 	if (chance(40))
 		return (edges[rnd(0, sizeof(edges) / sizeof(edges[0]) - 1)]);
-	return ((uint32_t)rnd64() >> rnd(0, 31));
+	v = (uint32_t)rnd64();
+	return (v >> rnd(0, 31));
 }
 
 /* ---- generation state ------------------------------------------------------- */
@@ -346,177 +350,157 @@ static const char *const btop[] = { "bt", "bts", "btr", "btc" };
 static void
 alu(struct buf *b)
 {
+	/*
+	 * Every random draw is a statement of its own or a declarator's
+	 * initializer (sequenced): in one function call's arguments their
+	 * order would be the compiler's, and gcc and clang differ.
+	 */
 	unsigned s = rnd(0, 3), s2 = rnd(0, 1), r1 = any_reg(), r2 = any_reg();
-	unsigned r3 = any_reg(), k;
-	const char *op;
+	unsigned r3 = any_reg(), kind = rnd(0, 27), v = rnd(0, 99);
+	unsigned op = rnd(0, N(binop) - 1), cc = rnd(0, 15), x = rnd(0, 63);
+	long i = imm(s), i2 = imm(s2);
+	const char *m;
 
-	switch (rnd(0, 27)) {
+	switch (kind) {
 	case 0: case 1: case 2:		/* op %r, %r */
-		emit(b, "\t%s\t%%%s, %%%s\n", binop[rnd(0, N(binop) - 1)],
-		    reg(r1, s), reg(r2, s));
+		emit(b, "\t%s\t%%%s, %%%s\n", binop[op], reg(r1, s), reg(r2, s));
 		break;
 	case 3: case 4:			/* op $imm, %r */
-		emit(b, "\t%s%c\t$%ld, %%%s\n", binop[rnd(0, N(binop) - 1)],
-		    sfx[s], imm(s), reg(r1, s));
+		emit(b, "\t%s%c\t$%ld, %%%s\n", binop[op], sfx[s], i, reg(r1, s));
 		break;
 	case 5:				/* op mem, %r / op %r, mem, LOCKed or not */
-		k = rnd(0, N(binop) - 1);
-		if (chance(50))
-			emit(b, "\t%s\t%s, %%%s\n", binop[k], mem(bytes[s]), reg(r1, s));
+		m = mem(bytes[s]);
+		if (v < 50)
+			emit(b, "\t%s\t%s, %%%s\n", binop[op], m, reg(r1, s));
 		else			/* LOCK CMP and LOCK TEST are #UD */
-			emit(b, "\t%s%s\t%%%s, %s\n", k < 7 && chance(25) ? "lock " : "",
-			    binop[k], reg(r1, s), mem(bytes[s]));
+			emit(b, "\t%s%s\t%%%s, %s\n", op < 7 && v < 63 ? "lock " : "",
+			    binop[op], reg(r1, s), m);
 		break;
 	case 6:				/* op $imm, mem */
-		emit(b, "\t%s%c\t$%ld, %s\n", binop[rnd(0, N(binop) - 1)],
-		    sfx[s], imm(s), mem(bytes[s]));
+		m = mem(bytes[s]);
+		emit(b, "\t%s%c\t$%ld, %s\n", binop[op], sfx[s], i, m);
 		break;
 	case 7:				/* shifts and rotates */
-		op = shiftop[rnd(0, N(shiftop) - 1)];
-		if (chance(70))
-			emit(b, "\t%s%c\t$%u, %%%s\n", op, sfx[s], rnd(0, 8u * bytes[s] - 1),
-			    reg(r1, s));
+		m = mem(bytes[s]);
+		if (v < 70)
+			emit(b, "\t%s%c\t$%u, %%%s\n", shiftop[op % N(shiftop)], sfx[s],
+			    x % (8 * bytes[s]), reg(r1, s));
 		else
-			emit(b, "\t%s%c\t$%u, %s\n", op, sfx[s], rnd(1, 7), mem(bytes[s]));
+			emit(b, "\t%s%c\t$%u, %s\n", shiftop[op % N(shiftop)], sfx[s],
+			    1 + x % 7, m);
 		break;
 	case 8:				/* double shifts */
-		emit(b, "\t%s\t$%u, %%%s, %%%s\n", chance(50) ? "shld" : "shrd",
-		    rnd(0, 31), reg(r1, s2), reg(r2, s2));
+		emit(b, "\t%s\t$%u, %%%s, %%%s\n", v < 50 ? "shld" : "shrd", x % 32,
+		    reg(r1, s2), reg(r2, s2));
 		break;
 	case 9:				/* multiplies */
-		switch (rnd(0, 3)) {
-		case 0:
+		m = mem(bytes[s2]);
+		if (v < 25)
 			emit(b, "\timul\t%%%s, %%%s\n", reg(r1, s2), reg(r2, s2));
-			break;
-		case 1:
-			emit(b, "\timul\t$%ld, %%%s, %%%s\n", imm(s2), reg(r1, s2), reg(r2, s2));
-			break;
-		case 2:
-			emit(b, "\timul\t%s, %%%s\n", mem(bytes[s2]), reg(r1, s2));
-			break;
-		default:		/* rdx:rax = rax * r */
-			emit(b, "\t%s\t%%%s\n", chance(50) ? "mul" : "imul", reg(r1, s2));
-			break;
-		}
+		else if (v < 50)
+			emit(b, "\timul\t$%ld, %%%s, %%%s\n", i2, reg(r1, s2), reg(r2, s2));
+		else if (v < 75)
+			emit(b, "\timul\t%s, %%%s\n", m, reg(r1, s2));
+		else			/* rdx:rax = rax * r */
+			emit(b, "\t%s\t%%%s\n", v < 88 ? "mul" : "imul", reg(r1, s2));
 		break;
 	case 10:			/* LEA */
-		switch (rnd(0, 2)) {
-		case 0:
-			emit(b, "\tlea\t%ld(%%%s,%%%s,%u), %%%s\n", imm(1), reg(r1, 0),
-			    reg(r2, 0), 1u << rnd(0, 3), reg(r3, s2));
-			break;
-		case 1:
-			emit(b, "\tlea\t%ld(%%%s), %%%s\n", imm(1), reg(r1, 0), reg(r2, s2));
-			break;
-		default:
-			emit(b, "\tlea\trandprog_buf+%u(%%rip), %%%s\n", rnd(0, BUF_SIZE),
+		if (v < 33)
+			emit(b, "\tlea\t%ld(%%%s,%%%s,%u), %%%s\n", i2, reg(r1, 0),
+			    reg(r2, 0), 1u << (x % 4), reg(r3, s2));
+		else if (v < 67)
+			emit(b, "\tlea\t%ld(%%%s), %%%s\n", i2, reg(r1, 0), reg(r2, s2));
+		else
+			emit(b, "\tlea\trandprog_buf+%u(%%rip), %%%s\n", x * 64,
 			    reg(r1, 0));
-			break;
-		}
 		break;
 	case 11: case 12:		/* MOV */
-		switch (rnd(0, 5)) {
-		case 0:
-			emit(b, "\tmov\t$%ld, %%%s\n", imm(s), reg(r1, s));
-			break;
-		case 1:
+		m = mem(bytes[s]);
+		if (v < 17)
+			emit(b, "\tmov\t$%ld, %%%s\n", i, reg(r1, s));
+		else if (v < 33)
 			emit(b, "\tmovabs\t$%" PRIu64 ", %%%s\n", rnd64(), reg(r1, 0));
-			break;
-		case 2:
+		else if (v < 50)
 			emit(b, "\tmov\t%%%s, %%%s\n", reg(r1, s), reg(r2, s));
-			break;
-		case 3:
-			emit(b, "\tmov\t%s, %%%s\n", mem(bytes[s]), reg(r1, s));
-			break;
-		case 4:
-			emit(b, "\tmov\t%%%s, %s\n", reg(r1, s), mem(bytes[s]));
-			break;
-		default:
-			emit(b, "\tmov%c\t$%ld, %s\n", sfx[s], imm(s), mem(bytes[s]));
-			break;
-		}
+		else if (v < 67)
+			emit(b, "\tmov\t%s, %%%s\n", m, reg(r1, s));
+		else if (v < 83)
+			emit(b, "\tmov\t%%%s, %s\n", reg(r1, s), m);
+		else
+			emit(b, "\tmov%c\t$%ld, %s\n", sfx[s], i, m);
 		break;
 	case 13:			/* zero and sign extension */
-		switch (rnd(0, 5)) {
-		case 0:
+		m = mem(1);
+		if (v < 17)
 			emit(b, "\tmovzbl\t%%%s, %%%s\n", reg(r1, 3), reg(r2, 1));
-			break;
-		case 1:
+		else if (v < 33)
 			emit(b, "\tmovzwl\t%%%s, %%%s\n", reg(r1, 2), reg(r2, 1));
-			break;
-		case 2:
+		else if (v < 50)
 			emit(b, "\tmovsbq\t%%%s, %%%s\n", reg(r1, 3), reg(r2, 0));
-			break;
-		case 3:
+		else if (v < 67)
 			emit(b, "\tmovswq\t%%%s, %%%s\n", reg(r1, 2), reg(r2, 0));
-			break;
-		case 4:
+		else if (v < 83)
 			emit(b, "\tmovslq\t%%%s, %%%s\n", reg(r1, 1), reg(r2, 0));
-			break;
-		default:
-			emit(b, "\t%s\t%s, %%%s\n", chance(50) ? "movzbl" : "movsbl",
-			    mem(1), reg(r1, 1));
-			break;
-		}
+		else
+			emit(b, "\t%s\t%s, %%%s\n", v < 92 ? "movzbl" : "movsbl", m, reg(r1, 1));
 		break;
 	case 14:			/* CMOVcc */
-		if (chance(70))
-			emit(b, "\tcmov%s\t%%%s, %%%s\n", cc_name[rnd(0, 15)],
-			    reg(r1, s2), reg(r2, s2));
+		m = mem(bytes[s2]);
+		if (v < 70)
+			emit(b, "\tcmov%s\t%%%s, %%%s\n", cc_name[cc], reg(r1, s2), reg(r2, s2));
 		else
-			emit(b, "\tcmov%s\t%s, %%%s\n", cc_name[rnd(0, 15)],
-			    mem(bytes[s2]), reg(r1, s2));
+			emit(b, "\tcmov%s\t%s, %%%s\n", cc_name[cc], m, reg(r1, s2));
 		break;
 	case 15:			/* SETcc */
-		if (chance(70))
-			emit(b, "\tset%s\t%%%s\n", cc_name[rnd(0, 15)], reg(r1, 3));
+		m = mem(1);
+		if (v < 70)
+			emit(b, "\tset%s\t%%%s\n", cc_name[cc], reg(r1, 3));
 		else
-			emit(b, "\tset%s\t%s\n", cc_name[rnd(0, 15)], mem(1));
+			emit(b, "\tset%s\t%s\n", cc_name[cc], m);
 		break;
 	case 16:			/* XCHG */
-		if (chance(80))
+		m = mem(bytes[s]);
+		if (v < 80)
 			emit(b, "\txchg\t%%%s, %%%s\n", reg(r1, s), reg(r2, s));
 		else
-			emit(b, "\txchg\t%%%s, %s\n", reg(r1, s), mem(bytes[s]));
+			emit(b, "\txchg\t%%%s, %s\n", reg(r1, s), m);
 		break;
 	case 17:			/* bit tests */
-		op = btop[rnd(0, N(btop) - 1)];
-		if (chance(40))
-			emit(b, "\t%s\t$%u, %%%s\n", op, rnd(0, 63), reg(r1, 0));
-		else if (chance(50))
-			emit(b, "\t%s\t%%%s, %%%s\n", op, reg(r1, 0), reg(r2, 0));
+		m = mem(4);
+		if (v < 40)
+			emit(b, "\t%s\t$%u, %%%s\n", btop[op % N(btop)], x, reg(r1, 0));
+		else if (v < 70)
+			emit(b, "\t%s\t%%%s, %%%s\n", btop[op % N(btop)], reg(r1, 0), reg(r2, 0));
 		else			/* an immediate offset stays in the operand */
-			emit(b, "\t%sl\t$%u, %s\n", op, rnd(0, 31), mem(4));
+			emit(b, "\t%sl\t$%u, %s\n", btop[op % N(btop)], x % 32, m);
 		break;
 	case 18: case 19:		/* NEG, NOT, INC, DEC */
-		op = unop[rnd(0, N(unop) - 1)];
-		if (chance(75))
-			emit(b, "\t%s\t%%%s\n", op, reg(r1, s));
+		m = mem(bytes[s]);
+		if (v < 75)
+			emit(b, "\t%s\t%%%s\n", unop[op % N(unop)], reg(r1, s));
 		else
-			emit(b, "\t%s%s%c\t%s\n", chance(25) ? "lock " : "", op, sfx[s],
-			    mem(bytes[s]));
+			emit(b, "\t%s%s%c\t%s\n", v < 82 ? "lock " : "", unop[op % N(unop)],
+			    sfx[s], m);
 		break;
 	case 20:
 		emit(b, "\tbswap\t%%%s\n", reg(r1, s2));
 		break;
 	case 21:			/* destination undefined for a zero source: data only */
-		emit(b, "\t%s\t%%%s, %%%s\n", chance(50) ? "bsf" : "bsr",
-		    reg(r1, s2), reg(r2, s2));
+		emit(b, "\t%s\t%%%s, %%%s\n", v < 50 ? "bsf" : "bsr", reg(r1, s2), reg(r2, s2));
 		break;
 	case 22:
-		emit(b, "\t%s\t%%%s, %%%s\n", chance(50) ? "xadd" : "cmpxchg",
-		    reg(r1, s), reg(r2, s));
+		emit(b, "\t%s\t%%%s, %%%s\n", v < 50 ? "xadd" : "cmpxchg", reg(r1, s), reg(r2, s));
 		break;
 	case 23: {
 		static const char *const ext[] = { "cbtw", "cwtl", "cltq", "cltd", "cqto" };
 
-		emit(b, "\t%s\n", ext[rnd(0, N(ext) - 1)]);
+		emit(b, "\t%s\n", ext[v % N(ext)]);
 		break;
 	}
 	case 24: {
 		static const char *const fl[] = { "clc", "stc", "cmc" };
 
-		emit(b, "\t%s\n", fl[rnd(0, N(fl) - 1)]);
+		emit(b, "\t%s\n", fl[v % N(fl)]);
 		break;
 	}
 	case 25: {
@@ -527,12 +511,11 @@ alu(struct buf *b)
 			".byte\t0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0",
 		};
 
-		emit(b, "\t%s\n", nops[rnd(0, N(nops) - 1)]);
+		emit(b, "\t%s\n", nops[v % N(nops)]);
 		break;
 	}
 	default:			/* 8- and 16-bit arithmetic on the low parts */
-		s = rnd(2, 3);
-		emit(b, "\t%s\t%%%s, %%%s\n", binop[rnd(0, 6)], reg(r1, s), reg(r2, s));
+		emit(b, "\t%s\t%%%s, %%%s\n", binop[op % 7], reg(r1, 2 + s2), reg(r2, 2 + s2));
 		break;
 	}
 }
