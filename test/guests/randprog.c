@@ -17,8 +17,11 @@
  *   randprog_buf               4 KiB of .bss, the scratch memory the
  *                              code reads and writes.
  *
- * The same SEED gives the same file, byte for byte, on every host: the
- * generator draws from its own splitmix64 stream, never from rand().
+ * The same SEED gives the same file, byte for byte, on every host and
+ * whatever compiler built the generator: it draws from its own splitmix64
+ * stream, never from rand(), and never twice in one expression whose
+ * order of evaluation the compiler chooses (randprog_deterministic.sh
+ * checks seed 1's checksum).
  *
  * The counts are exact because every control decision is made here: no
  * branch depends on data the program computes.  A conditional jump is
@@ -75,7 +78,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define BUF_SIZE	4096	/* randprog_buf */
 #define MAX_DEPTH	3	/* loop nesting, so %r12..%r14 (+%r15 spare) */
