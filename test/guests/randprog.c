@@ -55,15 +55,17 @@
  *   included (vpmu_exact(7));
  *   Jcc forward taken (over dead bytes, short or far enough for rel32),
  *   forward not taken (over live code), backward taken once; JMP over
- *   dead bytes, direct, through a register or through memory; JRCXZ
- *   taken and not;
+ *   dead bytes, direct, through a register or through memory; JRCXZ and
+ *   JECXZ taken and not (RCX 0, small, or with bits above 31 set);
  *   loops of 1 to 50 iterations: LOOP, LOOPE, LOOPNE (to the end, or left
- *   early on ZF), DEC/JNZ, SUB/JNZ, CMP/JNE; bodies of 0 to 20
- *   instructions, or nested code (loops in loops, calls, branches) up to
- *   depth 3;
+ *   early on ZF; counting in RCX, or in ECX with an address-size prefix
+ *   and the bits above set), DEC/JNZ (32 bits, the bits above set or not,
+ *   or 64; RCX too), SUB/JNZ, CMP/JNE; bodies of 0 to 20 instructions, or
+ *   nested code (loops in loops, calls, branches) up to depth 3;
  *   CALL, direct, through a register or memory, to generated functions, which
  *   may call the ones generated after them (no recursion); each saves the
- *   loop registers it uses.
+ *   loop registers it uses; some end in RET $imm, popping 1 to 3
+ *   quadwords their callers push.
  *
  * Never: I/O, MSRs, CPUID, HLT, DIV/IDIV, privileged or SSE/AVX/x87
  * instructions, fences, self-modifying code, instructions that need a
@@ -317,17 +319,21 @@ struct gen {
 static unsigned label_next;
 static int nfuncs;
 static struct count fn_count[MAX_FUNCS];
+static unsigned fn_args[MAX_FUNCS];	/* quadwords its RET $imm pops */
 
 /* Per-kind totals, for the file's header comment. */
 enum {
 	K_ALU, K_PUSHPOP, K_STRING, K_REP, K_JCC_TAKEN, K_JCC_NOT, K_JCC_BACK,
 	K_JMP, K_JMP_IND, K_JRCXZ, K_CALL, K_CALL_IND, K_LOOP, K_LOOPE, K_LOOPNE,
-	K_DECJNZ, K_SUBJNZ, K_CMPJNE, K_NKINDS
+	K_DECJNZ, K_SUBJNZ, K_CMPJNE, K_LOOP_ECX, K_DEC_WIDE, K_DEC_RCX, K_JECXZ,
+	K_RET_IMM, K_NKINDS
 };
 static const char *const kind_name[K_NKINDS] = {
 	"alu", "push/pop", "string", "rep", "jcc-taken", "jcc-not-taken",
 	"jcc-backward", "jmp", "jmp-indirect", "jrcxz", "call", "call-indirect",
 	"loop", "loope", "loopne", "dec/jnz", "sub/jnz", "cmp/jne",
+	"of which: loops in ecx", "dec/jnz 64-bit or high bits set", "dec/jnz in rcx",
+	"jecxz", "ret imm",
 };
 static unsigned kinds[K_NKINDS];
 
@@ -754,16 +760,25 @@ jmp_over(struct buf *b)
 	return (c);
 }
 
-/* JRCXZ, taken (rcx = 0) or over a short body: 2 instructions and the body. */
+/*
+ * JRCXZ or JECXZ, taken or over a short body: 2 or 3 instructions and the
+ * body.  RCX is 0, a small number, or has bits above 31 set (JECXZ looks
+ * at ECX alone).
+ */
 static struct count
 jrcxz(struct gen *g, uint64_t max)
 {
-	unsigned l = new_label(), n = 0;
-	bool taken = chance(50);
+	unsigned l = new_label(), n, v = rnd(0, 2), hi = rnd(1, 0xFFFF), lo = rnd(1, 1000);
+	bool ecx = chance(50), taken;
+	uint64_t rcx = v == 0 ? 0 : v == 1 ? lo : (uint64_t)hi << 32 | (chance(50) ? lo : 0);
 	struct count c = { 2, 1 };
 
-	emit(g->out, "\tmov\t$%u, %%ecx\n", taken ? 0 : rnd(1, 1000));
-	emit(g->out, "\tjrcxz\t.Lr%u\n", l);
+	if (rcx >> 32)
+		emit(g->out, "\tmovabs\t$%" PRIu64 ", %%rcx\n", rcx);
+	else
+		emit(g->out, "\tmov\t$%" PRIu64 ", %%ecx\n", rcx);
+	taken = ecx ? (uint32_t)rcx == 0 : rcx == 0;
+	emit(g->out, "\t%s\t.Lr%u\n", ecx ? "jecxz" : "jrcxz", l);
 	if (taken)
 		dead(g->out, false);
 	else {
@@ -772,17 +787,24 @@ jrcxz(struct gen *g, uint64_t max)
 	}
 	emit(g->out, ".Lr%u:\n", l);
 	g->used |= USES_RCX;
-	kinds[K_JRCXZ]++;
+	kinds[ecx ? K_JECXZ : K_JRCXZ]++;
 	return (c);
 }
 
-/* CALL to a later function, direct or through a register or memory. */
+/*
+ * CALL to a later function, direct or through a register or memory,
+ * after pushing what its RET $imm pops, if it ends so.
+ */
 static struct count
 call(struct gen *g, int f)
 {
 	struct count c = { 1, 1 };
 	char target[16];
+	unsigned i;
 
+	for (i = 0; i < fn_args[f]; i++)	/* what its RET $imm pops */
+		emit(g->out, "\tpush\t%%%s\n", reg(any_reg(), 0));
+	c.insns += fn_args[f];
 	if (chance(25)) {
 		snprintf(target, sizeof(target), "randprog_f%d", f);
 		emit(g->out, "\tcall\t*%s\n", indirect(g->out, target, &c));
@@ -796,49 +818,66 @@ call(struct gen *g, int f)
 }
 
 /*
- * A loop of 1 to 50 iterations.  Per kind: set-up instructions, closing
- * instructions per iteration.  LOOP, LOOPE, LOOPNE count in %rcx and
- * their target is rel8: their bodies are short computation only.
+ * A loop of 1 to 50 iterations; per kind, closing instructions per
+ * iteration (per_iter) and one set-up instruction.  LOOP, LOOPE and
+ * LOOPNE count in RCX, or with an address-size prefix in ECX alone, the
+ * bits above it set; their target is rel8, so their bodies are at most 7
+ * instructions of computation.  DEC/JNZ counts in the depth's register,
+ * 32 bits (the bits above set or not) or 64, or in RCX with a body of
+ * computation: those loops, and LOOP's, are the ones block mode
+ * fast-forwards (vpmu_exact(7)).
  */
 static struct count
 loop(struct gen *g, uint64_t max)
 {
 	static const unsigned kind_of[] = { K_LOOP, K_LOOPE, K_LOOPNE, K_DECJNZ, K_SUBJNZ, K_CMPJNE };
 	static const unsigned per_iter[] = { 1, 2, 2, 2, 2, 3 };
-	unsigned k, n, l = new_label(), iters, left_at = 0;
+	unsigned k = rnd(0, 5), n, l = new_label(), iters, left_at, hi = 0;
+	unsigned way = rnd(0, 3), d = g->depth;
 	uint64_t room, body_max;
 	struct count c = { 1, 0 }, body;
 	struct gen inner = *g;
-	const char *r32;
+	const char *r32 = ctl32[d], *r64 = ctl64[d];
+	bool alu_only = k < 3, a32 = false;
 
-	k = rnd(0, 5);
 	room = (max - 1) / per_iter[k];
 	if (room > 50)
 		room = 50;
 	n = rnd(1, (unsigned)room);
 	body_max = (max - 1) / n - per_iter[k];
-	r32 = ctl32[g->depth];
 
-	switch (k) {
-	case 0: case 1: case 2:
-		emit(g->out, "\tmov\t$%u, %%ecx\n", n);
+	if (k < 3) {			/* LOOP, LOOPE, LOOPNE */
+		r32 = "ecx";
+		if (way == 0) {
+			a32 = true;
+			hi = rnd(1, 0xFFFF);
+		}
 		g->used |= USES_RCX;
-		break;
-	case 5:
-		emit(g->out, "\txor\t%%%s, %%%s\n", r32, r32);
-		g->used |= 1u << g->depth;
-		break;
-	default:
-		emit(g->out, "\tmov\t$%u, %%%s\n", n, r32);
-		g->used |= 1u << g->depth;
-		break;
-	}
-	emit(g->out, ".Lr%u:\n", l);
-	if (k < 3) {
-		/* At most 8 instructions of at most 11 bytes: rel8 reaches. */
-		body = alu_run(g->out, rnd(0, (unsigned)(body_max < 8 ? body_max : 8)));
+	} else if (k == 3 && way == 3) {	/* DEC %ecx or %rcx */
+		r32 = "ecx";
+		r64 = "rcx";
+		alu_only = true;
+		g->used |= USES_RCX;
 	} else {
-		inner.depth = g->depth + 1;
+		if (k == 3 && way == 2)	/* DEC of the low half */
+			hi = rnd(1, 0xFFFF);
+		g->used |= 1u << d;
+	}
+	if (hi != 0)
+		emit(g->out, "\tmovabs\t$%" PRIu64 ", %%%s\n", (uint64_t)hi << 32 | n,
+		    k < 3 ? "rcx" : r64);
+	else if (k == 5)
+		emit(g->out, "\txor\t%%%s, %%%s\n", r32, r32);
+	else
+		emit(g->out, "\tmov\t$%u, %%%s\n", n, r32);
+	emit(g->out, ".Lr%u:\n", l);
+	if (alu_only) {
+		/* LOOPs: 7 instructions of at most 15 bytes, CMP, 0x67, LOOP: rel8 */
+		unsigned most = k < 3 ? 7 : 20;
+
+		body = alu_run(g->out, rnd(0, (unsigned)(body_max < most ? body_max : most)));
+	} else {
+		inner.depth = d + 1;
 		inner.used = 0;
 		if (body_max > 20 && inner.depth < MAX_DEPTH && chance(60))
 			body = gen_seq(&inner, rnd(0, (unsigned)(body_max < 200 ? body_max : 200)),
@@ -850,26 +889,24 @@ loop(struct gen *g, uint64_t max)
 	iters = n;
 	switch (k) {
 	case 0:
-		emit(g->out, "\tloop\t.Lr%u\n", l);
 		break;
 	case 1: {			/* ZF = 1 every time: runs to rcx = 0 */
 		const char *r = reg(any_reg(), 1);
 
-		emit(g->out, "\tcmp\t%%%s, %%%s\n\tloope\t.Lr%u\n", r, r, l);
+		emit(g->out, "\tcmp\t%%%s, %%%s\n", r, r);
 		break;
 	}
 	case 2:
-		if (chance(50)) {	/* leaves when rcx was left_at */
+		if (chance(50)) {	/* leaves when ecx was left_at */
 			left_at = rnd(1, n);
 			iters = n - left_at + 1;
 			emit(g->out, "\tcmp\t$%u, %%ecx\n", left_at);
 		} else {		/* a nonzero result: ZF = 0, runs to rcx = 0 */
 			emit(g->out, "\tor\t$1, %%%s\n", reg(any_reg(), 1));
 		}
-		emit(g->out, "\tloopne\t.Lr%u\n", l);
 		break;
 	case 3:
-		emit(g->out, "\tdec\t%%%s\n\tjnz\t.Lr%u\n", r32, l);
+		emit(g->out, "\tdec\t%%%s\n\tjnz\t.Lr%u\n", way == 1 || way == 3 ? r64 : r32, l);
 		break;
 	case 4:
 		emit(g->out, "\tsub\t$1, %%%s\n\tjnz\t.Lr%u\n", r32, l);
@@ -878,9 +915,18 @@ loop(struct gen *g, uint64_t max)
 		emit(g->out, "\tinc\t%%%s\n\tcmp\t$%u, %%%s\n\tjne\t.Lr%u\n", r32, n, r32, l);
 		break;
 	}
+	if (k < 3)
+		emit(g->out, "%s\t%s\t.Lr%u\n", a32 ? "\t.byte\t0x67\n" : "",
+		    k == 0 ? "loop" : k == 1 ? "loope" : "loopne", l);
 	c.insns += (uint64_t)iters * (body.insns + per_iter[k]);
 	c.branches += (uint64_t)iters * (body.branches + 1);
 	kinds[kind_of[k]]++;
+	if (a32)
+		kinds[K_LOOP_ECX]++;
+	if (k == 3 && way == 3)
+		kinds[K_DEC_RCX]++;
+	if (k == 3 && (way == 1 || way == 2))
+		kinds[K_DEC_WIDE]++;
 	return (c);
 }
 
@@ -963,7 +1009,13 @@ function(struct buf *b, const char *name, int fn, uint64_t want)
 	emit(b, "%.*s", (int)body.len, body.p);
 	for (i = npush; i-- > 0; )
 		emit(b, "\tpop\t%%%s\n", push[i]);
-	emit(b, "\tret\n\t.size\t%s, .-%s\n", name, name);
+	if (fn >= 0 && chance(30)) {	/* the caller pushed 1 to 3 quadwords */
+		fn_args[fn] = rnd(1, 3);
+		emit(b, "\tret\t$%u\n", 8 * fn_args[fn]);
+		kinds[K_RET_IMM]++;
+	} else
+		emit(b, "\tret\n");
+	emit(b, "\t.size\t%s, .-%s\n", name, name);
 	c.insns += npush + 1;
 	c.branches++;
 	free(body.p);
