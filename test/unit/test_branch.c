@@ -73,6 +73,17 @@ decoder_marks_completable_branches(void **state)
 	assert_int_equal(DEC(0xcb).eval, VPMU_EVAL_NONE);		/* retf */
 	assert_int_equal(DEC(0x48, 0xcf).eval, VPMU_EVAL_NONE);	/* iretq */
 	assert_int_equal(DEC(0xff, 0xe0).eval, VPMU_EVAL_NONE);	/* jmp rax */
+	/* jmp [rip + 0x10]: relative addressing, but the target is in memory */
+	in = DEC(0xff, 0x25, 0x10, 0x00, 0x00, 0x00);
+	assert_int_equal(in.eval, VPMU_EVAL_NONE);
+	assert_int_equal(in.flow, VPMU_FLOW_INDIRECT);
+	assert_false(in.follow);
+	in = DEC(0xff, 0x15, 0x10, 0x00, 0x00, 0x00);		/* call [rip + 0x10] */
+	assert_int_equal(in.flow, VPMU_FLOW_INDIRECT);
+	assert_false(in.follow);
+	assert_true(DEC(0xe8, 0, 0, 0, 0).follow);		/* call rel32 */
+	assert_true(DEC(0xeb, 0x05).follow);			/* jmp rel8 */
+	assert_false(DEC(0x75, 0x05).follow);			/* jnz */
 	assert_int_equal(DEC(0xe8, 0, 0, 0, 0).eval, VPMU_EVAL_NONE);	/* call */
 	assert_int_equal(DEC(0x48, 0x01, 0xd8).eval, VPMU_EVAL_NONE);	/* add */
 	/* 32-bit code: never. */
