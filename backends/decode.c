@@ -142,6 +142,17 @@ in_block(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, bool 
 	return (true);
 }
 
+/*
+ * 64-bit code with a 64-bit operand size and no 66h prefix (which AMD
+ * honours on near branches and stack operations, truncating them).
+ */
+static bool
+wide64(const ZydisDecodedInstruction *in)
+{
+	return (in->machine_mode == ZYDIS_MACHINE_MODE_LONG_64 && in->operand_width == 64 &&
+	    !(in->attributes & ZYDIS_ATTRIB_HAS_OPERANDSIZE));
+}
+
 /* vpmu_insn.eval, cond and pop for a decoded branch. */
 static void
 eval_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
@@ -149,8 +160,7 @@ eval_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
 {
 	size_t i;
 
-	if (in->machine_mode != ZYDIS_MACHINE_MODE_LONG_64 || in->operand_width != 64 ||
-	    (in->attributes & ZYDIS_ATTRIB_HAS_OPERANDSIZE))
+	if (!wide64(in))
 		return;
 	for (i = 0; i < VPMU_ARRAY_SIZE(evals) && evals[i].mnemonic != in->mnemonic; i++)
 		;
@@ -238,8 +248,7 @@ stack_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
 {
 	unsigned i;
 
-	if (in->machine_mode != ZYDIS_MACHINE_MODE_LONG_64 || in->operand_width != 64 ||
-	    (in->attributes & ZYDIS_ATTRIB_HAS_OPERANDSIZE))
+	if (!wide64(in))
 		return;
 	for (i = 0; i < in->operand_count_visible; i++)
 		if (op[i].type == ZYDIS_OPERAND_TYPE_MEMORY)
@@ -353,8 +362,7 @@ vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf, size
 		eval_of(&in, op, out);
 		out->follow = out->flow == VPMU_FLOW_DIRECT && !out->conditional &&
 		    (in.mnemonic == ZYDIS_MNEMONIC_JMP || in.mnemonic == ZYDIS_MNEMONIC_CALL) &&
-		    in.machine_mode == ZYDIS_MACHINE_MODE_LONG_64 && in.operand_width == 64 &&
-		    !(in.attributes & ZYDIS_ATTRIB_HAS_OPERANDSIZE);
+		    wide64(&in);
 		break;
 	}
 	return (0);
