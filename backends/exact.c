@@ -311,23 +311,26 @@ path_events(const struct exact *x, struct xctr *c, const struct path *p)
 
 /*
  * p retired times times over (a fast-forwarded loop: times iterations of
- * one path).  Without EDGE a pass adds the same events every time; with
- * it the condition carries from one pass to the next.
+ * one path).  Without EDGE a pass adds the same events every time.  With
+ * it the condition carries from one pass to the next, but a pass ends in
+ * the same state whatever it started in (the path is the same), so from
+ * the second pass on every pass adds what the second did.
  */
 static void
 count_path_n(const struct exact *x, struct xvcpu *v, const struct path *p, uint64_t times)
 {
 	struct xctr *c;
-	uint64_t j;
 
 	for (c = v->ctrs; c != NULL; c = c->next) {
 		if (!c->enabled || times == 0)
 			continue;
 		if (!(c->flags & VPMU_EVF_EDGE))
 			c->value += times * path_events(x, c, p);
-		else
-			for (j = 0; j < times; j++)
-				c->value += path_events(x, c, p);
+		else {
+			c->value += path_events(x, c, p);
+			if (times > 1)
+				c->value += (times - 1) * path_events(x, c, p);
+		}
 	}
 }
 

@@ -1408,15 +1408,24 @@ loops_are_fast_forwarded(void **state)
 	struct tx *t = *state;
 	void *c, *b;
 
+	void *eb, *ei;
+
 	ff_code(t, 0);
 	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
 	b = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+	/* EDGE, CMASK 1: branch cycles begin once a round; instruction cycles once */
+	eb = ctr(t, VPMU_EV_BRANCHES, VPMU_EVF_EDGE, 1, 0);
+	ei = ctr(t, VPMU_EV_INSTRUCTIONS, VPMU_EVF_EDGE, 1, 0);
 	assert_int_equal(ff_plan(t, FFL, 100), FFL + 8);	/* the exit */
 	assert_int_equal(stats(t).ff_loops, 1);
 	t->r.rcx = 0;
 	at(t, FFL + 8, SETREGS);
 	assert_int_equal(val(t, c), 300);
 	assert_int_equal(val(t, b), 100);
+	assert_int_equal(val(t, eb), 100);
+	assert_int_equal(val(t, ei), 1);
+	X->close(t->st, eb);
+	X->close(t->st, ei);
 	assert_int_equal(stats(t).ff_insns, 300);
 	assert_int_equal(stats(t).unresolved, 0);
 
