@@ -211,8 +211,10 @@ gpr_of(ZydisRegister reg)
 }
 
 /*
- * vpmu_insn.count and step: DEC r, SUB r, imm or ADD r, imm on a 64- or
- * 32-bit general register, the step in that width.
+ * vpmu_insn.count and step: DEC r, INC r, SUB r, imm or ADD r, imm on a
+ * 64- or 32-bit general register, the step in that width; and cmp,
+ * cmp_with, cmp_imm: CMP of such a register with another of the same
+ * width or an immediate.
  */
 static void
 count_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
@@ -220,7 +222,8 @@ count_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
 {
 	uint64_t step, mask;
 	unsigned width;
-	int n;
+	uint8_t reg;
+	int n, m;
 
 	if (in->operand_count_visible < 1 || op[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
 	    (n = gpr_of(op[0].reg.value)) < 0)
@@ -229,15 +232,30 @@ count_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
 	if (width != 64 && width != 32)
 		return;
 	mask = width == 64 ? UINT64_MAX : 0xFFFFFFFFull;
+	reg = (uint8_t)(n + 1) | (width == 32 ? VPMU_COUNT_32 : 0);
+	if (in->mnemonic == ZYDIS_MNEMONIC_CMP && in->operand_count_visible == 2) {
+		if (op[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
+			out->cmp_imm = op[1].imm.value.u & mask;
+		else if (op[1].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    (m = gpr_of(op[1].reg.value)) >= 0 &&
+		    ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, op[1].reg.value) == width)
+			out->cmp_with = (uint8_t)(m + 1);
+		else
+			return;
+		out->cmp = reg;
+		return;
+	}
 	if (in->mnemonic == ZYDIS_MNEMONIC_DEC && in->operand_count_visible == 1)
 		step = 1;
+	else if (in->mnemonic == ZYDIS_MNEMONIC_INC && in->operand_count_visible == 1)
+		step = 0 - 1ull;
 	else if ((in->mnemonic == ZYDIS_MNEMONIC_SUB || in->mnemonic == ZYDIS_MNEMONIC_ADD) &&
 	    in->operand_count_visible == 2 && op[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
 		step = in->mnemonic == ZYDIS_MNEMONIC_SUB ? op[1].imm.value.u :
 		    0 - op[1].imm.value.u;
 	else
 		return;
-	out->count = (uint8_t)(n + 1) | (width == 32 ? VPMU_COUNT_32 : 0);
+	out->count = reg;
 	out->step = step & mask;
 }
 

@@ -48,9 +48,9 @@ enum vpmu_insn_eval {
 #define VPMU_COND_ALWAYS	0xFF	/* vpmu_insn.cond: no condition (LOOP) */
 
 /*
- * vpmu_insn.count: DEC, SUB imm or ADD imm of a general register (a loop
- * counter): 1 + its number (RAX 0 .. R15 15), and vpmu_insn.step what it
- * takes off.
+ * vpmu_insn.count: DEC, INC, SUB imm or ADD imm of a general register (a
+ * loop counter): 1 + its number (RAX 0 .. R15 15), and vpmu_insn.step
+ * what it takes off.  vpmu_insn.cmp uses the same encoding.
  */
 #define VPMU_COUNT_REG(d)	(((d) & 0x1F) - 1)
 #define VPMU_COUNT_32		0x80	/* its low 32 bits (zero-extended) */
@@ -89,7 +89,12 @@ struct vpmu_insn {
 	uint8_t	 count;			/* DEC/SUB imm/ADD imm of r64 or r32: 1 +
 					   register (VPMU_COUNT_*), or 0 */
 	uint64_t step;			/* with count: what it subtracts (in the
-					   register's width; ADD: the negation) */
+					   register's width; ADD, INC: the negation) */
+	uint8_t	 cmp;			/* CMP r64/r32, r or imm: 1 + the first
+					   register (VPMU_COUNT_*), or 0 */
+	uint8_t	 cmp_with;		/* ... 1 + the second register (same width),
+					   or 0 for an immediate */
+	uint64_t cmp_imm;		/* ... the immediate, in that width */
 	uint16_t writes;		/* general registers it writes, bit n for
 					   register n (RAX 0 .. R15 15), hidden
 					   operands and partial writes included */

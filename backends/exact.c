@@ -146,12 +146,13 @@ struct xvcpu {
 	 */
 	struct {
 		bool	 on;
-		bool	 dword;
-		bool	 counted;	/* DEC/SUB/ADD r; JNZ (else LOOP) */
-		unsigned reg;		/* the counter's register (RAX 0 .. R15 15) */
-		uint64_t step;		/* what a round takes off it */
+		bool	 dword;		/* the counter is the register's low half */
+		unsigned reg;		/* its register (RAX 0 .. R15 15) */
 		unsigned len;
 		uint64_t head, end, n, c0;
+		uint64_t delta;		/* what a round adds to it (in its width) */
+		uint64_t cend;		/* its value when the loop ends */
+		uint64_t inc;		/* the instruction that changes it (LOOP: end) */
 	} ff;
 	bool	 at_end;		/* the last exit stopped at bp */
 	bool	 setregs;		/* the VMM takes completed branches */
@@ -769,54 +770,122 @@ stack_safe(const struct exact *x, const struct xvcpu *v, const struct vpmu_insn 
 	    (v->p.rflags & RFLAGS_AC) != 0));
 }
 
+/* What plan() learns of a block's instructions, for plan_ff(). */
+struct body {
+	uint8_t	 nwr[16];		/* instructions writing each register */
+	uint64_t wr_addr[16];		/* the last of them, its address */
+	struct vpmu_insn wr[16];	/* ... and itself */
+	struct vpmu_insn last;		/* the block's last instruction */
+	uint64_t last_addr;
+};
+
+static void
+body_add(struct body *b, const struct vpmu_insn *in, uint64_t addr)
+{
+	unsigned n;
+
+	for (n = 0; n < 16; n++)
+		if (in->writes & (1u << n)) {
+			b->nwr[n]++;
+			b->wr_addr[n] = addr;
+			b->wr[n] = *in;
+		}
+	b->last = *in;
+	b->last_addr = addr;
+}
+
 /*
- * Loop fast-forward: the block from P (k instructions; body: the
- * registers all but the last write; last: the last one) ends at addr in
- * end, a branch back to P that loops while a counter register is not 0:
- * LOOP (RCX, less 1 a round), or DEC, SUB imm or ADD imm of a 64- or
- * 32-bit register (less step a round) then JNZ, with a body that writes
- * the register nowhere else.  A counter that step divides gives n =
- * counter / step rounds (counted from P; one that it does not divide
- * would pass 0 and wrap).  They run to a breakpoint at the loop's exit
- * when the counters' room and ff_max allow them all, so the overflow,
- * if any, comes with the last.  true: v->ff set.
+ * The rounds that take v's loop counter from `from` to `to` (in its
+ * width), adding delta each: false when no whole number does.
+ */
+static bool
+ff_rounds(const struct xvcpu *v, uint64_t from, uint64_t to, uint64_t *n)
+{
+	uint64_t mask = v->ff.dword ? 0xFFFFFFFFull : UINT64_MAX;
+	uint64_t top = v->ff.dword ? 1ull << 31 : 1ull << 63, d = v->ff.delta & mask, num;
+
+	if (d == 0)
+		return (false);
+	if (d & top) {			/* counting down */
+		num = (from - to) & mask;
+		d = (0 - d) & mask;
+	} else
+		num = (to - from) & mask;
+	if (num % d != 0)
+		return (false);
+	*n = num / d;
+	return (true);
+}
+
+/*
+ * Loop fast-forward: the block from P (its instructions in b) ends at
+ * addr in end, a branch back to P that loops until a counter register
+ * reaches an end value:
+ *   LOOP                     RCX, less 1 a round, to 0;
+ *   DEC/INC/SUB/ADD r; JNZ   r by the step, to 0;
+ *   CMP r, s|imm; JNE        r, changed once a round by a DEC/INC/SUB/ADD
+ *                            in the body, to s (not written) or imm.
+ * No other instruction of the body may write the counter.  A number of
+ * rounds that no whole number gives (the counter would pass the end and
+ * wrap) is not fast-forwarded.  The rounds run to a breakpoint at the
+ * loop's exit when the counters' room and ff_max allow them all, so the
+ * overflow, if any, comes with the last.  true: v->ff set.
  */
 static bool
 plan_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *end, uint64_t addr,
-    unsigned k, uint16_t body, const struct vpmu_insn *last)
+    unsigned k, const struct body *b)
 {
-	uint64_t n, c, len = (uint64_t)k + 1;
+	const struct vpmu_insn *last = &b->last;
+	uint64_t n, len = (uint64_t)k + 1, mask;
+	unsigned r, s;
 
 	if (x->ff_max < 2 || end->flow != VPMU_FLOW_DIRECT || end->target != v->p.rip)
 		return (false);
 	if (end->eval == VPMU_EVAL_LOOP && end->cond == VPMU_COND_ALWAYS) {
-		v->ff.counted = false;
-		v->ff.reg = 1;			/* RCX */
-		v->ff.step = 1;
+		r = 1;				/* RCX */
+		if (b->nwr[r] != 0)
+			return (false);
 		v->ff.dword = false;
-		body |= last->writes;
-	} else if (end->eval == VPMU_EVAL_JCC && end->cond == 0x5 && last->count != 0 &&
-	    last->step != 0) {
-		v->ff.counted = true;		/* DEC/SUB/ADD r; JNZ */
-		v->ff.reg = (unsigned)VPMU_COUNT_REG(last->count);
-		v->ff.step = last->step;
+		v->ff.delta = UINT64_MAX;	/* -1 */
+		v->ff.cend = 0;
+		v->ff.inc = addr;
+	} else if (end->eval == VPMU_EVAL_JCC && end->cond == 0x5 && last->count != 0) {
+		r = (unsigned)VPMU_COUNT_REG(last->count);	/* DEC...; JNZ */
+		if (b->nwr[r] != 1)
+			return (false);
 		v->ff.dword = (last->count & VPMU_COUNT_32) != 0;
+		v->ff.delta = 0 - last->step;
+		v->ff.cend = 0;
+		v->ff.inc = b->last_addr;
+	} else if (end->eval == VPMU_EVAL_JCC && end->cond == 0x5 && last->cmp != 0) {
+		r = (unsigned)VPMU_COUNT_REG(last->cmp);	/* CMP; JNE */
+		s = last->cmp_with != 0 ? (unsigned)VPMU_COUNT_REG(last->cmp_with) : 16;
+		if (s < 16 && b->nwr[r] == 0) {			/* CMP bound, r */
+			r = s;
+			s = (unsigned)VPMU_COUNT_REG(last->cmp);
+		}
+		/* r changed once a round, by a DEC/INC/SUB/ADD of the CMP's width */
+		if (b->nwr[r] != 1 || (s < 16 && b->nwr[s] != 0) || b->wr[r].count == 0 ||
+		    VPMU_COUNT_REG(b->wr[r].count) != (int)r ||
+		    (b->wr[r].count & VPMU_COUNT_32) != (last->cmp & VPMU_COUNT_32))
+			return (false);
+		v->ff.dword = (last->cmp & VPMU_COUNT_32) != 0;
+		mask = v->ff.dword ? 0xFFFFFFFFull : UINT64_MAX;
+		v->ff.delta = 0 - b->wr[r].step;
+		v->ff.cend = (s < 16 ? gpr(&v->p, s) : last->cmp_imm) & mask;
+		v->ff.inc = b->wr_addr[r];
 	} else
 		return (false);
-	if (body & (1u << v->ff.reg))
-		return (false);
-	c = ff_counter(v, &v->p);
-	if (c % v->ff.step != 0)
-		return (false);
-	n = c / v->ff.step;
-	if (n < 2 || n > x->ff_max / len || n * len > v->room)
+	v->ff.reg = r;
+	v->ff.c0 = ff_counter(v, &v->p);
+	if (!ff_rounds(v, v->ff.c0, v->ff.cend, &n) || n < 2 || n > x->ff_max / len ||
+	    n * len > v->room)
 		return (false);
 	v->ff.on = true;
 	v->ff.len = (unsigned)len;
 	v->ff.head = v->p.rip;
 	v->ff.end = addr;
 	v->ff.n = n;
-	v->ff.c0 = c;
 	return (true);
 }
 
@@ -840,11 +909,11 @@ plan(const struct exact *x, struct xvcpu *v)
 	bool any = false;		/* one accesses memory */
 	bool sp_known = true;		/* sp: RSP before the instruction */
 	uint64_t sp = v->p.rsp;
-	struct vpmu_insn last = { 0 };
-	uint16_t body = 0;
+	struct body b;
 	bool breaking = v->bp != 0;	/* the last run was a block: no switch */
 	unsigned followed = 0;		/* JMP/CALL rel the run goes on through */
 
+	memset(&b, 0, sizeof(b));
 	v->planned = true;
 	v->plan_cap = cap;
 	v->bp = 0;
@@ -864,8 +933,7 @@ plan(const struct exact *x, struct xvcpu *v)
 		v->seg[v->nseg - 1].hi = addr + in.len;
 		if (in.follow && (in_run(v, in.target) || v->nseg == WALK_MAX))
 			break;
-		body |= last.writes;
-		last = in;
+		body_add(&b, &in, addr);
 		any = any || in.mem;
 		mem = mem || (in.mem && !stack_safe(x, v, &in, sp, sp_known));
 		if (in.stack != 0)
@@ -881,7 +949,7 @@ plan(const struct exact *x, struct xvcpu *v)
 		}
 	}
 	v->seg[v->nseg - 1].hi = addr;
-	if (ends && k >= 1 && followed == 0 && plan_ff(x, v, &in, addr, k, body, &last)) {
+	if (ends && k >= 1 && followed == 0 && plan_ff(x, v, &in, addr, k, &b)) {
 		bp = addr + in.len;
 		v->seg[0].hi = bp;
 		mem = any;		/* later rounds: not checked */
@@ -934,19 +1002,16 @@ sync_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r)
 	if (r->rip != v->bp && v->hmem && i < NFAULT_VECS &&
 	    read_slot(x, v, r, r->rsp + 8, 8, &at.rip) != 0)
 		return (false);
+	/* the rounds whose counting instruction ran */
 	c = ff_counter(v, r);
-	done = v->ff.c0 - c;
-	if (v->ff.dword)
-		done = (uint32_t)done;
-	if (done % v->ff.step != 0)
+	if (!ff_rounds(v, v->ff.c0, c, &done))
 		return (false);
-	done /= v->ff.step;		/* rounds whose counting instruction ran */
 	if (at.rip == v->bp) {
-		if (c != 0)
+		if (c != v->ff.cend || done != v->ff.n)
 			return (false);
 	} else if (at.rip >= v->ff.head && at.rip <= v->ff.end) {
-		/* at the JNZ the round's DEC/SUB/ADD has run, its branch not */
-		if (v->ff.counted && at.rip == v->ff.end)
+		/* past the counting instruction: it has run in this round too */
+		if (at.rip > v->ff.inc)
 			done--;
 		if (done >= v->ff.n ||
 		    walk(x, v, v->ff.head, &v->p, true, &at, &part, WALK_FOLLOW) != W_REACHED)

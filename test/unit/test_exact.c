@@ -1360,6 +1360,9 @@ contract_hands_back_completed_branches(void **state)
 #define FFM		(CODE + 0x2C0)	/* mov rax, [rbx]; add; loop FFM */
 #define FFS		(CODE + 0x2E0)	/* add; sub rcx, 4; jnz FFS */
 #define FFA		(CODE + 0x500)	/* add; add r8d, -2; jnz FFA */
+#define FFC		(CODE + 0x520)	/* add; inc rdx; cmp rdx, rsi; jne FFC */
+#define FFR		(CODE + 0x540)	/* add; inc rdx; cmp rsi, rdx; jne FFR */
+#define FFI		(CODE + 0x560)	/* add; inc edx; cmp edx, 100; jne FFI */
 
 static void
 ff_code(struct tx *t, uint64_t ff_max)
@@ -1379,6 +1382,9 @@ ff_code(struct tx *t, uint64_t ff_max)
 	PUT(t, FFM, 0x48, 0x8b, 0x03, 0x48, 0x01, 0xd8, 0xe2, 0xf8);
 	PUT(t, FFS, 0x48, 0x01, 0xd8, 0x48, 0x83, 0xe9, 0x04, 0x75, 0xf7);
 	PUT(t, FFA, 0x48, 0x01, 0xd8, 0x41, 0x83, 0xc0, 0xfe, 0x75, 0xf7);
+	PUT(t, FFC, 0x48, 0x01, 0xd8, 0x48, 0xff, 0xc2, 0x48, 0x39, 0xf2, 0x75, 0xf5);
+	PUT(t, FFR, 0x48, 0x01, 0xd8, 0x48, 0xff, 0xc2, 0x48, 0x39, 0xd6, 0x75, 0xf5);
+	PUT(t, FFI, 0x48, 0x01, 0xd8, 0xff, 0xc2, 0x83, 0xfa, 0x64, 0x75, 0xf6);
 }
 
 /* The first breakpoint of the entry planned from rip with rcx. */
@@ -1690,6 +1696,50 @@ gmem_access_rules(void **state)
 	assert_false(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, false, 0, false));
 }
 
+/*
+ * CMP/JNE loops: RDX from 3 up to RSI = 13 is 10 rounds of 4, whichever
+ * side of the CMP it is on; EDX up to the immediate 100 from 96 (upper
+ * half set) is 4.  An exit at the CMP in the fourth round (RDX 7, its
+ * INC run): three rounds, ADD and INC.  A bound below the start would
+ * wrap: not fast-forwarded.
+ */
+static void
+cmp_jne_loops_are_fast_forwarded(void **state)
+{
+	struct tx *t = *state;
+	void *c, *b;
+
+	ff_code(t, 0);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	b = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+	t->r.rdx = 3;
+	t->r.rsi = 13;
+	assert_int_equal(ff_plan(t, FFC, 0), FFC + 11);
+	t->r.rdx = 13;
+	at(t, FFC + 11, SETREGS);
+	assert_int_equal(val(t, c), 40);
+	assert_int_equal(val(t, b), 10);
+
+	t->r.rdx = 3;
+	assert_int_equal(ff_plan(t, FFR, 0), FFR + 11);
+	t->r.rdx = 7;
+	at(t, FFR + 6, SETREGS);
+	assert_int_equal(val(t, c), 40 + 14);
+	assert_int_equal(val(t, b), 10 + 3);
+
+	t->r.rdx = 0xFFFFFFFF00000060ull;
+	assert_int_equal(ff_plan(t, FFI, 0), FFI + 10);
+	t->r.rdx = 100;
+	at(t, FFI + 10, SETREGS);
+	assert_int_equal(val(t, c), 54 + 16);
+	assert_int_equal(val(t, b), 13 + 4);
+
+	t->r.rdx = 13;
+	t->r.rsi = 3;
+	assert_int_equal(ff_plan(t, FFC, 0), FFC + 9);		/* the JNE, completed */
+	assert_int_equal(stats(t).unresolved, 0);
+}
+
 int
 main(void)
 {
@@ -1727,6 +1777,7 @@ main(void)
 		T(dec_jnz_loops_are_fast_forwarded),
 		T(fault_inside_a_fast_forwarded_loop),
 		T(sub_and_add_loops_are_fast_forwarded),
+		T(cmp_jne_loops_are_fast_forwarded),
 		T(breakpoints_stay_armed),
 		T(blocks_run_through_calls),
 		T(gmem_access_rules),
