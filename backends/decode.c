@@ -273,8 +273,9 @@ stack_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
 			return;			/* PUSH [mem], POP [mem] */
 	if (in->mnemonic == ZYDIS_MNEMONIC_PUSH || in->mnemonic == ZYDIS_MNEMONIC_CALL)
 		out->stack = -8;
-	else if (in->mnemonic == ZYDIS_MNEMONIC_POP)
-		out->stack = 8;
+	else if (in->mnemonic == ZYDIS_MNEMONIC_POP &&
+	    !(op[0].type == ZYDIS_OPERAND_TYPE_REGISTER && op[0].reg.value == ZYDIS_REGISTER_RSP))
+		out->stack = 8;			/* POP RSP loads RSP: not a plain move */
 }
 
 /* vpmu_insn.mem, writes and count: every operand, hidden ones included. */

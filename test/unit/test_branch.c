@@ -84,6 +84,30 @@ decoder_marks_completable_branches(void **state)
 	assert_true(DEC(0xe8, 0, 0, 0, 0).follow);		/* call rel32 */
 	assert_true(DEC(0xeb, 0x05).follow);			/* jmp rel8 */
 	assert_false(DEC(0x75, 0x05).follow);			/* jnz */
+	/* stack slots a block can check: push, pop, call rel; not pop rsp, push [mem] */
+	assert_int_equal(DEC(0x50).stack, -8);			/* push rax */
+	assert_int_equal(DEC(0x58).stack, 8);			/* pop rax */
+	assert_int_equal(DEC(0xe8, 0, 0, 0, 0).stack, -8);	/* call rel32 */
+	assert_int_equal(DEC(0x5c).stack, 0);			/* pop rsp */
+	assert_int_equal(DEC(0xff, 0x30).stack, 0);		/* push [rax] */
+	assert_int_equal(DEC(0x66, 0x50).stack, 0);		/* push ax */
+	/* loop counters and comparisons */
+	in = DEC(0x48, 0xff, 0xc9);				/* dec rcx */
+	assert_int_equal(in.count, 2);
+	assert_int_equal(in.step, 1);
+	in = DEC(0xff, 0xc2);					/* inc edx */
+	assert_int_equal(in.count, 3 | VPMU_COUNT_32);
+	assert_int_equal(in.step, 0xFFFFFFFFu);
+	in = DEC(0x48, 0x83, 0xe9, 0x04);			/* sub rcx, 4 */
+	assert_int_equal(in.step, 4);
+	in = DEC(0x48, 0x39, 0xf2);				/* cmp rdx, rsi */
+	assert_int_equal(in.cmp, 3);
+	assert_int_equal(in.cmp_with, 7);
+	in = DEC(0x83, 0xfa, 0x64);				/* cmp edx, 100 */
+	assert_int_equal(in.cmp, 3 | VPMU_COUNT_32);
+	assert_int_equal(in.cmp_with, 0);
+	assert_int_equal(in.cmp_imm, 100);
+	assert_int_equal(DEC(0x66, 0x39, 0xf2).cmp, 0);		/* cmp dx, si */
 	assert_int_equal(DEC(0xe8, 0, 0, 0, 0).eval, VPMU_EVAL_NONE);	/* call */
 	assert_int_equal(DEC(0x48, 0x01, 0xd8).eval, VPMU_EVAL_NONE);	/* add */
 	/* 32-bit code: never. */
