@@ -1185,10 +1185,16 @@ static int
 apply_procs(struct vpmu_vm *vm, const struct snap *s)
 {
 	struct vpmu_proc *p;
-	uint32_t i;
+	uint32_t i, j;
 	unsigned b;
 
-	for (i = 0; i < s->nproc; i++) {
+	/*
+	 * Last first: inserting at the head of each hash chain then gives the
+	 * chains the order they were saved in, so that saving again writes
+	 * the same bytes.
+	 */
+	for (j = s->nproc; j > 0; j--) {
+		i = j - 1;
 		if ((p = calloc(1, sizeof(*p))) == NULL ||
 		    (p->slots = calloc(vm->npmc, sizeof(*p->slots))) == NULL) {
 			free(p);

@@ -778,11 +778,48 @@ refuse_byte_flips(void **state)
 	unlink(logpath[1]);
 }
 
+/*
+ * Processes whose pids share a hash chain (4, 20 and 100 with the default
+ * hashsize of 16) come back in their saved order: saving the restored VM
+ * gives the same bytes (the snapshot fuzzer found the chains reversed).
+ */
+static void
+process_order_round_trips(void **state)
+{
+	static const pid_t pids[] = { 4, 20, 100 };
+	vpmu_vm *a, *b;
+	uint8_t *s1, *s2;
+	size_t n1 = 0, n2 = 0, i;
+
+	(void)state;
+	a = mkvm("intel-v2", 2);
+	assert_int_equal(vpmu_proc_create(a, &ROOT, 0), 0);
+	for (i = 0; i < sizeof(pids) / sizeof(pids[0]); i++)
+		assert_int_equal(vpmu_proc_create(a, &(struct vpmu_cred){ .pid = pids[i],
+		    .uid = 1000 }, 1), 0);
+	assert_int_equal(vpmu_vm_save(a, NULL, &n1), ENOSPC);
+	assert_non_null(s1 = malloc(n1));
+	assert_int_equal(vpmu_vm_save(a, s1, &n1), 0);
+	b = mkvm("intel-v2", 2);
+	assert_int_equal(vpmu_vm_restore(b, s1, n1), 0);
+	assert_int_equal(vpmu_vm_save(b, NULL, &n2), ENOSPC);
+	assert_non_null(s2 = malloc(n2));
+	assert_int_equal(vpmu_vm_save(b, s2, &n2), 0);
+	assert_int_equal(n1, n2);
+	/* the header's time stamp aside */
+	assert_memory_equal(s1 + 32, s2 + 32, n1 - 32);
+	free(s1);
+	free(s2);
+	vpmu_vm_destroy(a);
+	vpmu_vm_destroy(b);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(round_trip_exact_values),
+		cmocka_unit_test(process_order_round_trips),
 		cmocka_unit_test(save_without_model),
 		cmocka_unit_test(exact_point_travels),
 		cmocka_unit_test(models_round_trip),
