@@ -628,12 +628,17 @@ note_user(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r,
 /* ---- blocks ------------------------------------------------------------------ */
 
 /*
- * The longest block that overflows no enabled counter before its last
- * instruction, so that an overflow is seen at the exit after the
- * instruction that caused it, as under single-step.  A counter adds at
- * most its clock's cycles per instruction (CPI: every event counts at
- * most once a cycle).  Past an overflow the next is taken `left` events
- * further: never later than the real one.  Under the VM lock.
+ * How many instructions can run before the one that could overflow an
+ * enabled counter (room; cap: at most BLOCK_MAX): blocks, fast-forwarded
+ * loops and completed branches stay within it, so the instruction that
+ * overflows a counter is always single-stepped, the overflow is seen at
+ * the exit right after it, and the PMI's entry follows a step, as under
+ * single-step (an NMI queued at the entry that switches from breakpoints
+ * to single-step left RFLAGS.TF in the handler's frame: tf_hidden.c).  A
+ * counter adds at most its clock's cycles per instruction (CPI: every
+ * event counts at most once a cycle).  Past an overflow the next is taken
+ * `left` events further: never later than the real one.  Under the VM
+ * lock.
  */
 static void
 recap(const struct exact *x, struct xvcpu *v)
@@ -646,8 +651,9 @@ recap(const struct exact *x, struct xvcpu *v)
 			continue;
 		rem = c->left - (c->value - c->armed) % c->left;
 		per = c->event == VPMU_EV_REF_CYCLES ? x->ref_cpi : x->cpi;
-		if ((rem + per - 1) / per < room)
-			room = (rem + per - 1) / per;
+		/* ceil(rem / per) instructions could reach it: one fewer cannot */
+		if ((rem + per - 1) / per - 1 < room)
+			room = (rem + per - 1) / per - 1;
 	}
 	v->room = room;
 	__atomic_store_n(&v->cap, (unsigned)(room < BLOCK_MAX ? room : BLOCK_MAX),
@@ -924,10 +930,11 @@ plan(const struct exact *x, struct xvcpu *v)
 		return;
 	v->nseg = 1;
 	v->seg[0].lo = addr;
-	for (k = 0; k < cap; k++) {
+	for (k = 0; ; k++) {
 		ends = vpmu__decode_gva(x->mem, PAGING(&v->p), VPMU_DECODE_64, addr, &in,
 		    NULL) == 0;
-		if (!ends || !(in.in_block || in.follow))
+		/* in: the instruction at addr, the end when the block stops here */
+		if (!ends || !(in.in_block || in.follow) || k == cap)
 			break;
 		/* On through JMP/CALL rel, unless it leads back into the run. */
 		v->seg[v->nseg - 1].hi = addr + in.len;
@@ -1127,7 +1134,7 @@ vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r)
 	struct xvcpu *v;
 	struct vpmu_insn in;
 	struct path p = { 0 };
-	unsigned set, one, cpl, n, room;
+	unsigned set, one, cpl, n;
 
 	if (x == NULL || r == NULL || cpu >= x->nvcpus)
 		return (0);
@@ -1139,11 +1146,9 @@ vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r)
 	/*
 	 * The branch, and the ones it leads to (a block of no instructions
 	 * cannot run: its breakpoint would be where the vCPU resumes) while
-	 * no counter can overflow on them: the first may overflow one (the
-	 * core checked that nothing was due before it, and checks again).
+	 * no counter can overflow on them (recap: that one is stepped).
 	 */
-	for (n = 0, set = 0, room = 2; n < CHAIN_MAX && room > 1; n++) {
-		room = v->cap;		/* 1: this one may overflow a counter */
+	for (n = 0, set = 0; n < CHAIN_MAX && v->cap > 0; n++) {
 		cpl = r->cpl;
 		if (fetch(x, v, r, r->rip, &in) != 0 || in.eval == VPMU_EVAL_NONE ||
 		    (one = vpmu__branch_complete(x->mem, &in, r)) == 0)

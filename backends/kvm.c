@@ -579,33 +579,34 @@ lapic_pmi(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
 	return (0);
 }
 
-/* A PMI to deliver or guest debugging to change before the entry. */
+/*
+ * Guest debugging to change and a PMI to deliver before the entry, in
+ * that order: an NMI queued before KVM_SET_GUEST_DEBUG turned single-step
+ * on was delivered with RFLAGS.TF in its frame (tf_hidden.c, block mode).
+ */
 static __attribute__((noinline)) int
 pre_run_work(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, const struct vpmu_entry *e)
 {
 	int error = 0;
 
-	if (e->pmi) {
+	if (e->debug_changed) {
+		emul_window(c, e->debug != 0);
+		c->debug = e->debug;
+		c->nbp = e->nbp;
+		memcpy(c->bp, e->bp, sizeof(c->bp));
+		error = apply_debug(k, c);
+	}
+	if (e->pmi && error == 0) {
 		if (c->lapic)
 			error = lapic_pmi(k, cpu, c);
 		else if (ioctl(c->fd, KVM_NMI) < 0)
 			error = errno;
 		else
 			c->injected = 2;
-		if (error != 0) {		/* not lost: due again at the next entry */
-			vpmu__vcpu_pmi_again(k->vm, cpu);
-			return (error);
-		}
 	}
-	if (e->debug_changed) {
-		emul_window(c, e->debug != 0);
-		c->debug = e->debug;
-		c->nbp = e->nbp;
-		memcpy(c->bp, e->bp, sizeof(c->bp));
-		if ((error = apply_debug(k, c)) != 0)
-			return (error);
-	}
-	return (0);
+	if (error != 0 && e->pmi)	/* not lost: due again at the next entry */
+		vpmu__vcpu_pmi_again(k->vm, cpu);
+	return (error);
 }
 
 int

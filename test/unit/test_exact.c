@@ -1093,24 +1093,26 @@ block_stops_before_overflow(void **state)
 	uint64_t bp[VPMU_DEBUG_BP_MAX] = { 0 };
 	void *c;
 
+	/* 5 left: the fifth instruction overflows, the block holds four. */
 	block_mode(t, 1);
 	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
-	assert_int_equal(X->set_period(t->st, c, 4), 0);
+	assert_int_equal(X->set_period(t->st, c, 5), 0);
 	at(t, CODE, RESYNC);
 	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
 	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 4);
 	assert_int_equal(bp[0], CODE + 11);			/* 4 instructions */
 	at(t, CODE + 11, 0);
 	assert_int_equal(val(t, c), 4);
-	/* Past the overflow the next is 4 on, beyond this run's 2: a step. */
+	/* The overflowing instruction is stepped. */
 	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 0);
 	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
 	at(t, CODE + 14, STEP);
 	assert_int_equal(val(t, c), 5);
-	/* 3 left: fewer than a block's minimum, stepped. */
+	/* 4 left: 3 before the overflowing one, fewer than a block's minimum. */
 	at(t, CODE, RESYNC);
+	assert_int_equal(X->set_period(t->st, c, 4), 0);
 	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
-	assert_int_equal(X->set_period(t->st, c, 5), 0);
+	assert_int_equal(X->set_period(t->st, c, 6), 0);
 	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
 	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 4);
 	assert_int_equal(bp[0], CODE + 14);			/* 5 instructions */
@@ -1122,9 +1124,9 @@ block_stops_before_overflow(void **state)
 	at(t, CODE, RESYNC);
 	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
 	assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX), 4);
-	assert_int_equal(bp[0], CODE + 14);
-	at(t, CODE + 14, 0);
-	assert_int_equal(val(t, c), 15);
+	assert_int_equal(bp[0], CODE + 11);
+	at(t, CODE + 11, 0);
+	assert_int_equal(val(t, c), 12);
 
 	t->r.rflags = 1u << 8;					/* TF */
 	at(t, CODE, RESYNC);
@@ -1242,9 +1244,9 @@ completed_branches_chain(void **state)
 	assert_int_equal(val(t, c), 6);
 	assert_int_equal(stats(t).completed, 2);
 
-	/* One event left before the overflow: the first JZ only. */
+	/* Two events left: the first JZ only; the second overflows, stepped. */
 	at(t, LOOP + 0x20, RESYNC | SETREGS);
-	assert_int_equal(X->set_period(t->st, c, 5), 0);
+	assert_int_equal(X->set_period(t->st, c, 6), 0);
 	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
 	at(t, LOOP + 0x2C, SETREGS);
 	assert_int_equal(val(t, c), 10);
@@ -1274,8 +1276,8 @@ dbg_exit(vpmu_vm *vm, struct tx *t, uint64_t dr6, uint64_t rip, uint32_t flags)
  * Through the exit contract: WRMSR, WRMSR, then the 3-instruction loop at
  * LOOP in blocks.  The breakpoint exit hands back RIP (vpmu_exit.set)
  * only to a VMM that said it writes registers (VPMU_EXITF_SETREGS).  A
- * completed branch that overflows a counter has its PMI at the next
- * entry, past the branch, as under single-step.
+ * branch that would overflow a counter is not completed but stepped, its
+ * PMI at the entry after that step, as under single-step.
  */
 static void
 contract_hands_back_completed_branches(void **state)
@@ -1337,11 +1339,24 @@ contract_hands_back_completed_branches(void **state)
 		assert_int_equal(x.handled, 1);
 		assert_int_equal(vpmu_vcpu_get_stats(vm, 0, &vs), 0);
 		assert_int_equal(vs.breaks, 1);
-		assert_int_equal(x.set, VPMU_SET_RIP);
-		assert_int_equal(x.rip, LOOP);
-		assert_int_equal(vs.completed, 1);
-		assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
-		assert_int_equal(e.pmi, pass == 2);
+		if (pass == 2) {
+			/* the JNZ would overflow PMC0: not completed, stepped, then the PMI */
+			assert_int_equal(x.set, 0);
+			assert_int_equal(vs.completed, 0);
+			assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+			assert_int_equal(e.pmi, 0);
+			assert_int_equal(e.debug, VPMU_DEBUG_STEP);
+			dbg_exit(vm, t, VPMU_DR6_BS, LOOP, f);		/* JNZ taken */
+			assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+			assert_int_equal(e.pmi, 1);
+			assert_int_equal(e.debug, VPMU_DEBUG_STEP);
+		} else {
+			assert_int_equal(x.set, VPMU_SET_RIP);
+			assert_int_equal(x.rip, LOOP);
+			assert_int_equal(vs.completed, 1);
+			assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+			assert_int_equal(e.pmi, 0);
+		}
 		/* WRMSR, WRMSR, ADD, DEC, JNZ */
 		x = (struct vpmu_exit){ .reason = VPMU_EXIT_MSR_READ, .index = 0xC1,
 		    .regs = &t->r };
@@ -1439,10 +1454,10 @@ loops_are_fast_forwarded(void **state)
 	assert_int_equal(ff_plan(t, FFL, 1), FFL + 6);
 	/* The body writes RCX: blocks round the loop, the branch completed. */
 	assert_int_equal(ff_plan(t, FFW, 100), FFW + 6);
-	/* 300 instructions, 299 before PMC0 overflows: not fast-forwarded. */
-	assert_int_equal(X->set_period(t->st, c, 299), 0);
+	/* 300 instructions; PMC0 overflows at the 300th: not fast-forwarded. */
+	assert_int_equal(X->set_period(t->st, c, 300), 0);
 	assert_int_equal(ff_plan(t, FFL, 100), FFL + 6);
-	assert_int_equal(X->set_period(t->st, c, 300), 0);	/* at the last: yes */
+	assert_int_equal(X->set_period(t->st, c, 301), 0);	/* after them: yes */
 	assert_int_equal(ff_plan(t, FFL, 100), FFL + 8);
 	assert_int_equal(X->set_period(t->st, c, 0), 0);
 
