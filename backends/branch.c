@@ -44,15 +44,6 @@ vpmu__branch_cond(unsigned cond, uint64_t rflags)
 	return (r != ((cond & 1) != 0));	/* odd codes: the negation */
 }
 
-bool
-vpmu__canonical(uint64_t a, uint64_t cr4)
-{
-	unsigned top = (cr4 & VPMU_CR4_LA57) ? 56 : 47;
-	int64_t s = (int64_t)(a << (63 - top)) >> (63 - top);
-
-	return ((uint64_t)s == a);
-}
-
 unsigned
 vpmu__branch_complete(const struct vpmu_gmem *mem, const struct vpmu_insn *in,
     struct vpmu_regs *r)
@@ -85,7 +76,7 @@ vpmu__branch_complete(const struct vpmu_gmem *mem, const struct vpmu_insn *in,
 	case VPMU_EVAL_RET:
 		if (r->cpl != 0 || (r->cr4 & VPMU_CR4_CET) ||
 		    ((r->cr4 & VPMU_CR4_SMAP) && !(r->rflags & RFLAGS_AC)) ||
-		    !vpmu__canonical(r->rsp, r->cr4) || !vpmu__canonical(r->rsp + 7, r->cr4) ||
+		    !vpmu__gmem_canonical(&pg, r->rsp) || !vpmu__gmem_canonical(&pg, r->rsp + 7) ||
 		    vpmu__gmem_read_gva(mem, &pg, r->rsp, &ret, 8) != 8)
 			return (0);
 		succ = ret;
@@ -94,7 +85,7 @@ vpmu__branch_complete(const struct vpmu_gmem *mem, const struct vpmu_insn *in,
 	default:
 		return (0);
 	}
-	if (!vpmu__canonical(succ, r->cr4))
+	if (!vpmu__gmem_canonical(&pg, succ))
 		return (0);
 	r->rip = succ;
 	r->rcx = rcx;

@@ -11,8 +11,6 @@
 
 #include "decode.h"
 
-/* Is a canonical: bits 63 down to the top of the linear address (47, 56 with LA57) equal. */
-bool	 vpmu__canonical(uint64_t a, uint64_t cr4);
 /* Does condition code cond (tttn, or VPMU_COND_ALWAYS) hold for rflags? */
 bool	 vpmu__branch_cond(unsigned cond, uint64_t rflags);
 /*

@@ -1,6 +1,8 @@
 /*
  * exact.c -- the "exact" host source: the guest's retired instructions,
- * branches and modelled cycles, reconstructed from single-step exits.
+ * branches and modelled cycles, reconstructed from single-step exits or,
+ * in block mode, from exits at breakpoints the source plans (blocks,
+ * completed branches, fast-forwarded loops: the "blocks" part below).
  *
  * Exactness by reconstruction, not by counting exits.  Per vCPU the
  * source keeps the last retirement point P: the registers at the previous
@@ -761,7 +763,7 @@ ff_counter(const struct xvcpu *v, const struct vpmu_regs *r)
 /*
  * Can the stack access of in (vpmu_insn.stack), with RSP sp, not fault?
  * Then a block holding it needs no handler breakpoints for it.  Not under
- * CET (its shadow stack), nor with a non-canonical slot (#SS).
+ * CET (its shadow stack); a non-canonical slot (#SS) is not accessible.
  */
 static bool
 stack_safe(const struct exact *x, const struct xvcpu *v, const struct vpmu_insn *in,
@@ -769,8 +771,7 @@ stack_safe(const struct exact *x, const struct xvcpu *v, const struct vpmu_insn 
 {
 	uint64_t slot = in->stack < 0 ? sp - 8 : sp;
 
-	if (in->stack == 0 || !sp_known || (v->p.cr4 & VPMU_CR4_CET) ||
-	    !vpmu__canonical(slot, v->p.cr4) || !vpmu__canonical(slot + 7, v->p.cr4))
+	if (in->stack == 0 || !sp_known || (v->p.cr4 & VPMU_CR4_CET))
 		return (false);
 	return (vpmu__gmem_can_access(x->mem, PAGING(&v->p), slot, 8, in->stack < 0, v->p.cpl,
 	    (v->p.rflags & RFLAGS_AC) != 0));

@@ -2,7 +2,8 @@
  * exact.h -- the "exact" host source: its internals for unit tests.
  *
  * The source counts the guest's retired instructions, branches and
- * modelled cycles while the glue single-steps the vCPU.  It does not count
+ * modelled cycles while the glue single-steps the vCPU or, in block mode,
+ * runs it to the source's breakpoints (docs/exact-blocks.md).  It does not count
  * exits: at every exit the glue reports where the vCPU is (the new RIP N)
  * and the source reconstructs what retired since the last report (P) by
  * decoding guest code.  vpmu_exact(7) is the model and its limits.
@@ -10,7 +11,8 @@
  * The core reaches it through its ops table only (<vpmu/source.h>), from
  * the exit contract (<vpmu/vcpu.h>, libvpmu/vcpu.c), per vCPU thread:
  *   before an entry  exec_wants(): VPMU_DEBUG_STEP while a counter of the
- *                    vCPU is enabled (the VMM single-steps the vCPU)
+ *                    vCPU is enabled (the VMM single-steps the vCPU), or in
+ *                    block mode VPMU_DEBUG_BREAK with exec_breaks()
  *   at EVERY exit    exec_sync(st, cpu, &regs, flags), before the exit is
  *                    handled (before an MSR write can enable or disable a
  *                    counter), with flags:
@@ -24,6 +26,9 @@
  *                       of it (VPMU_SYNC_FAULT, #GP injected for an MSR
  *                       access), or an NMI or interrupt injected before
  *                       the run; its vector in bits 15:8
+ *     VPMU_SYNC_SETREGS the VMM takes completed branches
+ *   at a breakpoint  exec_complete(): the branch there retired by the
+ *                    source (branch.c), its registers handed back
  *   model()          the guest's vendor when the parameters name none
  *   exec_memory()    the VM's guest-memory map, read only
  *

@@ -187,7 +187,8 @@ vpmu__gmem_can_access(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging
 	bool user = cpl == 3;
 
 	if (len == 0 || last < gva || !(pg->efer & VPMU_EFER_LMA) ||
-	    (pg->cr4 & VPMU_CR4_PKE))
+	    (pg->cr4 & VPMU_CR4_PKE) || !vpmu__gmem_canonical(pg, gva) ||
+	    !vpmu__gmem_canonical(pg, last))
 		return (false);
 	for (va = gva & ~(PAGE_4K - 1); va <= last; va += PAGE_4K) {
 		if (walk_gva(mem, pg, va < gva ? gva : va, &gpa, &perm) != 0 ||
@@ -257,12 +258,8 @@ vpmu__gmem_idt_entry(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging 
 	return (0);
 }
 
-/*
- * 64-bit canonical form: bits 63:47 all equal (48-bit linear addresses),
- * bits 63:56 with LA57.  A non-canonical address faults on hardware.
- */
-static bool
-canonical(const struct vpmu_gmem_paging *pg, uint64_t va)
+bool
+vpmu__gmem_canonical(const struct vpmu_gmem_paging *pg, uint64_t va)
 {
 	unsigned bits = (pg->cr4 & VPMU_CR4_LA57) ? 57 : 48;
 	int64_t s = (int64_t)(va << (64 - bits)) >> (64 - bits);
@@ -282,9 +279,9 @@ vpmu__gmem_callchain(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging 
 		return (0);
 	pc[0] = rip;
 	for (n = 1, fp = rbp; n < max && fp != 0; n++) {
-		if ((lm && !canonical(pg, fp)) ||
+		if ((lm && !vpmu__gmem_canonical(pg, fp)) ||
 		    vpmu__gmem_read_gva(mem, pg, fp, frame, sizeof(frame)) !=
-		    (int)sizeof(frame) || frame[1] == 0 || (lm && !canonical(pg, frame[1])))
+		    (int)sizeof(frame) || frame[1] == 0 || (lm && !vpmu__gmem_canonical(pg, frame[1])))
 			break;
 		pc[n] = frame[1];
 		if (frame[0] <= fp)

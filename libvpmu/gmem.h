@@ -82,12 +82,18 @@ int	vpmu__gmem_read_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_pagi
 	    uint64_t gva, void *buf, size_t len);
 
 /*
+ * 64-bit canonical form: bits 63:47 all equal (48-bit linear addresses),
+ * bits 63:56 with LA57 (pg's CR4).  A non-canonical address faults on
+ * hardware.
+ */
+bool	vpmu__gmem_canonical(const struct vpmu_gmem_paging *pg, uint64_t va);
+/*
  * Would the guest's access of len bytes at gva, at CPL cpl (RFLAGS.AC
  * ac), go through without a page fault?  IA-32e paging only (false
  * otherwise): every page present and backed by a slot, user pages for
  * CPL 3 and not for CPL < 3 under SMAP (unless AC), writable for a write
- * (for CPL < 3 only with CR0.WP), and no protection keys (CR4.PKE: false).
- * Canonical addresses are the caller's concern.
+ * (for CPL < 3 only with CR0.WP), no protection keys (CR4.PKE: false),
+ * and the first and last byte canonical.
  */
 bool	vpmu__gmem_can_access(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
 	    uint64_t gva, size_t len, bool write, unsigned cpl, bool ac);

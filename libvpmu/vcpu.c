@@ -185,11 +185,13 @@ sync_flags(const struct vpmu_vcpu *v, const struct vpmu_exit *x)
  * The source may retire the instruction at its breakpoint itself: a
  * breakpoint exit of libvpmu's alone, a VMM that writes the registers
  * back, and nothing due at this place (a PMI or a sample comes before the
- * instruction, as under single-step).  VM lock held.
+ * instruction, as under single-step).  Returns the registers after the
+ * exit: r, or *done when the source completed an instruction (set in x).
+ * VM lock held.
  */
-static void
+static const struct vpmu_regs *
 complete(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, unsigned flags,
-    struct vpmu_regs *r)
+    const struct vpmu_regs *r, struct vpmu_regs *done)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 
@@ -198,15 +200,17 @@ complete(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, unsigned flags,
 	    !(x->dr6 & VPMU_DR6_B0_3) ||
 	    __atomic_load_n(&vm->gpmu->vcpu[cpu].pmi_pending, __ATOMIC_RELAXED) ||
 	    (v->nact != 0 && vpmu__sample_due(vm, cpu)))
-		return;
-	if ((x->set = vm->src->exec_complete(vm->src_state, cpu, r)) == 0)
-		return;
-	x->rip = r->rip;
-	x->rsp = r->rsp;
-	x->rcx = r->rcx;
-	v->last_rip = r->rip;
+		return (r);
+	*done = *r;
+	if ((x->set = vm->src->exec_complete(vm->src_state, cpu, done)) == 0)
+		return (r);
+	x->rip = done->rip;
+	x->rsp = done->rsp;
+	x->rcx = done->rcx;
+	v->last_rip = done->rip;
 	v->xst.completed++;
 	vpmu__gpmu_check_overflow(vm, cpu);
+	return (done);
 }
 
 /* A sample of every due sampling PMC, VM lock held. */
@@ -325,7 +329,8 @@ exit_locked(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, uint64_t ran)
 	vpmu__vm_lock(vm);
 	if (vm->src->exec_sync != NULL) {
 		vm->src->exec_sync(vm->src_state, cpu, r, flags);
-		x->halted = sync_kind(v, x) == VPMU_SYNC_STEP && stepped_hlt(vm, v, r);
+		x->halted = (flags & ~VPMU_SYNC_SETREGS) == VPMU_SYNC_STEP &&
+		    stepped_hlt(vm, v, r);
 		v->last_rip = r->rip;
 	}
 	v->faulted = false;
@@ -337,12 +342,8 @@ exit_locked(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, uint64_t ran)
 	if (ran != 0)
 		vpmu__vcpu_advance(vm, cpu, ran);
 	vpmu__gpmu_check_overflow(vm, cpu);
-	if (r != NULL) {
-		done = *r;
-		complete(vm, cpu, x, flags, &done);
-		if (x->set != 0)
-			r = &done;
-	}
+	if (r != NULL)
+		r = complete(vm, cpu, x, flags, r, &done);
 	if (v->nact != 0 && vpmu__sample_due(vm, cpu)) {
 		if (r == NULL)
 			error = regs_of(vm, cpu, x, &buf, &r);
