@@ -1169,6 +1169,31 @@ vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r)
 	return (set);
 }
 
+/*
+ * The core retired the instruction at the last synced place itself (an
+ * RDPMC it answered, vpmu_vcpu(3)); the vCPU goes on at r.  Count it,
+ * one instruction and no branch, and plan again from r.
+ */
+void
+vpmu__exact_retire(void *state, unsigned cpu, const struct vpmu_regs *r)
+{
+	struct exact *x = state;
+	struct xvcpu *v;
+	struct path p = { 0 };
+
+	if (x == NULL || r == NULL || cpu >= x->nvcpus)
+		return;
+	v = &x->vcpu[cpu];
+	if (v->known && v->nenabled != 0) {
+		add(&p, false, v->p.cpl);
+		account(x, v, W_REACHED, &p, v->p.cpl);
+	}
+	v->at_end = false;
+	v->planned = false;
+	v->p = *r;
+	recap(x, v);
+}
+
 unsigned
 vpmu__exact_breaks(void *state, unsigned cpu, uint64_t *bp, unsigned max)
 {
@@ -1472,6 +1497,7 @@ const struct vpmu_source_ops vpmu_source_exact = {
 	.exec_wants = vpmu__exact_wants,
 	.exec_breaks = vpmu__exact_breaks,
 	.exec_complete = vpmu__exact_complete,
+	.exec_retire = vpmu__exact_retire,
 	.exec_sync = vpmu__exact_sync,
 	.exec_point_get = vpmu__exact_get_point,
 	.exec_point_set = vpmu__exact_set_point,

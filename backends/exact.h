@@ -103,6 +103,7 @@ uint64_t vpmu__exact_end(void *state, unsigned cpu);
  * (branch.c) and count it; VPMU_SET_* or 0 (then it is single-stepped).
  */
 unsigned vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r);
+void vpmu__exact_retire(void *state, unsigned cpu, const struct vpmu_regs *r);
 /* An exit of cpu; see above. */
 void	vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r,
 	    unsigned flags);

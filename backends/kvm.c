@@ -53,6 +53,8 @@ struct kvm_vcpu_ctx {
 	bool	 emul_on;		/* following the guest since emul_start */
 	uint64_t emul_start;		/* insn_emulation when following started */
 	uint64_t emul_sum;		/* its increase over the earlier windows */
+	uint64_t idt_base;		/* the guest's IDT register at the last look */
+	uint16_t idt_limit;		/*  (a change moves RDPMC's catch, rdpmc.c) */
 };
 
 struct vpmu_kvm {
@@ -444,16 +446,18 @@ step_halt(struct kvm_vcpu_ctx *c, unsigned cpu, bool *handled)
 /*
  * libvpmu's breakpoints in the debug registers the VMM's own debugging
  * leaves free (DR7 L/G bits clear), as instruction breakpoints (R/W 00,
- * LEN 00), with interrupts and NMIs held back.  false: they do not fit,
- * or events cannot be held back: the caller single-steps instead.
+ * LEN 00), with interrupts and NMIs held back if hold (a block's run;
+ * not the catch of RDPMC's #GP).  false: they do not fit, or events
+ * cannot be held back.
  */
 static bool
-add_breaks(const vpmu_kvm *k, const struct kvm_vcpu_ctx *c, struct kvm_guest_debug *dbg)
+add_breaks(const vpmu_kvm *k, const struct kvm_vcpu_ctx *c, struct kvm_guest_debug *dbg,
+    bool hold)
 {
 	uint64_t dr7;
 	unsigned i, slot = 0;
 
-	if (!k->blockirq)
+	if (hold && !k->blockirq)
 		return (false);
 	dr7 = (dbg->control & KVM_GUESTDBG_USE_HW_BP) ? dbg->arch.debugreg[7] :
 	    DR7_FIXED1;
@@ -469,7 +473,8 @@ add_breaks(const vpmu_kvm *k, const struct kvm_vcpu_ctx *c, struct kvm_guest_deb
 		dr7 |= 1ull << (2 * slot);		/* L<slot> */
 	}
 	dbg->arch.debugreg[7] = dr7 | DR7_FIXED1;
-	dbg->control |= KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_USE_HW_BP | KVM_GUESTDBG_BLOCKIRQ;
+	dbg->control |= KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_USE_HW_BP |
+	    (hold ? KVM_GUESTDBG_BLOCKIRQ : 0);
 	return (true);
 }
 
@@ -484,11 +489,13 @@ apply_debug(const vpmu_kvm *k, struct kvm_vcpu_ctx *c)
 {
 	struct kvm_guest_debug dbg = c->vmm_dbg;
 
-	if ((c->debug & VPMU_DEBUG_BREAK) && !add_breaks(k, c, &dbg)) {
+	if ((c->debug & VPMU_DEBUG_BREAK) && !add_breaks(k, c, &dbg, true)) {
 		dbg = c->vmm_dbg;
 		dbg.control |= KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_SINGLESTEP;
 	} else if (c->debug & VPMU_DEBUG_STEP)
 		dbg.control |= KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_SINGLESTEP;
+	else if ((c->debug & VPMU_DEBUG_CATCH) && !add_breaks(k, c, &dbg, false))
+		dbg = c->vmm_dbg;	/* no room: the guest takes RDPMC's #GP */
 	if (c->applied_ok && memcmp(&dbg, &c->applied, sizeof(dbg)) == 0)
 		return (0);
 	c->applied_ok = false;
@@ -590,7 +597,7 @@ pre_run_work(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, const struct vpm
 	int error = 0;
 
 	if (e->debug_changed) {
-		emul_window(c, e->debug != 0);
+		emul_window(c, (e->debug & (VPMU_DEBUG_STEP | VPMU_DEBUG_BREAK)) != 0);
 		c->debug = e->debug;
 		c->nbp = e->nbp;
 		memcpy(c->bp, e->bp, sizeof(c->bp));
@@ -652,12 +659,25 @@ vmm_debug_exit(const struct kvm_vcpu_ctx *c, uint64_t dr6)
 	return (false);
 }
 
+/* The guest's IDT register changed: where RDPMC's #GP is caught, again. */
+static __attribute__((noinline)) void
+idt_moved(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
+{
+	struct vpmu_regs r;
+
+	c->idt_base = c->run->s.regs.sregs.idt.base;
+	c->idt_limit = c->run->s.regs.sregs.idt.limit;
+	if (kvm_regs(c, cpu, &r) == 0)
+		vpmu__rdpmc_refresh(k->vm, cpu, &r);
+}
+
 /* An exit reported in full through struct vpmu_exit. */
 static __attribute__((noinline)) int
 handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 {
 	struct kvm_run *run;
 	struct vpmu_exit x;
+	struct vpmu_regs regs;
 	uint8_t *data;
 	bool vmm = false;
 	int error;
@@ -685,9 +705,15 @@ handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 		x.dr6 = run->debug.arch.dr6;
 		vmm = vmm_debug_exit(c, x.dr6);
 	}
-	/* Registers libvpmu changes go back through kvm_run: no ioctl. */
+	/*
+	 * Registers come with the exit (synced), and the ones libvpmu changes
+	 * go back through kvm_run: no ioctl either way.
+	 */
 	if ((run->kvm_valid_regs & KVM_SYNC_X86_REGS) && !vmm)
 		x.flags |= VPMU_EXITF_SETREGS;
+	if ((run->kvm_valid_regs & (KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS)) ==
+	    (KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS) && kvm_regs(c, cpu, &regs) == 0)
+		x.regs = &regs;
 	if (c->resync)
 		x.flags |= VPMU_EXITF_MOVED;
 	if (c->injected >= 0) {
@@ -722,6 +748,12 @@ handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 			run->s.regs.regs.rsp = x.rsp;
 		if (x.set & VPMU_SET_RCX)
 			run->s.regs.regs.rcx = x.rcx;
+		if (x.set & VPMU_SET_RAX)
+			run->s.regs.regs.rax = x.rax;
+		if (x.set & VPMU_SET_RDX)
+			run->s.regs.regs.rdx = x.rdx;
+		if (x.set & VPMU_SET_RFLAGS)
+			run->s.regs.regs.rflags = x.rflags;
 		run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
 	}
 	*handled = true;
@@ -743,7 +775,18 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 	    c->injected < 0 && !c->resync) {
 		bool write = run->exit_reason == KVM_EXIT_X86_WRMSR;
 		uint64_t val = run->msr.data;
-		int res = vpmu__vcpu_msr(k->vm, cpu, write, run->msr.index, &val);
+		int res;
+
+		/*
+		 * A guest that loaded its IDT since the last look: RDPMC's
+		 * catch moves now, not at the next full exit (a guest may use
+		 * RDPMC before it has one).
+		 */
+		if ((run->kvm_valid_regs & KVM_SYNC_X86_SREGS) &&
+		    (run->s.regs.sregs.idt.base != c->idt_base ||
+		    run->s.regs.sregs.idt.limit != c->idt_limit))
+			idt_moved(k, cpu, c);
+		res = vpmu__vcpu_msr(k->vm, cpu, write, run->msr.index, &val);
 
 		if (res < 0)
 			return (-res);
@@ -816,6 +859,8 @@ vpmu_kvm_get_stats(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st)
 	st->steps = v.steps;
 	st->breaks = v.breaks;
 	st->completed = v.completed;
+	st->rdpmc = v.rdpmc;
+	st->rdpmc_gp = v.rdpmc_gp;
 	st->pmis = v.pmis - k->vcpu[cpu].pmis_masked;
 	st->pmis_masked = k->vcpu[cpu].pmis_masked;
 	kvm_stats_exact(k, cpu, st);

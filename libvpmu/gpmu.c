@@ -444,6 +444,42 @@ vpmu__gpmu_msr(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, bool write, uint6
 	    r->rd(vm, &vm->gpmu->vcpu[cpu], idx, val));
 }
 
+/*
+ * RDPMC with ECX = ecx, VM lock held: VPMU_MSR_OK with the counter in *val,
+ * or VPMU_MSR_GP.  Intel (SDM Vol. 2B, RDPMC): bit 30 selects the fixed
+ * counters, the rest of bits 29:0 the counter; bit 31 (a "fast" read of
+ * the low 32 bits on some early processors) is not offered and faults, as
+ * under KVM.  AMD (APM Vol. 3, RDPMC): ECX is the counter's number, up
+ * to the model's count.  The value is the one RDMSR of the counter gives.
+ */
+int
+vpmu__gpmu_rdpmc(struct vpmu_vm *vm, unsigned cpu, uint32_t ecx, uint64_t *val)
+{
+	const struct gpmu *g = vm->gpmu;
+	struct gpmu_ctr *c;
+	uint32_t idx = ecx & 0x3FFFFFFFu;
+
+	if (g->vendor == NULL)
+		return (VPMU_MSR_GP);
+	if (g->model.vendor == VPMU_VENDOR_AMD) {
+		if (ecx >= g->model.gp)
+			return (VPMU_MSR_GP);
+		c = &g->vcpu[cpu].gp[ecx];
+	} else if (ecx & (1u << 31))
+		return (VPMU_MSR_GP);
+	else if (ecx & (1u << 30)) {
+		if (idx >= g->model.fixed)
+			return (VPMU_MSR_GP);
+		c = &g->vcpu[cpu].fx[idx];
+	} else {
+		if (idx >= g->model.gp)
+			return (VPMU_MSR_GP);
+		c = &g->vcpu[cpu].gp[idx];
+	}
+	*val = vpmu__model_pmc_value(vm, c->pm, NULL) & c->mask;
+	return (VPMU_MSR_OK);
+}
+
 int
 vpmu_msr_read(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t *val)
 {

@@ -160,6 +160,8 @@ void	gpmu_reset_vcpu(struct vpmu_vm *vm, struct gpmu_vcpu *v);
  */
 int	vpmu__gpmu_msr(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, bool write,
 	    uint64_t *val);
+/* VM lock held: RDPMC of ecx (VPMU_MSR_OK, the value in *val, or VPMU_MSR_GP). */
+int	vpmu__gpmu_rdpmc(struct vpmu_vm *vm, unsigned cpu, uint32_t ecx, uint64_t *val);
 /* VM lock held: the counters marked since the last flush, programmed together. */
 int	vpmu__gpmu_flush(struct vpmu_vm *vm, unsigned cpu);
 void	vpmu__gpmu_check_running(struct vpmu_vm *vm, unsigned cpu);
@@ -188,7 +190,7 @@ vpmu__vcpu_enter_quiet(struct vpmu_vm *vm, unsigned cpu)
 	    __atomic_load_n(&gv->pending, __ATOMIC_RELAXED) != 0 ||
 	    __atomic_load_n(&v->dirty, __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&v->nact, __ATOMIC_RELAXED) != 0 ||
-	    vm->src->exec_wants != NULL || v->debug != 0)
+	    vm->src->exec_wants != NULL || v->debug != 0 || v->rdpmc_bp != 0)
 		return (false);
 	v->entered = 0;
 	return (true);

@@ -244,6 +244,9 @@ struct vpmu_vcpu {
 	bool faulted;			/* the last exit answered an MSR access with #GP */
 	uint64_t last_rip;		/* RIP at the last exit (exec sources): a
 					   step's HLT is the byte there */
+	uint64_t rdpmc_bp;		/* the guest's #GP handler: where RDPMC's
+					   #GP is caught (rdpmc.c); 0: none */
+	bool rdpmc_pass;		/* the next entry steps past the catch */
 	struct vpmu_vcpu_stats xst;
 };
 
@@ -293,6 +296,13 @@ struct vpmu_vm {
 int	vpmu__rings_init(struct vpmu_vm *vm);
 void	vpmu__rings_fini(struct vpmu_vm *vm);
 bool	vpmu__sample_due(struct vpmu_vm *vm, unsigned cpu);
+/* rdpmc.c: RDPMC answered from the model (the exit contract calls these) */
+const struct vpmu_regs *vpmu__rdpmc_at(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,
+	    const struct vpmu_regs *r, struct vpmu_regs *done);
+void	vpmu__rdpmc_refresh(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_regs *r);
+void	vpmu__rdpmc_catch(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,
+	    const struct vpmu_regs *r);
+void	vpmu__rdpmc_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x);
 void	vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc,
 	    unsigned npc, bool user);
 /* Every ring into the logs now; without the VM lock (it takes it per record). */

@@ -102,6 +102,19 @@ enter_work(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 	v->entered = __atomic_load_n(&v->nact, __ATOMIC_RELAXED) != 0 ? now_ns() : 0;
 	want = vm->src->exec_wants != NULL ? vm->src->exec_wants(vm->src_state, cpu) : 0;
 	/*
+	 * Nothing follows the guest: catch RDPMC's #GP at the guest's
+	 * handler (rdpmc.c), or step once past that breakpoint to let a
+	 * #GP that was not an RDPMC's reach the handler.
+	 */
+	if (want == 0 && v->rdpmc_pass) {
+		want = VPMU_DEBUG_STEP;
+		v->rdpmc_pass = false;
+	} else if (want == 0 && v->rdpmc_bp != 0) {
+		want = VPMU_DEBUG_CATCH;
+		e->nbp = 1;
+		e->bp[0] = v->rdpmc_bp;
+	}
+	/*
 	 * Breakpoints, unless an event is delivered at this entry: its
 	 * handler must not run uncounted to them (a step sees its start).
 	 */
@@ -342,8 +355,12 @@ exit_locked(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, uint64_t ran)
 	if (ran != 0)
 		vpmu__vcpu_advance(vm, cpu, ran);
 	vpmu__gpmu_check_overflow(vm, cpu);
-	if (r != NULL)
+	if (r != NULL) {
 		r = complete(vm, cpu, x, flags, r, &done);
+		r = vpmu__rdpmc_at(vm, cpu, x, r, &done);
+		if (x->regs == NULL)
+			vpmu__rdpmc_refresh(vm, cpu, r);
+	}
 	if (v->nact != 0 && vpmu__sample_due(vm, cpu)) {
 		if (r == NULL)
 			error = regs_of(vm, cpu, x, &buf, &r);
@@ -352,6 +369,19 @@ exit_locked(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, uint64_t ran)
 	}
 	vpmu__vm_unlock(vm);
 	return (error);
+}
+
+/* The breakpoint on the guest's #GP handler: RDPMC's #GP, maybe (rdpmc.c). */
+static __attribute__((noinline)) int
+catch_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
+{
+	struct vpmu_regs buf;
+	const struct vpmu_regs *r;
+
+	if (regs_of(vm, cpu, x, &buf, &r) != 0)
+		r = NULL;		/* no registers: the guest takes its #GP */
+	vpmu__rdpmc_catch(vm, cpu, x, r);
+	return (0);
 }
 
 int
@@ -382,6 +412,8 @@ vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 	v->entered = 0;
 
 	vpmu__pv_exit_hooks(vm, cpu);	/* the fast-read page of who runs here */
+	if (x->regs != NULL)
+		vpmu__rdpmc_refresh(vm, cpu, x->regs);
 	/*
 	 * Nothing counts and nothing follows the guest: no time to hand out,
 	 * no overflow, no sample (nact is a hint, as at the entry: a PMC
@@ -407,7 +439,11 @@ vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 		} else if ((v->debug & VPMU_DEBUG_BREAK) && (x->dr6 & VPMU_DR6_B0_3)) {
 			v->xst.breaks++;
 			x->handled = 1;
-		}
+		} else if ((v->debug & VPMU_DEBUG_CATCH) && (x->dr6 & VPMU_DR6_B0_3))
+			return (catch_exit(vm, cpu, x));
+		break;
+	case VPMU_EXIT_RDPMC:
+		vpmu__rdpmc_exit(vm, cpu, x);
 		break;
 	default:
 		break;

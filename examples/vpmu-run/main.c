@@ -429,6 +429,9 @@ report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
 		if (st.breaks != 0)	/* --exact-mode block */
 			fprintf(f, ", breakpoints %" PRIu64 " (%" PRIu64 " completed)",
 			    st.breaks, st.completed);
+		if (st.rdpmc != 0)
+			fprintf(f, ", RDPMC %" PRIu64 " (#GP %" PRIu64 ")", st.rdpmc,
+			    st.rdpmc_gp);
 		fprintf(f, "\n");
 		if (exact)
 			report_exact(f, &st);

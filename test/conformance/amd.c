@@ -189,6 +189,39 @@ check_overflow(void)
 
 static volatile uint64_t counted[VG_MAX_CPUS];
 
+/*
+ * RDPMC (APM Vol. 3): ECX is the counter's number, below the count the
+ * guest was told; anything else is #GP.  Idle (libvpmu catches the #GP
+ * KVM injects) and while an exact count runs (seen before it runs).
+ */
+static void
+check_rdpmc(void)
+{
+	uint64_t v, w;
+	unsigned i;
+	int ok = 1, fault;
+
+	for (i = 0; i < ngp; i++) {
+		wr(ctr_msr(i), 0x0000BEEF00000000ull + i);
+		ok &= vg_rdpmc_safe(i, &v) == 0 && v == 0x0000BEEF00000000ull + i;
+	}
+	CHECK("rdpmc_counters", ok, "counter %u: %#lx", i, (unsigned long)v);
+	CHECK("rdpmc_beyond_counters", vg_rdpmc_safe(ngp, &v) == VG_GP, "no #GP");
+	CHECK("rdpmc_bit30_gp", vg_rdpmc_safe(1u << 30, &v) == VG_GP, "no #GP");
+	wr(ctr_msr(0), 0);
+	if (v2)
+		wr(GCTL, 1);
+	wr(sel_msr(0), EV_INSTR | OS | EN);
+	v = conf_rdpmc_span(0);
+	fault = vg_rdpmc_safe(ngp, &w);
+	wr(sel_msr(0), 0);
+	if (v2)
+		wr(GCTL, (1ull << ngp) - 1);
+	CHECK("rdpmc_while_counting_exact", v == RDPMC_SPAN_INSNS, "%lu, want %u",
+	    (unsigned long)v, RDPMC_SPAN_INSNS);
+	CHECK("rdpmc_beyond_while_counting_gp", fault == VG_GP, "vector %d", fault);
+}
+
 int
 main(unsigned cpu)
 {
@@ -201,6 +234,7 @@ main(unsigned cpu)
 		check_counting();
 		check_msr_rules();
 		check_overflow();
+		check_rdpmc();
 	}
 	vg_barrier();
 	wr(ctr_msr(0), 0);

@@ -41,3 +41,13 @@ conf_nmi_handler(unsigned cpu, struct vg_frame *f)
 {
 	conf_nmi_rip[cpu] = f->rip;
 }
+
+uint64_t
+conf_rdpmc_span(uint32_t ecx)
+{
+	uint32_t a0, d0, a1, d1;
+
+	__asm__ volatile("rdpmc\n\tmov %%eax, %0\n\tmov %%edx, %1\n\trdpmc"
+	    : "=&r"(a0), "=&r"(d0), "=a"(a1), "=d"(d1) : "c"(ecx) : "memory");
+	return (((uint64_t)d1 << 32 | a1) - ((uint64_t)d0 << 32 | a0));
+}

@@ -67,6 +67,13 @@ extern const char conf_measure_last[];
 #define MEASURE_INSNS(n)	(3 * (uint64_t)(n) + 5)
 #define MEASURE_BRANCHES(n)	((uint64_t)(n))
 
+/*
+ * RDPMC of ecx twice, with RDPMC_SPAN_INSNS instructions retired from the
+ * first read to the second (the first RDPMC and two MOVs): second - first.
+ */
+uint64_t conf_rdpmc_span(uint32_t ecx);
+#define RDPMC_SPAN_INSNS	3
+
 /* ---- helpers every vendor file uses ---------------------------------------- */
 
 /* Read an MSR that must not fault; a fault is reported and reads 0. */

@@ -379,13 +379,58 @@ check_all_counters_at_once(void)
 	    (unsigned long)v[0], (unsigned long)v[1], (unsigned long)f[0]);
 }
 
+/*
+ * RDPMC, answered by libvpmu although KVM never hands it to user space:
+ * idle (the #GP caught at the guest's handler) and while an exact count
+ * runs (the instruction seen before it runs); GP and fixed (bit 30)
+ * indexes, legacy writes sign-extended, the width; #GP for an index the
+ * model lacks and for the fast-read bit 31.
+ */
 static void
 check_rdpmc(void)
 {
-	uint64_t v;
+	uint64_t v, want;
+	unsigned i;
+	int ok = 1, fault;
 
-	/* KVM never routes RDPMC to user space: with KVM's vPMU off it #GPs. */
-	CHECK("rdpmc_gp_in_msr_trap_mode", vg_rdpmc_safe(0, &v) == VG_GP, "no #GP");
+	for (i = 0; i < ngp; i++) {
+		wr(PMC(i), 0x12345670 + i);
+		ok &= vg_rdpmc_safe(i, &v) == 0 && v == 0x12345670 + i &&
+		    v == rd(PMC(i));
+	}
+	CHECK("rdpmc_gp_counters", ok, "counter %u: %#lx", i, (unsigned long)v);
+	wr(PMC(0), 0x89abcdef);			/* a legacy write: sign-extended */
+	want = 0xFFFFFFFF89ABCDEFull & gmask;
+	CHECK("rdpmc_legacy_write_sign_extended", vg_rdpmc_safe(0, &v) == 0 && v == want,
+	    "%#lx, want %#lx", (unsigned long)v, (unsigned long)want);
+	for (i = 0, ok = 1; i < nfixed; i++) {
+		wr(FIXED(i), 0xABC0 + i);
+		ok &= vg_rdpmc_safe(i | 1u << 30, &v) == 0 && v == 0xABC0 + i;
+	}
+	CHECK("rdpmc_fixed_counters", ok, "fixed %u: %#lx", i, (unsigned long)v);
+	CHECK("rdpmc_gp_beyond_counters", vg_rdpmc_safe(ngp, &v) == VG_GP, "no #GP");
+	CHECK("rdpmc_fixed_beyond_counters", vg_rdpmc_safe(nfixed | 1u << 30, &v) == VG_GP,
+	    "no #GP");
+	CHECK("rdpmc_fast_read_gp", vg_rdpmc_safe(1u << 31, &v) == VG_GP, "no #GP");
+	CHECK("rdpmc_64_gp", vg_rdpmc_safe(64, &v) == VG_GP, "no #GP");
+	CHECK("rdmsr_gp_after_rdpmc", rd_gp(0xdeadbeefu), "no #GP");
+	/* While counting: the reads see the instructions between them, exactly. */
+	wr(PMC(0), 0);
+	if (version >= 2)
+		wr(GCTRL, 0);
+	wr(EVTSEL(0), EV_INSTR | OS | EN);
+	if (version >= 2)
+		wr(GCTRL, 1);
+	v = conf_rdpmc_span(0);
+	fault = vg_rdpmc_safe(ngp, &want);
+	if (version >= 2)
+		wr(GCTRL, 0);
+	wr(EVTSEL(0), 0);
+	if (version >= 2)
+		wr(GCTRL, (1ull << ngp) - 1);
+	CHECK("rdpmc_while_counting_exact", v == RDPMC_SPAN_INSNS, "%lu, want %u",
+	    (unsigned long)v, RDPMC_SPAN_INSNS);
+	CHECK("rdpmc_beyond_while_counting_gp", fault == VG_GP, "vector %d", fault);
 }
 
 static volatile uint64_t counted[VG_MAX_CPUS];

@@ -119,6 +119,8 @@ struct vpmu_kvm_stats {
 	uint64_t breaks;		/* breakpoint exits (exact source, block mode) */
 	uint64_t completed;		/* of them, with the branch there retired by
 					   libvpmu (registers through kvm_run) */
+	uint64_t rdpmc;			/* RDPMCs libvpmu answered (vpmu_vcpu(3)) */
+	uint64_t rdpmc_gp;		/* of them, with #GP for the guest */
 	/* The exact source (0 under another source): */
 	uint64_t exact_retired;		/* instructions it counted as retired */
 	uint64_t exact_completed;	/* of them, branches it retired itself (the

@@ -66,6 +66,8 @@ enum vpmu_exit_reason {
 	VPMU_EXIT_MSR_WRITE = 2,	/* WRMSR of data to index */
 	VPMU_EXIT_IO = 3,		/* IN or OUT (VPMU_EXITF_OUT) at port index */
 	VPMU_EXIT_DEBUG = 4,		/* a debug exit; dr6 says which */
+	VPMU_EXIT_RDPMC = 5,		/* the VMM intercepted RDPMC with ECX = index:
+					   libvpmu answers data (EDX:EAX) or fault */
 };
 
 /* struct vpmu_exit.flags, set by the VMM */
@@ -79,12 +81,16 @@ enum vpmu_exit_reason {
 #define VPMU_EXITF_SETREGS	0x20u	/* VPMU_EXIT_DEBUG: the VMM writes the
 					   registers vpmu_exit.set names before
 					   the next entry (so libvpmu may complete
-					   the instruction at its breakpoint) */
+					   the instruction at its breakpoint, or
+					   an RDPMC) */
 
 /* struct vpmu_exit.set: registers libvpmu changed (values in the exit) */
 #define VPMU_SET_RIP		0x1u
 #define VPMU_SET_RSP		0x2u
 #define VPMU_SET_RCX		0x4u
+#define VPMU_SET_RAX		0x8u
+#define VPMU_SET_RDX		0x10u
+#define VPMU_SET_RFLAGS		0x20u
 
 /* DR6 bits libvpmu reads (SDM Vol. 3B 18.2.3) */
 #define VPMU_DR6_BS		(1u << 14)	/* single-step */
@@ -112,6 +118,7 @@ struct vpmu_exit {
 					   VPMU_EXITF_SETREGS); write these: */
 	uint32_t pad;
 	uint64_t rip, rsp, rcx;
+	uint64_t rax, rdx, rflags;
 };
 
 /*
@@ -124,6 +131,10 @@ struct vpmu_exit {
  */
 #define VPMU_DEBUG_STEP		0x1u	/* single-step every instruction */
 #define VPMU_DEBUG_BREAK	0x2u	/* run to one of the breakpoints bp[] */
+#define VPMU_DEBUG_CATCH	0x4u	/* stop at bp[0], the entry of the guest's
+					   #GP handler, interrupts as usual: an
+					   RDPMC that faults (vpmu_vcpu(3)); a VMM
+					   may ignore it (the guest takes the #GP) */
 #define VPMU_DEBUG_BP_MAX	4	/* breakpoints: as many as x86 debug registers */
 
 struct vpmu_entry {
@@ -147,6 +158,8 @@ struct vpmu_vcpu_stats {
 	uint64_t breaks;		/* breakpoint exits taken (VPMU_DEBUG_BREAK) */
 	uint64_t completed;		/* of them, with the instruction retired by
 					   libvpmu (vpmu_exit.set) */
+	uint64_t rdpmc;			/* RDPMCs libvpmu answered (emulated) */
+	uint64_t rdpmc_gp;		/* of them, with #GP for the guest */
 };
 
 /*

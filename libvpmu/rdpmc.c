@@ -1,0 +1,218 @@
+/*
+ * rdpmc.c -- RDPMC for a guest whose hypervisor never hands it to user
+ * space.  KVM answers a guest's RDPMC itself, from its own vPMU; with
+ * that off (libvpmu's models are in user space) it injects #GP.  So the
+ * instruction is caught on one of two ways, and answered from the model
+ * (vpmu__gpmu_rdpmc):
+ *
+ *   before it runs  a source that follows the guest (the exact source)
+ *                   stops before every instruction it cannot run inside a
+ *                   block, RDPMC among them: at such a debug exit, with
+ *                   the RDPMC at RIP, the core retires it (RIP, RAX, RDX
+ *                   through vpmu_exit.set) and the source counts it;
+ *   on its #GP      otherwise, an instruction breakpoint on the entry of
+ *                   the guest's #GP handler (VPMU_DEBUG_CATCH, read from
+ *                   the guest's IDT): when the frame there is an RDPMC's
+ *                   #GP(0) at CPL 0 in 64-bit mode, the fault is undone
+ *                   (RIP past the RDPMC, RSP and RFLAGS from the frame) and
+ *                   the RDPMC answered; any other #GP goes on to the
+ *                   handler, one single step past the breakpoint.
+ *
+ * An RDPMC the model does not allow (an index it lacks; CPL > 0 without
+ * CR4.PCE) is left to the guest: the processor's #GP is the right answer.
+ * A VMM that intercepts RDPMC itself reports it as VPMU_EXIT_RDPMC.
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "gmem.h"
+#include "gpmu.h"
+#include <vpmu/source.h>
+
+#define CR4_PCE		(1ull << 8)
+#define GP_VECTOR	13
+#define GATE64_SIZE	16
+#define INSN_MAX	15		/* the longest x86 instruction */
+
+/*
+ * The length of the RDPMC (0F 33) at rip, after prefixes that leave it
+ * alone (operand and address size, segment, REP/REPNE; a REX in 64-bit
+ * mode), or 0 if the bytes there are not one.  LOCK makes it #UD: not one.
+ */
+static unsigned
+rdpmc_len(const struct vpmu_vm *vm, const struct vpmu_regs *r, uint64_t rip)
+{
+	struct vpmu_gmem_paging pg = { r->cr0, r->cr3, r->cr4, r->efer };
+	uint8_t b[INSN_MAX];
+	int n;
+	unsigned i;
+
+	n = vpmu__gmem_read_gva(&vm->mem, &pg, rip, b, sizeof(b));
+	for (i = 0; i + 1 < (unsigned)n; i++) {
+		switch (b[i]) {
+		case 0x66: case 0x67: case 0xF2: case 0xF3:
+		case 0x26: case 0x2E: case 0x36: case 0x3E: case 0x64: case 0x65:
+			continue;
+		}
+		if (r->long_mode && (b[i] & 0xF0) == 0x40)
+			i++;			/* REX: the opcode must follow */
+		break;
+	}
+	if (i + 1 < (unsigned)n && b[i] == 0x0F && b[i + 1] == 0x33)
+		return (i + 2);
+	return (0);
+}
+
+/* RDPMC allowed at r's privilege (SDM Vol. 2B, RDPMC): else it is #GP. */
+static bool
+rdpmc_allowed(const struct vpmu_regs *r)
+{
+	return (!(r->cr0 & VPMU_CR0_PE) || r->cpl == 0 || (r->cr4 & CR4_PCE));
+}
+
+/* The answer into x: RIP past the instruction, EDX:EAX the value. */
+static void
+answer(struct vpmu_exit *x, uint64_t rip, uint64_t val)
+{
+	x->set |= VPMU_SET_RIP | VPMU_SET_RAX | VPMU_SET_RDX;
+	x->rip = rip;
+	x->rax = val & 0xFFFFFFFFu;		/* 32-bit writes zero bits 63:32 */
+	x->rdx = val >> 32;
+}
+
+/*
+ * Before it runs: the exit stopped the vCPU at an RDPMC (a debug exit of
+ * the source that follows it), nothing is due first, and the VMM writes
+ * registers back.  Retire it: answer, and the source counts it.  Returns
+ * the registers after the exit (*done when retired).  VM lock held.
+ */
+const struct vpmu_regs *
+vpmu__rdpmc_at(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,
+    const struct vpmu_regs *r, struct vpmu_regs *done)
+{
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+	uint64_t val;
+	unsigned len;
+
+	if (vm->src->exec_retire == NULL || !(x->flags & VPMU_EXITF_SETREGS) ||
+	    x->reason != VPMU_EXIT_DEBUG || x->set != 0 ||
+	    !(v->debug & (VPMU_DEBUG_STEP | VPMU_DEBUG_BREAK)) ||
+	    !(x->dr6 & (VPMU_DR6_BS | VPMU_DR6_B0_3)) ||
+	    __atomic_load_n(&vm->gpmu->vcpu[cpu].pmi_pending, __ATOMIC_RELAXED) ||
+	    (v->nact != 0 && vpmu__sample_due(vm, cpu)) ||
+	    !rdpmc_allowed(r) || (len = rdpmc_len(vm, r, r->rip)) == 0 ||
+	    vpmu__gpmu_rdpmc(vm, cpu, (uint32_t)r->rcx, &val) != VPMU_MSR_OK)
+		return (r);
+	answer(x, r->rip + len, val);
+	*done = *r;
+	done->rip = x->rip;
+	done->rax = x->rax;
+	done->rdx = x->rdx;
+	vm->src->exec_retire(vm->src_state, cpu, done);
+	v->last_rip = done->rip;
+	v->xst.rdpmc++;
+	vpmu__gpmu_check_overflow(vm, cpu);
+	return (done);
+}
+
+/*
+ * The entry of the guest's #GP handler from its IDT, 64-bit mode only
+ * (16-byte gates: offset 15:0, selector, IST, type/P, offset 31:16,
+ * offset 63:32): 0 if there is none to catch.
+ */
+static uint64_t
+gp_handler(const struct vpmu_vm *vm, const struct vpmu_regs *r)
+{
+	struct vpmu_gmem_paging pg = { r->cr0, r->cr3, r->cr4, r->efer };
+	uint8_t g[GATE64_SIZE];
+	uint16_t lo, mid;
+	uint32_t hi;
+	unsigned type;
+
+	if (!r->long_mode || r->idt_limit < GP_VECTOR * GATE64_SIZE + GATE64_SIZE - 1 ||
+	    vpmu__gmem_read_gva(&vm->mem, &pg, r->idt_base + GP_VECTOR * GATE64_SIZE, g,
+	    sizeof(g)) != (int)sizeof(g))
+		return (0);
+	type = g[5] & 0x1F;			/* S = 0 and the gate type */
+	if (!(g[5] & 0x80) || (type != 0xE && type != 0xF))
+		return (0);			/* not present, or not an interrupt/trap gate */
+	memcpy(&lo, g, 2);
+	memcpy(&mid, g + 6, 2);
+	memcpy(&hi, g + 8, 4);
+	return ((uint64_t)hi << 32 | (uint64_t)mid << 16 | lo);
+}
+
+/*
+ * Where the catch goes, from registers the exit brought anyway (a VMM that
+ * gives none gets no catch).  Called at exits, on the vCPU's thread.
+ */
+void
+vpmu__rdpmc_refresh(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_regs *r)
+{
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+
+	v->rdpmc_bp = vm->gpmu->vendor != NULL ? gp_handler(vm, r) : 0;
+}
+
+/*
+ * A debug exit at the catch (the vCPU at the entry of its #GP handler,
+ * r the registers there): an RDPMC's #GP from CPL 0 in 64-bit mode is
+ * undone and answered; anything else goes on to the handler.  The frame
+ * at RSP: error code, RIP, CS, RFLAGS, RSP, SS.
+ */
+void
+vpmu__rdpmc_catch(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,
+    const struct vpmu_regs *r)
+{
+	struct vpmu_gmem_paging pg = { r->cr0, r->cr3, r->cr4, r->efer };
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+	uint64_t f[6], val;
+	unsigned len;
+	int res;
+
+	x->handled = 1;
+	if (r == NULL) {
+		v->rdpmc_pass = true;
+		return;
+	}
+	vpmu__rdpmc_refresh(vm, cpu, r);
+	if (!(x->flags & VPMU_EXITF_SETREGS) || r->rip != v->bp[0] ||
+	    !r->long_mode || r->cpl != 0 ||
+	    vpmu__gmem_read_gva(&vm->mem, &pg, r->rsp, f, sizeof(f)) != (int)sizeof(f) ||
+	    f[0] != 0 || (f[2] & 3) != 0 || (len = rdpmc_len(vm, r, f[1])) == 0) {
+		v->rdpmc_pass = true;		/* not an RDPMC's: the handler runs */
+		return;
+	}
+	vpmu__vm_lock(vm);
+	res = vpmu__gpmu_rdpmc(vm, cpu, (uint32_t)r->rcx, &val);
+	vpmu__vm_unlock(vm);
+	v->xst.rdpmc++;
+	if (res != VPMU_MSR_OK) {
+		v->xst.rdpmc_gp++;		/* the model's #GP: the guest's handler */
+		v->rdpmc_pass = true;
+		return;
+	}
+	answer(x, f[1] + len, val);
+	x->set |= VPMU_SET_RSP | VPMU_SET_RFLAGS;
+	x->rsp = f[4];
+	x->rflags = f[3];
+}
+
+/* A VMM's own RDPMC intercept (VPMU_EXIT_RDPMC): the value, or #GP. */
+void
+vpmu__rdpmc_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
+{
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+	int res;
+
+	vpmu__vm_lock(vm);
+	res = vpmu__gpmu_rdpmc(vm, cpu, x->index, &x->data);
+	vpmu__vm_unlock(vm);
+	x->handled = 1;
+	v->xst.rdpmc++;
+	if (res != VPMU_MSR_OK) {
+		x->data = 0;
+		x->fault = 1;
+		v->xst.rdpmc_gp++;
+	}
+}
