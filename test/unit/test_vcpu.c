@@ -394,6 +394,224 @@ pv_probe_port_through_the_contract(void **state)
 	vpmu_vm_destroy(vm);
 }
 
+/* ---- RDPMC: reported by the monitor, and caught at the #GP handler ------------- */
+
+static struct vpmu_exit
+rdpmc(vpmu_vm *vm, uint32_t ecx)
+{
+	return (do_exit(vm, VPMU_EXIT_RDPMC, 0, ecx, 0, 0xDEADBEEF));
+}
+
+static void
+expect_rdpmc(vpmu_vm *vm, uint32_t ecx, int fault, uint64_t val)
+{
+	struct vpmu_exit x = rdpmc(vm, ecx);
+
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.fault, fault);
+	assert_int_equal(x.data, fault ? 0 : val);
+}
+
+static void
+rdpmc_exit_intel_indexes_widths_and_faults(void **state)
+{
+	vpmu_vm *vm = vm_with("intel-v2:gp=2,fixed=3,width=40,fixed-width=44", 1);
+	struct vpmu_vcpu_stats st;
+
+	(void)state;
+	wrmsr(vm, PMC(0), 0x123);
+	wrmsr(vm, PMC(1), 0x89ABCDEF);		/* legacy: sign-extended, then 40 bits */
+	wrmsr(vm, 0x30A, 0xFFFFFFFFFFFull);	/* IA32_FIXED_CTR1, 44 bits */
+	expect_rdpmc(vm, 0, 0, 0x123);
+	expect_rdpmc(vm, 1, 0, 0xFF89ABCDEFull);
+	expect_rdpmc(vm, 1u << 30 | 1, 0, 0xFFFFFFFFFFFull);
+	expect_rdpmc(vm, 1u << 30, 0, 0);
+	expect_rdpmc(vm, 2, 1, 0);		/* the model has 2 */
+	expect_rdpmc(vm, 1u << 30 | 3, 1, 0);	/* and 3 fixed */
+	expect_rdpmc(vm, 1u << 31, 1, 0);	/* no fast read */
+	expect_rdpmc(vm, 1u << 31 | 1u << 30, 1, 0);
+	expect_rdpmc(vm, 64, 1, 0);
+	assert_int_equal(vpmu_vcpu_get_stats(vm, 0, &st), 0);
+	assert_int_equal(st.rdpmc, 9);
+	assert_int_equal(st.rdpmc_gp, 5);
+	vpmu_vm_destroy(vm);
+}
+
+static void
+rdpmc_exit_amd_and_none(void **state)
+{
+	vpmu_vm *vm = vm_with("amd-k7", 1);
+
+	(void)state;
+	wrmsr(vm, 0xC0010007, 0xFFFF12345678ull);	/* K7 PERF_CTR3 */
+	expect_rdpmc(vm, 3, 0, 0xFFFF12345678ull);
+	expect_rdpmc(vm, 4, 1, 0);
+	expect_rdpmc(vm, 1u << 30, 1, 0);		/* no fixed counters on AMD */
+	vpmu_vm_destroy(vm);
+	vm = vm_with("amd-v2:gp=3", 1);
+	wrmsr(vm, 0xC0010205, 42);			/* core PERF_CTR2 */
+	expect_rdpmc(vm, 2, 0, 42);
+	expect_rdpmc(vm, 3, 1, 0);
+	vpmu_vm_destroy(vm);
+	vm = vm_with("none", 1);
+	expect_rdpmc(vm, 0, 1, 0);
+	vpmu_vm_destroy(vm);
+}
+
+/*
+ * Guest memory for the catch: an IDT at 0x1000 whose #GP gate (vector 13)
+ * points to HANDLER, a stack frame at FRAME, code at CODE.  No paging
+ * (CR0.PG clear): linear addresses are physical.
+ */
+#define IDT		0x1000u
+#define HANDLER		0x0000000000003456ull
+#define FRAME		0x5000u
+#define CODE		0x6000u
+static uint8_t ram[0x8000];
+
+static void
+catch_regs(struct vpmu_regs *r, uint64_t rip, uint64_t rsp, uint32_t ecx)
+{
+	memset(r, 0, sizeof(*r));
+	r->rip = rip;
+	r->rsp = rsp;
+	r->rcx = ecx;
+	r->rflags = 0x2;
+	r->cr0 = 1;			/* PE */
+	r->idt_base = IDT;
+	r->idt_limit = 256 * 16 - 1;
+	r->long_mode = 1;
+}
+
+/* A 64-bit interrupt gate for vector 13, and the #GP frame of an instruction at rip. */
+static void
+catch_memory(uint64_t rip, const uint8_t *code, size_t len)
+{
+	uint8_t *g = ram + IDT + 13 * 16;
+	uint64_t f[6] = { 0, rip, 0x8, 0x246, 0x7F00, 0x10 };
+
+	memset(ram, 0, sizeof(ram));
+	g[0] = HANDLER & 0xFF;
+	g[1] = (HANDLER >> 8) & 0xFF;
+	g[2] = 0x08;			/* selector */
+	g[5] = 0x8E;			/* present, interrupt gate */
+	memcpy(ram + FRAME, f, sizeof(f));
+	memcpy(ram + (rip - 0), code, len);
+}
+
+static struct vpmu_exit
+debug_exit(vpmu_vm *vm, const struct vpmu_regs *r, uint64_t dr6)
+{
+	struct vpmu_exit x;
+
+	memset(&x, 0, sizeof(x));
+	x.reason = VPMU_EXIT_DEBUG;
+	x.flags = VPMU_EXITF_RAN | VPMU_EXITF_SETREGS;
+	x.dr6 = dr6;
+	x.regs = r;
+	assert_int_equal(vpmu_vcpu_exit(vm, 0, &x), 0);
+	return (x);
+}
+
+static void
+rdpmc_gp_caught_at_the_handler_and_undone(void **state)
+{
+	static const uint8_t rdpmc_rex[] = { 0x48, 0x0F, 0x33 };	/* REX.W rdpmc */
+	vpmu_vm *vm = vm_with("intel-v2", 1);
+	struct vpmu_entry e;
+	struct vpmu_regs r;
+	struct vpmu_exit x;
+
+	(void)state;
+	assert_int_equal(vpmu_vm_add_memory(vm, 0, sizeof(ram), ram), 0);
+	catch_memory(CODE, rdpmc_rex, sizeof(rdpmc_rex));
+	wrmsr(vm, PMC(1), 0x1234);
+	/* No registers seen yet: nothing to catch. */
+	assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+	assert_int_equal(e.debug, 0);
+	/* An exit with registers finds the handler in the IDT. */
+	catch_regs(&r, CODE, 0x7F00, 1);
+	x = debug_exit(vm, &r, 0);
+	assert_int_equal(x.handled, 0);
+	assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+	assert_int_equal(e.debug, VPMU_DEBUG_CATCH);
+	assert_int_equal(e.nbp, 1);
+	assert_int_equal(e.bp[0], HANDLER);
+	assert_int_equal(e.debug_changed, 1);
+	/* The RDPMC faulted: the frame is undone, EDX:EAX answered. */
+	catch_regs(&r, HANDLER, FRAME, 1);
+	x = debug_exit(vm, &r, 1);
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.set, VPMU_SET_RIP | VPMU_SET_RSP | VPMU_SET_RFLAGS | VPMU_SET_RAX |
+	    VPMU_SET_RDX);
+	assert_int_equal(x.rip, CODE + 3);
+	assert_int_equal(x.rsp, 0x7F00);
+	assert_int_equal(x.rflags, 0x246);
+	assert_int_equal(x.rax, 0x1234);
+	assert_int_equal(x.rdx, 0);
+	assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+	assert_int_equal(e.debug, VPMU_DEBUG_CATCH);
+	assert_int_equal(e.debug_changed, 0);
+	/* An index the model lacks: the handler gets it, one step past the breakpoint. */
+	catch_regs(&r, HANDLER, FRAME, 4);
+	x = debug_exit(vm, &r, 1);
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.set, 0);
+	assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+	assert_int_equal(e.debug, VPMU_DEBUG_STEP);
+	x = debug_exit(vm, &r, VPMU_DR6_BS);
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+	assert_int_equal(e.debug, VPMU_DEBUG_CATCH);
+	vpmu_vm_destroy(vm);
+}
+
+static void
+gp_not_from_rdpmc_goes_to_the_handler(void **state)
+{
+	static const uint8_t rdmsr[] = { 0x0F, 0x32 };
+	static const uint8_t lock_rdpmc[] = { 0xF0, 0x0F, 0x33 };	/* #UD, not RDPMC */
+	static const uint8_t *const code[] = { rdmsr, lock_rdpmc };
+	static const size_t len[] = { sizeof(rdmsr), sizeof(lock_rdpmc) };
+	vpmu_vm *vm = vm_with("intel-v2", 1);
+	struct vpmu_entry e;
+	struct vpmu_regs r;
+	struct vpmu_exit x;
+	unsigned i;
+
+	(void)state;
+	assert_int_equal(vpmu_vm_add_memory(vm, 0, sizeof(ram), ram), 0);
+	for (i = 0; i < 2; i++) {
+		catch_memory(CODE, code[i], len[i]);
+		catch_regs(&r, HANDLER, FRAME, 0);
+		(void)debug_exit(vm, &r, 0);
+		assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+		assert_int_equal(e.debug, VPMU_DEBUG_CATCH);
+		x = debug_exit(vm, &r, 1);
+		assert_int_equal(x.handled, 1);
+		assert_int_equal(x.set, 0);
+		assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+		assert_int_equal(e.debug, VPMU_DEBUG_STEP);
+		(void)debug_exit(vm, &r, VPMU_DR6_BS);
+	}
+	/* A frame from CPL 3 is left to the guest too. */
+	catch_memory(CODE, (const uint8_t *)"\x0f\x33", 2);
+	((uint64_t *)(void *)(ram + FRAME))[2] = 0x33;	/* CS with RPL 3 */
+	(void)debug_exit(vm, &r, 0);
+	assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+	x = debug_exit(vm, &r, 1);
+	assert_int_equal(x.set, 0);
+	assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+	assert_int_equal(e.debug, VPMU_DEBUG_STEP);
+	(void)debug_exit(vm, &r, VPMU_DR6_BS);
+	/* No gate (not present): no catch. */
+	memset(ram + IDT + 13 * 16, 0, 16);
+	(void)debug_exit(vm, &r, 0);
+	assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+	assert_int_equal(e.debug, 0);
+	vpmu_vm_destroy(vm);
+}
+
 int
 main(void)
 {
@@ -404,6 +622,10 @@ main(void)
 		cmocka_unit_test(msr_exits_on_intel_v2_and_their_stats),
 		cmocka_unit_test(overflow_pmi_is_handed_out_once_by_enter),
 		cmocka_unit_test(pv_probe_port_through_the_contract),
+		cmocka_unit_test(rdpmc_exit_intel_indexes_widths_and_faults),
+		cmocka_unit_test(rdpmc_exit_amd_and_none),
+		cmocka_unit_test(rdpmc_gp_caught_at_the_handler_and_undone),
+		cmocka_unit_test(gp_not_from_rdpmc_goes_to_the_handler),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
