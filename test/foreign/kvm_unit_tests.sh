@@ -84,6 +84,15 @@ if [ "$pmu" = PASS ] && [ "$lbr" = SKIP ] && [ "$pebs" = SKIP ]; then
 	echo "kvm_unit_tests: $model: pmu PASS, pmu_lbr and pmu_pebs SKIP"
 	exit 0
 fi
+# What went wrong: the end of each log whose verdict is not the one wanted.
+for t in pmu pmu_lbr pmu_pebs; do
+	case $t:$(verdict "$t") in
+	pmu:PASS | pmu_lbr:SKIP | pmu_pebs:SKIP) ;;
+	*)
+		echo "== the end of logs/$t.log"
+		tail -n 40 "$src/logs/$t.log" 2>/dev/null ;;
+	esac
+done
 echo "kvm_unit_tests: $model: pmu ${pmu:-not run}, pmu_lbr ${lbr:-not run}," \
     "pmu_pebs ${pebs:-not run} (run_tests.sh status $st)"
 exit 1
