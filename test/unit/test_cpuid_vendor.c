@@ -222,15 +222,20 @@ signatures_are_exact(void **state)
 
 #define MAXENT 8
 
-struct table {
-	struct kvm_cpuid2 c;
-	struct kvm_cpuid_entry2 e[MAXENT];
-};
+static struct kvm_cpuid2 *
+table_new(void)
+{
+	struct kvm_cpuid2 *c;
+
+	c = calloc(1, sizeof(*c) + MAXENT * sizeof(c->entries[0]));
+	assert_non_null(c);
+	return (c);
+}
 
 static void
-table_add(struct table *t, uint32_t leaf, const uint32_t r[4])
+table_add(struct kvm_cpuid2 *c, uint32_t leaf, const uint32_t r[4])
 {
-	struct kvm_cpuid_entry2 *e = &t->c.entries[t->c.nent++];
+	struct kvm_cpuid_entry2 *e = &c->entries[c->nent++];
 
 	memset(e, 0, sizeof(*e));
 	e->function = leaf;
@@ -241,16 +246,16 @@ table_add(struct table *t, uint32_t leaf, const uint32_t r[4])
 }
 
 static void
-table_get(const struct table *t, uint32_t leaf, uint32_t r[4])
+table_get(const struct kvm_cpuid2 *c, uint32_t leaf, uint32_t r[4])
 {
 	unsigned i;
 
-	for (i = 0; i < t->c.nent; i++)
-		if (t->c.entries[i].function == leaf) {
-			r[0] = t->c.entries[i].eax;
-			r[1] = t->c.entries[i].ebx;
-			r[2] = t->c.entries[i].ecx;
-			r[3] = t->c.entries[i].edx;
+	for (i = 0; i < c->nent; i++)
+		if (c->entries[i].function == leaf) {
+			r[0] = c->entries[i].eax;
+			r[1] = c->entries[i].ebx;
+			r[2] = c->entries[i].ecx;
+			r[3] = c->entries[i].edx;
 			return;
 		}
 	fail_msg("leaf %#x missing", leaf);
@@ -267,28 +272,28 @@ cpuid_patch_sets_the_identity_leaves(void **state)
 			const struct host *h = &hosts[j];
 			vpmu_vm *vm = vm_with(expects[i].model);
 			uint32_t l0[4], l1[4], e0[4], e1[4], a[4];
-			struct table t;
+			struct kvm_cpuid2 *t = table_new();
 			vpmu_kvm *k;
 			int vmfd;
 
 			assert_true((vmfd = ioctl(kvm, KVM_CREATE_VM, 0)) >= 0);
 			assert_int_equal(vpmu_kvm_create(vm, vmfd, &k), 0);
-			memset(&t, 0, sizeof(t));
-			table_add(&t, 0x0, h->l0);
-			table_add(&t, 0x1, h->l1);
-			table_add(&t, 0x80000000, h->e0);
-			table_add(&t, 0x80000001, h->e1);
-			assert_int_equal(vpmu_kvm_cpuid_patch(k, &t.c, MAXENT), 0);
-			assert_int_equal(t.c.nent, 6);	/* + 0xA, 0x80000022 */
-			table_get(&t, 0x0, l0);
-			table_get(&t, 0x1, l1);
-			table_get(&t, 0x80000000, e0);
-			table_get(&t, 0x80000001, e1);
+			table_add(t, 0x0, h->l0);
+			table_add(t, 0x1, h->l1);
+			table_add(t, 0x80000000, h->e0);
+			table_add(t, 0x80000001, h->e1);
+			assert_int_equal(vpmu_kvm_cpuid_patch(k, t, MAXENT), 0);
+			assert_int_equal(t->nent, 6);	/* + 0xA, 0x80000022 */
+			table_get(t, 0x0, l0);
+			table_get(t, 0x1, l1);
+			table_get(t, 0x80000000, e0);
+			table_get(t, 0x80000001, e1);
 			check_identity(&expects[i], h, l0, l1, e0, e1);
-			table_get(&t, 0xA, a);
+			table_get(t, 0xA, a);
 			assert_int_equal(a[0] & 0xFF,
 			    strncmp(expects[i].model, "intel-v", 7) == 0 ?
 			    (uint32_t)(expects[i].model[7] - '0') : 0);
+			free(t);
 			vpmu_kvm_destroy(k);
 			vpmu_vm_destroy(vm);
 			close(vmfd);
