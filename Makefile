@@ -1,7 +1,9 @@
 # Thin wrapper over CMake.  The two commands the README promises:
 #   make demo   install missing Debian packages, configure, build, run the demo
-#   make check  same set-up, then every test through ctest
-# Other targets: make build, make bench, make install PREFIX=..., make clean.
+#   make check  same set-up, then every test through ctest but the long ones
+# Other targets: make check-long (the tests labelled long: kvm-unit-tests'
+# PMU group under several models, hours), make build, make bench,
+# make install PREFIX=..., make clean.
 
 BUILD    ?= build
 CC       ?= cc
@@ -11,7 +13,7 @@ JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 WERROR   ?= ON
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build demo check bench install clean
+.PHONY: all deps configure build demo check check-long bench install clean
 
 all: build
 
@@ -59,7 +61,10 @@ demo: build
 	done
 
 check: build
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE long
+
+check-long: build
+	@cd $(BUILD) && ctest --output-on-failure -L long
 
 bench: build
 	@cmake --build $(BUILD) --target bench

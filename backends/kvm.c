@@ -276,7 +276,7 @@ int
 vpmu_kvm_cpuid_patch(vpmu_kvm *k, struct kvm_cpuid2 *cpuid, unsigned max_entries)
 {
 	static const uint32_t owned[] = { 0xA, 0x80000022 };
-	static const uint32_t adjusted[] = { 0x1, 0x80000001 };
+	static const uint32_t adjusted[] = { 0x0, 0x1, 0x80000000, 0x80000001 };
 	struct kvm_cpuid_entry2 *e;
 	uint32_t r[4];
 	size_t i;
@@ -295,12 +295,6 @@ vpmu_kvm_cpuid_patch(vpmu_kvm *k, struct kvm_cpuid2 *cpuid, unsigned max_entries
 			vpmu_cpuid_adjust(k->vm, adjusted[i], 0, r);
 			entry_regs(e, r, true);
 		}
-	/* The highest leaves must reach the ones the model fills. */
-	if ((e = cpuid_entry(cpuid, max_entries, 0x0, false)) != NULL && e->eax < 0xA)
-		e->eax = 0xA;
-	if ((e = cpuid_entry(cpuid, max_entries, 0x80000000, false)) != NULL &&
-	    e->eax < 0x80000022)
-		e->eax = 0x80000022;
 	return (0);
 }
 

@@ -656,6 +656,77 @@ vpmu_cpuid_leaf(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf, uint3
 	return (1);
 }
 
+/*
+ * The processor the guest is told it runs on: one real part of the
+ * model's generation, as leaf 1 EAX's signature (stepping 3:0, model 7:4,
+ * family 11:8, extended model 19:16, extended family 27:20).  None is on
+ * kvm-unit-tests' Intel errata list (Atom models 0x4D, 0x5F, 0x86, 0xAF,
+ * 0xDD).  0 for none: the host's stays.
+ */
+static uint32_t
+model_signature(const struct vpmu_model *m)
+{
+	static const uint32_t intel[] = {
+		0,
+		0x000006E8,	/* v1: Core Duo (Yonah), 06_0E */
+		0x0001067A,	/* v2: Core 2 Duo (Penryn), 06_17 */
+		0x000106A5,	/* v3: Core i7 (Nehalem), 06_1A */
+		0x000506E3,	/* v4: Core i7 (Skylake), 06_5E */
+		0x000806F8,	/* v5: Xeon (Sapphire Rapids), 06_8F */
+	};
+
+	if (m->vendor == VPMU_VENDOR_INTEL && m->version < VPMU_ARRAY_SIZE(intel))
+		return (intel[m->version]);
+	if (m->vendor == VPMU_VENDOR_AMD && m->version >= 2)
+		return (0x00A10F11);	/* EPYC 9004 (Zen 4, Genoa), 19h/11h */
+	if (m->vendor == VPMU_VENDOR_AMD && m->core_ext)
+		return (0x00830F10);	/* EPYC 7002 (Zen 2, Rome), 17h/31h */
+	if (m->vendor == VPMU_VENDOR_AMD)
+		return (0x00100F42);	/* Phenom II (K10), 10h/04h: no core extension */
+	return (0);
+}
+
+/* A 12-character vendor string as CPUID returns it: EBX, EDX, ECX. */
+static void
+set_vendor(uint32_t regs[4], const char *s)
+{
+	memcpy(&regs[1], s, 4);
+	memcpy(&regs[3], s + 4, 4);
+	memcpy(&regs[2], s + 8, 4);
+}
+
+/*
+ * The leaves that say who made the processor, for a model of a vendor:
+ * leaf 0's string and highest leaf, leaf 1's signature, and the extended
+ * leaves 0x80000000/1 as that vendor's parts fill them.  An Intel part's
+ * highest extended leaf is 0x80000008 and its 0x80000000 EBX-EDX and
+ * 0x80000001 EAX are 0; an AMD part repeats the string and the signature
+ * there.
+ */
+static void
+identity_adjust(const struct vpmu_model *m, uint32_t leaf, uint32_t regs[4])
+{
+	uint32_t sig = model_signature(m);
+	int intel = m->vendor == VPMU_VENDOR_INTEL;
+
+	if (leaf == 0x0 && regs[0] < 0xA)
+		regs[0] = 0xA;
+	if (sig == 0)
+		return;
+	if (leaf == 0x0)
+		set_vendor(regs, intel ? "GenuineIntel" : "AuthenticAMD");
+	else if (leaf == 0x1)
+		regs[0] = (regs[0] & ~0x0FFF0FFFu) | sig;
+	else if (leaf == 0x80000000 && intel) {
+		if (regs[0] > 0x80000008)
+			regs[0] = 0x80000008;
+		regs[1] = regs[2] = regs[3] = 0;
+	} else if (leaf == 0x80000000)
+		set_vendor(regs, "AuthenticAMD");
+	else if (leaf == 0x80000001)
+		regs[0] = intel ? 0 : sig;
+}
+
 void
 vpmu_cpuid_adjust(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
 {
@@ -665,10 +736,14 @@ vpmu_cpuid_adjust(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf, uin
 	if (vm == NULL || vm->gpmu == NULL || regs == NULL)
 		return;
 	m = &vm->gpmu->model;
+	identity_adjust(m, leaf, regs);
 	if (leaf == 0x1) {			/* ECX[15] PDCM */
 		regs[2] &= ~(1u << 15);
 		if (m->vendor == VPMU_VENDOR_INTEL && m->fw_writes)
 			regs[2] |= 1u << 15;
+	} else if (leaf == 0x80000000) {	/* reach 0x80000022, but not on Intel */
+		if (m->vendor != VPMU_VENDOR_INTEL && regs[0] < 0x80000022)
+			regs[0] = 0x80000022;
 	} else if (leaf == 0x80000001) {	/* ECX[23] PerfCtrExtCore */
 		regs[2] &= ~(1u << 23);
 		if (m->vendor == VPMU_VENDOR_AMD && m->core_ext)

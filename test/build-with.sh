@@ -15,5 +15,5 @@ cmake -S "$src" -B "$bin" -DCMAKE_C_COMPILER="$cc" -DVPMU_WERROR=ON \
     -DCMAKE_EXE_LINKER_FLAGS="$san" -DCMAKE_SHARED_LINKER_FLAGS="$san" >/dev/null
 cmake --build "$bin" -j 2
 cd "$bin"
-# Not the tests that build or install the tree again.
-ctest --output-on-failure -E '^(build_|consumer)'
+# Not the tests that build or install the tree again, nor the long ones.
+ctest --output-on-failure -E '^(build_|consumer)' -LE long

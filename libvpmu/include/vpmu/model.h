@@ -85,8 +85,10 @@ VPMU_EXTERN int vpmu_msr_write(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, u
 /*
  * The model's value of a CPUID leaf: returns 1 and fills regs (eax, ebx,
  * ecx, edx) for the leaves the model owns (0xA, 0x80000022), 0 for others.
- * For leaves that only carry a PMU bit (1.ECX.PDCM, 0x80000001.ECX[23])
- * use vpmu_cpuid_adjust() on the host's values.
+ * For leaves that carry a PMU bit (1.ECX.PDCM, 0x80000001.ECX[23]) or say
+ * who made the processor (0, 1, 0x80000000, 0x80000001: the model's vendor
+ * string and a family/model/stepping of its generation) use
+ * vpmu_cpuid_adjust() on the host's values.
  */
 VPMU_EXTERN int vpmu_cpuid_leaf(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf,
     uint32_t regs[4]);
