@@ -629,6 +629,32 @@ vpmu_vcpu_check_overflow(struct vpmu_vm *vm, unsigned cpu)
  * count and width (v2+).  AMD has no leaf 0xA PMU: zeros.  Leaf 0x80000022
  * (APM Vol. 3): EAX[0] PerfMonV2, EBX[3:0] core counters.
  */
+/*
+ * CPUID.0xA.EBX: the architectural events (SDM Vol. 3B 20.2.1.2, bit i =
+ * event i, as unit mask << 8 | event select) that the model marks
+ * unavailable, and those the VM's source cannot count: the guest is not
+ * offered an event that would always read 0.
+ */
+static uint32_t
+intel_unavailable(const struct vpmu_vm *vm)
+{
+	static const uint16_t arch[INTEL_EVENTS_LEN] = {
+		0x003C, 0x00C0, 0x013C, 0x4F2E, 0x412E, 0x00C4, 0x00C5,
+	};
+	const struct gpmu *g = vm->gpmu;
+	struct vpmu_event_spec spec;
+	uint32_t bits = g->model.ebx;
+	unsigned i;
+
+	for (i = 0; i < INTEL_EVENTS_LEN; i++) {
+		memset(&spec, 0, sizeof(spec));
+		if (!g->vendor->event(arch[i] | SEL_EN, &spec) ||
+		    vm->src->supports(vm->src_state, &spec, NULL, 0) != 0)
+			bits |= 1u << i;
+	}
+	return (bits & ((1u << INTEL_EVENTS_LEN) - 1));
+}
+
 int
 vpmu_cpuid_leaf(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
 {
@@ -643,7 +669,7 @@ vpmu_cpuid_leaf(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf, uint3
 	if (leaf == 0xA && m->vendor == VPMU_VENDOR_INTEL) {
 		regs[0] = m->version | m->gp << 8 | m->width << 16 |
 		    (uint32_t)INTEL_EVENTS_LEN << 24;
-		regs[1] = m->ebx & ((1u << INTEL_EVENTS_LEN) - 1);
+		regs[1] = intel_unavailable(vm);
 		if (m->version >= 5)
 			regs[2] = (1u << m->fixed) - 1;
 		if (m->version >= 2)

@@ -1755,6 +1755,45 @@ cmp_jne_loops_are_fast_forwarded(void **state)
 	assert_int_equal(stats(t).unresolved, 0);
 }
 
+/*
+ * CPUID.0xA.EBX on the exact source: the architectural events it does not
+ * count (LLC references and misses, branch misses: bits 3, 4, 6) are
+ * offered as unavailable, on top of the model's own ebx; on the synthetic
+ * source, which counts anything, only the model's.
+ */
+static void
+cpuid_ebx_marks_events_the_source_cannot_count(void **state)
+{
+	static const struct { const char *model; int exact; uint32_t ebx; } cases[] = {
+		{ "intel-v2", 1, 0x58 },
+		{ "intel-v2:ebx=0x5", 1, 0x5D },
+		{ "intel-v5:ebx=0x7f", 1, 0x7F },
+		{ "intel-v2", 0, 0x0 },
+		{ "intel-v2:ebx=0x5", 0, 0x5 },
+	};
+	struct vpmu_exact_params xp = { .vendor = VPMU_VENDOR_INTEL };
+	struct vpmu_model m;
+	vpmu_config *cfg;
+	vpmu_vm *vm;
+	uint32_t r[4];
+	char err[128];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(vpmu_model_parse(cases[i].model, &m, err, sizeof(err)), 0);
+		assert_int_equal(vpmu_config_create(&cfg), 0);
+		assert_int_equal(vpmu_config_set_model(cfg, &m), 0);
+		if (cases[i].exact)
+			assert_int_equal(vpmu_config_set_source(cfg, &vpmu_source_exact, &xp), 0);
+		assert_int_equal(vpmu_vm_create(cfg, &vm), 0);
+		vpmu_config_destroy(cfg);
+		assert_int_equal(vpmu_cpuid_leaf(vm, 0xA, 0, r), 1);
+		assert_int_equal(r[1], cases[i].ebx);
+		vpmu_vm_destroy(vm);
+	}
+}
+
 int
 main(void)
 {
@@ -1781,6 +1820,7 @@ main(void)
 		T(unexplained_exit_counts_one),
 		T(times_follow_enabled),
 		cmocka_unit_test(step_over_hlt_is_left_to_the_monitor),
+		cmocka_unit_test(cpuid_ebx_marks_events_the_source_cannot_count),
 		cmocka_unit_test(decode_marks_block_instructions),
 		T(block_runs_to_its_branch),
 		T(block_fault_stops_at_the_handler),
