@@ -589,6 +589,12 @@ ctr_check(struct vpmu_vm *vm, struct gpmu_vcpu *v, struct gpmu_ctr *c, bool has_
 			GPMU_STORE(v->global_status, v->global_status | 1ull << c->gbit);
 		if (c->intr)
 			__atomic_store_n(&v->pmi_pending, 1, __ATOMIC_RELEASE);
+		/*
+		 * The source's period ran out with the wrap: the next overflow
+		 * is a whole width away, not where the old period repeats (a
+		 * source that ends its runs there would stop at every event).
+		 */
+		vpmu__pmc_arm(vm, c->pm);
 	}
 	c->last = raw;
 }

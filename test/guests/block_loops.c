@@ -8,7 +8,10 @@
  * exact_modes.sh compares them between --exact-mode step and block, and
  * exits with the number of wrong differences.  ITERS: n (default 1000).
  * Then a #GP inside a block, its counts printed for the comparison.
- * ONLY_LOOP10, ONLY_DECJNZ: one loop alone (for timing).
+ * ONLY_LOOP10, ONLY_DECJNZ: one loop alone (for timing).  PRESET: the
+ * instructions counter starts there (a legacy write, sign-extended):
+ * 0xffffffff makes it overflow at the first instruction counted, and the
+ * differences stay exact (modulo the width).
  */
 #include <vpmu-guest/runtime.h>
 
@@ -20,6 +23,9 @@
 #endif
 #ifndef ONLY_DECJNZ
 #define ONLY_DECJNZ	0
+#endif
+#ifndef PRESET
+#define PRESET		0
 #endif
 
 #define EVTSEL0		0x186u
@@ -35,7 +41,7 @@ struct counts {
 static void
 start(void)
 {
-	vg_wrmsr(PMC0, 0);
+	vg_wrmsr(PMC0, PRESET);
 	vg_wrmsr(PMC0 + 1, 0);
 	vg_wrmsr(EVTSEL0 + 1, EVTSEL_EN | BRANCHES);
 	vg_wrmsr(EVTSEL0, EVTSEL_EN | INSTRUCTIONS);
