@@ -527,21 +527,21 @@ image_kind(struct vr_opts *o, const uint8_t *file, size_t flen, char *why, size_
 	static const uint8_t elf64[] = { 0x7f, 'E', 'L', 'F', 2 };
 	uint16_t type = 0, machine = 0;
 	size_t off;
-	bool is_elf = flen >= 4 && memcmp(file, elf64, 4) == 0;
+	bool is_elf = flen >= 4 && memcmp(file, elf64, 4) == 0, boot;
 
 	if (flen >= 20) {
 		memcpy(&type, file + 16, 2);		/* e_type, e_machine */
 		memcpy(&machine, file + 18, 2);
 	}
 	why[0] = '\0';
-	if (!o->multiboot && flen >= 20 && memcmp(file, elf64, sizeof(elf64)) == 0 &&
-	    type == 2 /* ET_EXEC */ && machine == 62 /* EM_X86_64 */)
-		return (0);
-	if (vr_mb_find(file, flen, &off, why, whylen)) {
+	boot = !o->multiboot && flen >= 20 && memcmp(file, elf64, sizeof(elf64)) == 0 &&
+	    type == 2 /* ET_EXEC */ && machine == 62 /* EM_X86_64 */;
+	if (boot) {
+		/* the boot protocol */
+	} else if (vr_mb_find(file, flen, &off, why, whylen)) {
 		o->multiboot = true;
 		why[0] = '\0';
-	}
-	else if (o->multiboot) {
+	} else if (o->multiboot) {
 		fprintf(stderr, "vpmu-run: %s: --multiboot: %s\n", o->guest, why);
 		return (VR_EXIT_USAGE);
 	} else if (!is_elf) {
