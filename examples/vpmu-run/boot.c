@@ -1,5 +1,6 @@
 /*
- * boot.c -- the CPU state boot protocol v1 promises at e_entry: 64-bit long
+ * boot.c -- the CPU state at the guest's entry: Multiboot's (below), or
+ * what boot protocol v1 promises at e_entry: 64-bit long
  * mode at CPL 0, the first 1 GiB identity-mapped by 2 MiB pages, a GDT
  * with 0x08 = 64-bit code and 0x10 = data, RSP = top of RAM - index x
  * 64 KiB, RFLAGS = 0x2, RDI = index.  Beyond the protocol (vpmu-run(1)
@@ -150,6 +151,55 @@ segment(struct kvm_segment *s, uint16_t sel, uint8_t type, bool code)
 	s->db = !code;		/* L and D/B are never both set */
 }
 
+/*
+ * Multiboot's state at the entry, on vCPU 0 only (the others stay in KVM's
+ * wait for INIT and SIPI): 32-bit protected mode, paging off, flat 4 GiB
+ * code (0x08) and data (0x10) segments, CR0 = PE|ET, EFER 0, EFLAGS 0x2,
+ * EAX the boot magic, EBX the information structure, and no GDT or IDT
+ * the guest may rely on.  ESP is 0: the guest sets its own stack.
+ */
+static int
+multiboot_vcpu(struct vr_vcpu *c, const struct vr_image *img)
+{
+	struct kvm_sregs sr;
+	struct kvm_regs r;
+
+	if (ioctl(c->fd, KVM_GET_SREGS, &sr) < 0) {
+		fprintf(stderr, "%s: vCPU %u: KVM_GET_SREGS: %s\n", vr_progname,
+		    c->index, strerror(errno));
+		return (-1);
+	}
+	segment(&sr.cs, SEL_CODE, 0xb, false);
+	segment(&sr.ds, SEL_DATA, 0x3, false);
+	sr.es = sr.fs = sr.gs = sr.ss = sr.ds;
+	memset(&sr.tr, 0, sizeof(sr.tr));
+	sr.tr.limit = TSS_LIMIT;
+	sr.tr.type = 0xb;		/* busy 32-bit TSS: VM entry wants one */
+	sr.tr.present = 1;
+	sr.gdt.base = sr.idt.base = 0;
+	sr.gdt.limit = sr.idt.limit = 0;
+	sr.cr0 = CR0_PE | CR0_ET;
+	sr.cr3 = 0;
+	sr.cr4 = 0;
+	sr.efer = 0;
+	if (ioctl(c->fd, KVM_SET_SREGS, &sr) < 0) {
+		fprintf(stderr, "%s: vCPU %u: KVM_SET_SREGS (Multiboot): %s\n",
+		    vr_progname, c->index, strerror(errno));
+		return (-1);
+	}
+	memset(&r, 0, sizeof(r));
+	r.rip = img->entry;
+	r.rax = VR_MB_BOOT_MAGIC;
+	r.rbx = img->mb_info;
+	r.rflags = 0x2;
+	if (ioctl(c->fd, KVM_SET_REGS, &r) < 0) {
+		fprintf(stderr, "%s: vCPU %u: KVM_SET_REGS: %s\n", vr_progname,
+		    c->index, strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
 /* Registers at e_entry for vCPU c.  0, or -1 after a message. */
 int
 vr_boot_vcpu(struct vr_vm *vm, struct vr_vcpu *c, const struct vr_image *img)
@@ -158,6 +208,8 @@ vr_boot_vcpu(struct vr_vm *vm, struct vr_vcpu *c, const struct vr_image *img)
 	struct kvm_regs r;
 	struct kvm_fpu fpu;
 
+	if (img->multiboot)
+		return (c->index == 0 ? multiboot_vcpu(c, img) : 0);
 	if (ioctl(c->fd, KVM_GET_SREGS, &sr) < 0) {
 		fprintf(stderr, "%s: vCPU %u: KVM_GET_SREGS: %s\n", vr_progname,
 		    c->index, strerror(errno));
@@ -352,7 +404,9 @@ vr_vcpu_setup(struct vr_vm *vm, struct vr_vcpu *c, const struct kvm_cpuid2 *supp
 		return (-1);
 	}
 	free(cpuid);
-	if (vr_boot_vcpu(vm, c, img) < 0 || (vm->irqchip_kernel && boot_lapic(c) < 0))
+	/* A Multiboot guest's LAPIC is as at reset: it programs it itself. */
+	if (vr_boot_vcpu(vm, c, img) < 0 ||
+	    (vm->irqchip_kernel && !img->multiboot && boot_lapic(c) < 0))
 		return (-1);
 	if ((err = vpmu_kvm_vcpu_init(vm->k, c->index, c->fd, c->run)) != 0) {
 		fprintf(stderr, "%s: vCPU %u: vpmu_kvm_vcpu_init: %s\n", vr_progname,

@@ -1,6 +1,7 @@
 /*
- * elf.c -- the guest image: a static ELF64 x86-64 executable (boot protocol
- * v1).  Every field that decides a memory access is checked before the
+ * elf.c -- an ELF guest image: a static ELF64 x86-64 executable (boot
+ * protocol v1), or for a Multiboot image (multiboot.c) ELF32 i386 too.
+ * Every field that decides a memory access is checked before the
  * access, with overflow-safe arithmetic, so a truncated, garbage or hostile
  * file gives a message and never a crash.  No KVM here: the fuzz test
  * (test/guests/elf_fuzz.c) links this file alone.
@@ -103,41 +104,100 @@ type_name(unsigned t)
 	}
 }
 
-/*
- * Validate every header against the file and RAM, then copy each PT_LOAD
- * to p_paddr and zero its p_memsz - p_filesz tail.  Nothing is written to
- * ram unless the whole image is valid.  0, or -1 with a message in err.
- */
+/* The ELF header of either class, widened to Elf64's. */
+static void
+read_ehdr(const uint8_t *file, bool is32, Elf64_Ehdr *eh)
+{
+	Elf32_Ehdr e;
+
+	if (!is32) {
+		memcpy(eh, file, sizeof(*eh));
+		return;
+	}
+	memcpy(&e, file, sizeof(e));
+	memset(eh, 0, sizeof(*eh));
+	memcpy(eh->e_ident, e.e_ident, EI_NIDENT);
+	eh->e_type = e.e_type;
+	eh->e_machine = e.e_machine;
+	eh->e_entry = e.e_entry;
+	eh->e_phoff = e.e_phoff;
+	eh->e_phentsize = e.e_phentsize;
+	eh->e_phnum = e.e_phnum;
+}
+
+/* Program header i (inside the file: checked), widened to Elf64's. */
+static void
+read_phdr(const uint8_t *file, const Elf64_Ehdr *eh, bool is32, unsigned i, Elf64_Phdr *ph)
+{
+	Elf32_Phdr p;
+
+	if (!is32) {
+		memcpy(ph, file + eh->e_phoff + (uint64_t)i * sizeof(*ph), sizeof(*ph));
+		return;
+	}
+	memcpy(&p, file + eh->e_phoff + (uint64_t)i * sizeof(p), sizeof(p));
+	memset(ph, 0, sizeof(*ph));
+	ph->p_type = p.p_type;
+	ph->p_offset = p.p_offset;
+	ph->p_paddr = p.p_paddr;
+	ph->p_filesz = p.p_filesz;
+	ph->p_memsz = p.p_memsz;
+}
+
+/* The boot protocol's rules. */
 int
 vr_elf_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
     struct vr_image *img, char *err, size_t errlen)
 {
+	static const struct vr_elf_rules boot = { .min_paddr = VR_LOAD_MIN };
+
+	return (vr_elf_load_rules(file, len, ram, ram_size, &boot, img, err, errlen));
+}
+
+/*
+ * Validate every header against the file, RAM and the rules, then copy each
+ * PT_LOAD to p_paddr and zero its p_memsz - p_filesz tail.  Nothing is
+ * written to ram unless the whole image is valid (and nothing at all with
+ * ram NULL).  0, or -1 with a message in err.
+ */
+int
+vr_elf_load_rules(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
+    const struct vr_elf_rules *rules, struct vr_image *img, char *err, size_t errlen)
+{
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph;
 	uint64_t phsize;
+	size_t ehsize, phentsize;
 	unsigned i;
 	int entry_ok = 0;
+	bool is32;
 
 	memset(img, 0, sizeof(*img));
 	if (len < SELFMAG || memcmp(file, ELFMAG, SELFMAG) != 0)
 		return (fail(err, errlen, "not an ELF file (no \\177ELF magic)"));
-	if (len < sizeof(eh))
+	is32 = rules->elf32 && len > EI_CLASS && file[EI_CLASS] == ELFCLASS32;
+	ehsize = is32 ? sizeof(Elf32_Ehdr) : sizeof(Elf64_Ehdr);
+	phentsize = is32 ? sizeof(Elf32_Phdr) : sizeof(Elf64_Phdr);
+	if (len < ehsize)
 		return (fail(err, errlen, "truncated: %zu bytes, shorter than the "
-		    "%zu-byte ELF header", len, sizeof(eh)));
-	if (file[EI_CLASS] != ELFCLASS64)
-		return (fail(err, errlen, "ELF class %u: the guest must be ELFCLASS64",
-		    file[EI_CLASS]));
+		    "%zu-byte ELF header", len, ehsize));
+	if (file[EI_CLASS] != ELFCLASS64 && !is32)
+		return (fail(err, errlen, "ELF class %u: the guest must be ELFCLASS64%s",
+		    file[EI_CLASS], rules->elf32 ? " or ELFCLASS32" : ""));
 	if (file[EI_DATA] != ELFDATA2LSB)
 		return (fail(err, errlen, "ELF data encoding %u: the guest must be "
 		    "little endian (ELFDATA2LSB)", file[EI_DATA]));
 	if (file[EI_VERSION] != EV_CURRENT)
 		return (fail(err, errlen, "ELF version %u: want EV_CURRENT",
 		    file[EI_VERSION]));
-	memcpy(&eh, file, sizeof(eh));
+	read_ehdr(file, is32, &eh);
 	if (eh.e_type != ET_EXEC)
 		return (fail(err, errlen, "e_type %u (%s): the guest must be a static "
 		    "executable (ET_EXEC)", eh.e_type, type_name(eh.e_type)));
-	if (eh.e_machine != EM_X86_64)
+	if (is32 && eh.e_machine != EM_386)
+		return (fail(err, errlen, "e_machine %u: an ELFCLASS32 guest must be "
+		    "i386 (EM_386)", eh.e_machine));
+	if (!is32 && eh.e_machine != EM_X86_64)
 		return (fail(err, errlen, "e_machine %u: the guest must be x86-64 "
 		    "(EM_X86_64)", eh.e_machine));
 	if (eh.e_phnum == 0)
@@ -145,10 +205,10 @@ vr_elf_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
 	if (eh.e_phnum == PN_XNUM)
 		return (fail(err, errlen, "e_phnum is PN_XNUM: extended program "
 		    "header counts are not supported"));
-	if (eh.e_phentsize != sizeof(Elf64_Phdr))
+	if (eh.e_phentsize != phentsize)
 		return (fail(err, errlen, "e_phentsize %u: want %zu",
-		    eh.e_phentsize, sizeof(Elf64_Phdr)));
-	phsize = (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr);
+		    eh.e_phentsize, phentsize));
+	phsize = (uint64_t)eh.e_phnum * phentsize;
 	if (!fits(eh.e_phoff, phsize, len))
 		return (fail(err, errlen, "truncated: program headers at offset %#llx "
 		    "(%u of them) end past the file's %zu bytes",
@@ -156,7 +216,7 @@ vr_elf_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
 
 	/* Pass 1: check every PT_LOAD. */
 	for (i = 0; i < eh.e_phnum; i++) {
-		memcpy(&ph, file + eh.e_phoff + (uint64_t)i * sizeof(ph), sizeof(ph));
+		read_phdr(file, &eh, is32, i, &ph);
 		if (ph.p_type != PT_LOAD)
 			continue;
 		if (ph.p_filesz > ph.p_memsz)
@@ -170,7 +230,7 @@ vr_elf_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
 			    (unsigned long long)ph.p_filesz, len));
 		if (ph.p_memsz == 0)
 			continue;
-		if (ph.p_paddr < VR_LOAD_MIN)
+		if (ph.p_paddr < rules->min_paddr)
 			return (fail(err, errlen, "PT_LOAD %u: p_paddr %#llx is below "
 			    "1 MiB (0x100000), which vpmu-run keeps for page tables "
 			    "and the GDT", i, (unsigned long long)ph.p_paddr));
@@ -180,6 +240,13 @@ vr_elf_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
 			    (unsigned long long)ph.p_paddr,
 			    (unsigned long long)ph.p_memsz,
 			    (unsigned long long)(ram_size >> 20)));
+		if (ph.p_paddr < rules->avoid_hi &&
+		    ph.p_paddr + ph.p_memsz > rules->avoid_lo)
+			return (fail(err, errlen, "PT_LOAD %u: %#llx..%#llx overlaps %s "
+			    "at %#llx..%#llx", i, (unsigned long long)ph.p_paddr,
+			    (unsigned long long)(ph.p_paddr + ph.p_memsz),
+			    rules->avoid_what, (unsigned long long)rules->avoid_lo,
+			    (unsigned long long)rules->avoid_hi));
 		if (img->nload == 0 || ph.p_paddr < img->lo)
 			img->lo = ph.p_paddr;
 		if (ph.p_paddr + ph.p_memsz > img->hi)
@@ -195,8 +262,8 @@ vr_elf_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
 		    "segment", (unsigned long long)eh.e_entry));
 
 	/* Pass 2: load. */
-	for (i = 0; i < eh.e_phnum; i++) {
-		memcpy(&ph, file + eh.e_phoff + (uint64_t)i * sizeof(ph), sizeof(ph));
+	for (i = 0; i < eh.e_phnum && ram != NULL; i++) {
+		read_phdr(file, &eh, is32, i, &ph);
 		if (ph.p_type != PT_LOAD || ph.p_memsz == 0)
 			continue;
 		memcpy(ram + ph.p_paddr, file + ph.p_offset, ph.p_filesz);

@@ -29,6 +29,7 @@
 
 #define MiB		(1ull << 20)
 #define MEM_DEFAULT	64		/* MiB */
+#define MEM_DEFAULT_MB	128		/* MiB, for a Multiboot image (QEMU's default) */
 #define MEM_MAX		1024		/* MiB: RSP (the top of RAM) must be identity mapped */
 #define KVM_API		12
 #define TSS_ADDR_KVM	0xfffbd000ul	/* KVM_SET_TSS_ADDR: 3 pages, far above RAM */
@@ -54,13 +55,17 @@ struct vr_opts {
 	int	    pv_port;		/* -1: libvpmu's default (0x5650); 0: no channel */
 	const char *snapshot;		/* --snapshot FILE */
 	const char *resume;		/* --resume FILE */
+	bool	    multiboot;		/* --multiboot */
+	const char *append;		/* --append STR: the Multiboot command line */
+	const char *initrd;		/* --initrd FILE: Multiboot module 0 */
+	bool	    exit_qemu;		/* --exit-status qemu */
 };
 
 /* ---- options, as a table ------------------------------------------------------ */
 
 enum { O_PMU, O_SOURCE, O_EXACT_MODE, O_EXACT_FF_MAX, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_REPORT,
     O_GUEST_LOG, O_FASTPAGE_HZ, O_IRQCHIP, O_PV_PORT, O_SNAPSHOT, O_RESUME,
-    O_QUIET, O_HELP };
+    O_MULTIBOOT, O_MB_APPEND, O_INITRD, O_EXIT_STATUS, O_QUIET, O_HELP };
 
 static const struct opt {
 	const char *name;
@@ -85,7 +90,8 @@ static const struct opt {
 	[O_VCPUS] = { "vcpus", required_argument, 0, "N",
 	    "vCPUs, one thread each, 1..64 (default 1)" },
 	[O_MEM] = { "mem", required_argument, 0, "MiB",
-	    "guest RAM from guest-physical 0, at most 1024 (default 64)" },
+	    "guest RAM from guest-physical 0, at most 1024 (default 64;\n"
+	    "128 for a Multiboot image)" },
 	[O_MUX] = { "mux-interval", required_argument, 0, "US",
 	    "vCPU run time between two rotations of multiplexed counters, "
 	    "1..10000000 us (default 4000)" },
@@ -111,6 +117,17 @@ static const struct opt {
 	    "a 32-bit write to port 0xf5 saves the VM to FILE and exits 0" },
 	[O_RESUME] = { "resume", required_argument, 0, "FILE",
 	    "continue the VM saved in FILE (same options and guest)" },
+	[O_MULTIBOOT] = { "multiboot", no_argument, 0, NULL,
+	    "boot GUEST as a Multiboot v1 image even if it is an ELF64\n"
+	    "x86-64 executable (otherwise told by the file)" },
+	[O_MB_APPEND] = { "append", required_argument, 0, "STR",
+	    "Multiboot: the command line (default empty)" },
+	[O_INITRD] = { "initrd", required_argument, 0, "FILE",
+	    "Multiboot: FILE as module 0, page-aligned above the image" },
+	[O_EXIT_STATUS] = { "exit-status", required_argument, 0, "HOW",
+	    "a write of V to port 0xf4 exits with raw: V & 0xff,\n"
+	    "qemu: (V << 1 | 1) & 0xff, as QEMU's isa-debug-exit\n"
+	    "(default raw)" },
 	[O_QUIET] = { "quiet", no_argument, 'q', NULL, "print no report" },
 	[O_HELP] = { "help", no_argument, 'h', NULL, "print this help and exit" },
 };
@@ -123,7 +140,9 @@ usage(FILE *f)
 	const char *h, *nl;
 	size_t i;
 
-	fprintf(f, "usage: vpmu-run [options] GUEST.elf\n");
+	fprintf(f, "usage: vpmu-run [options] GUEST.elf\n"
+	    "GUEST: an ELF64 x86-64 executable (boot protocol v1) or a Multiboot v1 "
+	    "image\n");
 	for (i = 0; i < NOPTS; i++) {
 		snprintf(left, sizeof(left), "%s%c%s--%s%s%s",
 		    opts[i].shortopt ? "-" : "   ",
@@ -188,14 +207,15 @@ parse_pv_port(const char *s, struct vr_opts *o)
 	errno = 0;
 	v = strtoul(s, &end, 0);
 	if (*s != '\0' && *s != '-' && *s != '+' && *end == '\0' && errno == 0 &&
-	    v <= 0xFFFF && (v == 0 || v > VR_PORT_CONSOLE || v + 8 <= VR_PORT_CONSOLE) &&
+	    v <= 0xFFFF && (v == 0 || ((v > VR_PORT_COM1 + 7 || v + 8 <= VR_PORT_COM1) &&
+	    (v > VR_PORT_FWCFG_DATA || v + 8 <= VR_PORT_FWCFG_SEL))) &&
 	    (e = vpmu_config_create(&cfg)) == 0) {
 		e = vpmu_config_set_pv_port(cfg, (uint16_t)v);
 		vpmu_config_destroy(cfg);
 	}
 	if (e != 0) {
 		fprintf(stderr, "vpmu-run: --pv-port %s: want 0 or a base from 0x100 to "
-		    "0xfff8 clear of 0x3f8 and 0xcf8..0xcff\n", s);
+		    "0xfff8 clear of 0x3f8..0x3ff, 0x510..0x511 and 0xcf8..0xcff\n", s);
 		return (-1);
 	}
 	o->pv_port = (int)v;
@@ -316,6 +336,23 @@ parse_options(int argc, char **argv, struct vr_opts *o)
 			break;
 		case O_RESUME:
 			o->resume = optarg;
+			break;
+		case O_MULTIBOOT:
+			o->multiboot = true;
+			break;
+		case O_MB_APPEND:
+			o->append = optarg;
+			break;
+		case O_INITRD:
+			o->initrd = optarg;
+			break;
+		case O_EXIT_STATUS:
+			if (strcmp(optarg, "raw") != 0 && strcmp(optarg, "qemu") != 0) {
+				fprintf(stderr, "vpmu-run: --exit-status %s: want raw or "
+				    "qemu\n", optarg);
+				return (-1);
+			}
+			o->exit_qemu = strcmp(optarg, "qemu") == 0;
 			break;
 		case O_QUIET:
 			o->quiet = true;
@@ -477,6 +514,90 @@ report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
 	free(ci);
 }
 
+/* ---- the guest image ------------------------------------------------------------- */
+
+/*
+ * Which protocol boots the image: an ELF64 x86-64 executable is a boot
+ * protocol v1 guest, unless --multiboot; else a Multiboot v1 header makes
+ * it a Multiboot image (o->multiboot set); else an ELF file gets elf.c's
+ * message at load, followed by why (why Multiboot did not apply; "" for
+ * a boot protocol guest), anything else the names of both formats now.
+ * 0, or VR_EXIT_USAGE after a message.
+ */
+static int
+image_kind(struct vr_opts *o, const uint8_t *file, size_t flen, char *why, size_t whylen)
+{
+	static const uint8_t elf64[] = { 0x7f, 'E', 'L', 'F', 2 };
+	uint16_t type = 0, machine = 0;
+	size_t off;
+	bool is_elf = flen >= 4 && memcmp(file, elf64, 4) == 0, boot;
+
+	if (flen >= 20) {
+		memcpy(&type, file + 16, 2);		/* e_type, e_machine */
+		memcpy(&machine, file + 18, 2);
+	}
+	why[0] = '\0';
+	boot = !o->multiboot && flen >= 20 && memcmp(file, elf64, sizeof(elf64)) == 0 &&
+	    type == 2 /* ET_EXEC */ && machine == 62 /* EM_X86_64 */;
+	if (boot) {
+		/* the boot protocol */
+	} else if (vr_mb_find(file, flen, &off, why, whylen)) {
+		o->multiboot = true;
+		why[0] = '\0';
+	} else if (o->multiboot) {
+		fprintf(stderr, "vpmu-run: %s: --multiboot: %s\n", o->guest, why);
+		return (VR_EXIT_USAGE);
+	} else if (!is_elf) {
+		fprintf(stderr, "vpmu-run: %s: neither an ELF64 x86-64 executable "
+		    "(vpmu-run boot protocol v1) nor a Multiboot v1 image: not an ELF "
+		    "file (no \\177ELF magic), and %s\n", o->guest, why);
+		return (VR_EXIT_USAGE);
+	}
+	if (!o->multiboot && (o->append[0] != '\0' || o->initrd != NULL)) {
+		fprintf(stderr, "vpmu-run: %s: --append and --initrd are for Multiboot "
+		    "images\n", o->guest);
+		return (VR_EXIT_USAGE);
+	}
+	if (o->multiboot && o->vcpus > 1 && o->irqchip_user) {
+		fprintf(stderr, "vpmu-run: %s: a Multiboot guest starts its other vCPUs "
+		    "with INIT and SIPI, which need --irqchip kernel\n", o->guest);
+		return (VR_EXIT_USAGE);
+	}
+	if (o->multiboot && (o->snapshot != NULL || o->resume != NULL)) {
+		fprintf(stderr, "vpmu-run: %s: --snapshot and --resume are for boot "
+		    "protocol guests only\n", o->guest);
+		return (VR_EXIT_USAGE);
+	}
+	return (0);
+}
+
+/* The Multiboot image, --initrd and --append into RAM.  0, or an exit status. */
+static int
+load_multiboot(const struct vr_opts *o, const uint8_t *file, size_t flen,
+    struct vr_vm *vm, struct vr_image *img)
+{
+	struct vr_mb_boot b = { .cmdline = o->append };
+	uint8_t *mod = NULL;
+	size_t modlen = 0;
+	char err[256];
+	int ret = 0;
+
+	if (o->initrd != NULL &&
+	    vr_elf_read(o->initrd, &mod, &modlen, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vpmu-run: --initrd %s\n", err);
+		return (VR_EXIT_USAGE);
+	}
+	b.mod = mod;
+	b.modlen = modlen;
+	b.modname = o->initrd;
+	if (vr_mb_load(file, flen, vm->ram, vm->ram_size, &b, img, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vpmu-run: %s: %s\n", o->guest, err);
+		ret = VR_EXIT_USAGE;
+	}
+	free(mod);
+	return (ret);
+}
+
 /* ---- set-up ---------------------------------------------------------------------- */
 
 /* /dev/kvm is missing or unusable: a skip where the caller asked for one. */
@@ -501,7 +622,7 @@ main(int argc, char **argv)
 	static struct vr_vm vm;		/* large; zeroed */
 	static const char *const known[] = { "exact", "perf", "synthetic" };
 	struct vr_opts o = { .pmu = "intel-v2", .source = "exact", .vcpus = 1,
-	    .mem = MEM_DEFAULT, .fastpage_hz = -1, .pv_port = -1 };
+	    .fastpage_hz = -1, .pv_port = -1, .append = "" };
 	const struct vpmu_source_ops *src;
 	struct vpmu_exact_params exact_params = { 0 };	/* CPI 1; vendor below */
 	struct kvm_userspace_memory_region region;
@@ -513,7 +634,7 @@ main(int argc, char **argv)
 	FILE *rep = NULL;
 	uint8_t *file = NULL;
 	size_t flen, i;
-	char err[256], modelstr[256];
+	char err[256], modelstr[256], mbwhy[256];
 	unsigned max = 0;
 	int e, ret = VR_EXIT_HOST;
 	long api;
@@ -551,33 +672,47 @@ main(int argc, char **argv)
 		goto out_logs;
 	}
 	vm.nvcpus = o.vcpus;
+	if (vr_elf_read(o.guest, &file, &flen, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vpmu-run: %s\n", err);
+		ret = VR_EXIT_USAGE;
+		goto out_logs;
+	}
+	if ((ret = image_kind(&o, file, flen, mbwhy, sizeof(mbwhy))) != 0)
+		goto out;
+	if (o.mem == 0)
+		o.mem = o.multiboot ? MEM_DEFAULT_MB : MEM_DEFAULT;
 	vm.ram_size = (uint64_t)o.mem * MiB;
 	vm.ram = mmap(NULL, vm.ram_size, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (vm.ram == MAP_FAILED) {
 		fprintf(stderr, "vpmu-run: guest RAM (%u MiB): %s\n", o.mem,
 		    strerror(errno));
+		vm.ram = NULL;
 		ret = VR_EXIT_HOST;
-		goto out_logs;
-	}
-	if (vr_elf_read(o.guest, &file, &flen, err, sizeof(err)) < 0 ||
-	    vr_elf_load(file, flen, vm.ram, vm.ram_size, &img, err, sizeof(err)) < 0) {
-		fprintf(stderr, "vpmu-run: %s%s%s\n", file ? o.guest : "",
-		    file ? ": " : "", err);
-		ret = VR_EXIT_USAGE;
 		goto out;
 	}
+	if (o.multiboot)
+		ret = load_multiboot(&o, file, flen, &vm, &img);
+	else if (vr_elf_load(file, flen, vm.ram, vm.ram_size, &img, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vpmu-run: %s: %s%s%s%s\n", o.guest, err,
+		    mbwhy[0] ? " (nor is it a Multiboot v1 image: " : "", mbwhy,
+		    mbwhy[0] ? ")" : "");
+		ret = VR_EXIT_USAGE;
+	}
+	if (ret != 0)
+		goto out;
 	/* What a snapshot is made with, and a resumed one must match. */
 	sc = (struct vr_snapconf){ .nvcpus = vm.nvcpus, .ram_size = vm.ram_size,
 	    .image_hash = vr_snapshot_hash(file, flen), .model = modelstr,
 	    .source = src->name, .host_counters = o.host_counters, .mux_us = o.mux_us,
 	    .irqchip_kernel = !o.irqchip_user };
 	vm.snapshot_path = o.snapshot;
+	vm.exit_qemu = o.exit_qemu;
 	free(file);
 	file = NULL;
 	/* Each vCPU owns the 64 KiB below its RSP: above the image. */
-	if ((uint64_t)vm.nvcpus * VR_STACK_SIZE > vm.ram_size ||
-	    vm.ram_size - (uint64_t)vm.nvcpus * VR_STACK_SIZE < img.hi) {
+	if (!o.multiboot && ((uint64_t)vm.nvcpus * VR_STACK_SIZE > vm.ram_size ||
+	    vm.ram_size - (uint64_t)vm.nvcpus * VR_STACK_SIZE < img.hi)) {
 		fprintf(stderr, "vpmu-run: %s: %u MiB of RAM holds the image "
 		    "(to %#" PRIx64 ") but not %u vCPU stack%s of 64 KiB above it; "
 		    "raise --mem\n", o.guest, o.mem, img.hi, vm.nvcpus,
@@ -585,7 +720,8 @@ main(int argc, char **argv)
 		ret = VR_EXIT_USAGE;
 		goto out;
 	}
-	vr_boot_tables(vm.ram);
+	if (!o.multiboot)
+		vr_boot_tables(vm.ram);
 	if (o.report != NULL && (rep = fopen(o.report, "w")) == NULL) {
 		fprintf(stderr, "vpmu-run: --report %s: %s\n", o.report, strerror(errno));
 		ret = VR_EXIT_USAGE;
@@ -650,7 +786,9 @@ main(int argc, char **argv)
 	}
 	/* The in-kernel irqchip before any vCPU: each gets its LAPIC. */
 	vm.irqchip_kernel = !o.irqchip_user;
-	vm.lvtpc_rearm = vm.irqchip_kernel && model.vendor == VPMU_VENDOR_INTEL;
+	/* (The re-arm is the boot protocol's: a Multiboot guest programs LVTPC.) */
+	vm.lvtpc_rearm = vm.irqchip_kernel && !o.multiboot &&
+	    model.vendor == VPMU_VENDOR_INTEL;
 	if (vm.irqchip_kernel && ioctl(vm.vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
 		fprintf(stderr, "vpmu-run: KVM_CREATE_IRQCHIP: %s (try --irqchip user)\n",
 		    strerror(errno));
@@ -736,7 +874,8 @@ out:
 	vpmu_vm_destroy(vm.pmu);
 	if (cfg != NULL)
 		vpmu_config_destroy(cfg);
-	munmap(vm.ram, vm.ram_size);
+	if (vm.ram != NULL)
+		munmap(vm.ram, vm.ram_size);
 out_logs:
 	for (i = 0; i < VPMU_PV_MAX_LOGFDS; i++)
 		if (o.glog_fd[i] >= 0)

@@ -117,9 +117,11 @@ guest_fail(struct vr_vcpu *c, const char *fmt, ...)
 }
 
 /* ---- the port table ----------------------------------------------------------
- * An OUT to a port here calls its handler with the bytes written: count items
- * of size bytes (count > 1 for a REP OUTS).  Anything else -- an IN, or a
- * port not listed -- ends the run.
+ * An access to a port in a range here calls the range's handler once per
+ * item (count > 1 for a REP INS or OUTS) with the port, the direction and
+ * the item's size bytes, which an IN's handler fills.  A handler returns
+ * false for an access it does not take; that, and any port not listed,
+ * ends the run.
  */
 
 /* Write out what the vCPU's console line holds. */
@@ -137,39 +139,84 @@ console_flush(struct vr_vcpu *c)
 }
 
 /*
- * 0x3f8, COM1's data register: the guest's console, to stdout.  Bytes are
- * kept per vCPU until a newline (or 256 of them, or the end of the run),
- * so lines of different vCPUs do not mix however KVM splits a REP OUTSB.
- * Of a wider OUT, only the low byte is the data register's.
+ * 0x3f8..0x3ff, COM1 (devices.c): a THR byte is the guest's console, to
+ * stdout.  Bytes are kept per vCPU until a newline (or 256 of them, or the
+ * end of the run), so lines of different vCPUs do not mix however KVM
+ * splits a REP OUTSB.  Of a wider access, only the low byte is the
+ * register's (an IN's other bytes read 0).
  */
 static bool
-console_out(struct vr_vcpu *c, const uint8_t *data, unsigned size, unsigned count)
+com1_io(struct vr_vcpu *c, uint16_t port, bool out, uint8_t *data, unsigned size)
 {
-	unsigned i;
+	struct vr_vm *vm = c->vm;
+	bool thr;
 
-	for (i = 0; i < count; i++) {
-		c->cons[c->conslen++] = (char)data[(size_t)i * size];
+	pthread_mutex_lock(&vm->lock);
+	if (out) {
+		thr = vr_uart_write(&vm->uart, port - VR_PORT_COM1, data[0]);
+	} else {
+		memset(data, 0, size);
+		data[0] = vr_uart_read(&vm->uart, port - VR_PORT_COM1);
+		thr = false;
+	}
+	pthread_mutex_unlock(&vm->lock);
+	if (thr) {
+		c->cons[c->conslen++] = (char)data[0];
 		if (c->cons[c->conslen - 1] == '\n' || c->conslen == sizeof(c->cons))
 			console_flush(c);
 	}
 	return (true);
 }
 
-/* 0xf4, as QEMU's isa-debug-exit: a write of V ends the run, status V & 0xff. */
+/*
+ * 0x510 and 0x511, fw_cfg (devices.c): a 16-bit write to 0x510 selects,
+ * each byte read from 0x511 is the item's next.
+ */
 static bool
-exit_out(struct vr_vcpu *c, const uint8_t *data, unsigned size, unsigned count)
+fwcfg_io(struct vr_vcpu *c, uint16_t port, bool out, uint8_t *data, unsigned size)
+{
+	struct vr_vm *vm = c->vm;
+	uint16_t key;
+	unsigned i;
+
+	if (port == VR_PORT_FWCFG_SEL) {
+		if (!out || size != 2)
+			return (false);
+		memcpy(&key, data, sizeof(key));
+		pthread_mutex_lock(&vm->lock);
+		vr_fwcfg_select(&vm->fwcfg, key);
+		pthread_mutex_unlock(&vm->lock);
+		return (true);
+	}
+	if (out)
+		return (false);
+	pthread_mutex_lock(&vm->lock);
+	for (i = 0; i < size; i++)
+		data[i] = vr_fwcfg_read(&vm->fwcfg, vm->ram_size, vm->nvcpus);
+	pthread_mutex_unlock(&vm->lock);
+	return (true);
+}
+
+/*
+ * 0xf4, as QEMU's isa-debug-exit: a write of V ends the run with status
+ * V & 0xff, or (V << 1 | 1) & 0xff with --exit-status qemu.
+ */
+static bool
+exit_io(struct vr_vcpu *c, uint16_t port, bool out, uint8_t *data, unsigned size)
 {
 	struct vr_vm *vm = c->vm;
 	uint32_t v = 0;
 
-	(void)count;
+	(void)port;
+	if (!out)
+		return (false);
 	memcpy(&v, data, size < sizeof(v) ? size : sizeof(v));	/* little endian */
 	pthread_mutex_lock(&vm->lock);
 	if (!vm->stopping) {
 		vm->guest_exit = true;
 		vm->exit_cpu = c->index;
 		vm->exit_value = v;
-		stop_locked(vm, (int)(v & 0xff));
+		stop_locked(vm, (int)((vm->exit_qemu ? v << 1 | 1 : v) & 0xff));
 	}
 	pthread_mutex_unlock(&vm->lock);
 	return (true);
@@ -181,12 +228,13 @@ exit_out(struct vr_vcpu *c, const uint8_t *data, unsigned size, unsigned count)
  * vCPU thread has returned.  Without --snapshot: not handled.
  */
 static bool
-snapshot_out(struct vr_vcpu *c, const uint8_t *data, unsigned size, unsigned count)
+snapshot_io(struct vr_vcpu *c, uint16_t port, bool out, uint8_t *data, unsigned size)
 {
 	struct vr_vm *vm = c->vm;
 
+	(void)port;
 	(void)data;
-	if (vm->snapshot_path == NULL || size != 4 || count != 1)
+	if (vm->snapshot_path == NULL || !out || size != 4)
 		return (false);
 	pthread_mutex_lock(&vm->lock);
 	if (!vm->stopping) {
@@ -199,32 +247,39 @@ snapshot_out(struct vr_vcpu *c, const uint8_t *data, unsigned size, unsigned cou
 }
 
 static const struct port {
-	uint16_t    port;
-	const char *what;
-	bool	  (*out)(struct vr_vcpu *c, const uint8_t *data, unsigned size,
-		    unsigned count);
+	uint16_t    first, last;
+	bool	  (*io)(struct vr_vcpu *c, uint16_t port, bool out, uint8_t *data,
+		    unsigned size);
 } ports[] = {
-	{ VR_PORT_CONSOLE,	"console",	console_out },
-	{ VR_PORT_EXIT,		"exit",		exit_out },
-	{ VR_PORT_SNAPSHOT,	"snapshot",	snapshot_out },
+	{ VR_PORT_COM1, VR_PORT_COM1 + 7,			com1_io },
+	{ VR_PORT_FWCFG_SEL, VR_PORT_FWCFG_DATA,		fwcfg_io },
+	{ VR_PORT_EXIT, VR_PORT_EXIT,				exit_io },
+	{ VR_PORT_SNAPSHOT, VR_PORT_SNAPSHOT,			snapshot_io },
 };
 
-/* KVM_EXIT_IO: true if a port handler took it. */
+/* KVM_EXIT_IO: true if a port handler took every item. */
 static bool
 io(struct vr_vcpu *c)
 {
 	const struct kvm_run *run = c->run;
 	uint64_t bytes = (uint64_t)run->io.size * run->io.count;
-	size_t i;
+	bool out = run->io.direction == KVM_EXIT_IO_OUT;
+	uint8_t *data = (uint8_t *)c->run + run->io.data_offset;
+	size_t i, k;
 
-	if (run->io.direction != KVM_EXIT_IO_OUT || run->io.size == 0 ||
+	if (run->io.size == 0 || run->io.size > 4 ||
 	    run->io.data_offset > c->vm->run_size ||
 	    bytes > c->vm->run_size - run->io.data_offset)
 		return (false);
-	for (i = 0; i < NELEM(ports); i++)
-		if (ports[i].port == run->io.port)
-			return (ports[i].out(c, (const uint8_t *)run +
-			    run->io.data_offset, run->io.size, run->io.count));
+	for (i = 0; i < NELEM(ports); i++) {
+		if (run->io.port < ports[i].first || run->io.port > ports[i].last)
+			continue;
+		for (k = 0; k < run->io.count; k++)
+			if (!ports[i].io(c, run->io.port, out,
+			    data + k * run->io.size, run->io.size))
+				return (false);
+		return (true);
+	}
 	return (false);
 }
 
@@ -425,8 +480,10 @@ vcpu_run(void *arg)
 		case KVM_EXIT_IO:
 			if (!io(c)) {
 				guest_fail(c, "%s of %u byte%s at port %#x: the VMM "
-				    "emulates writes to 0x3f8 (console), 0xf4 (exit) "
-				    "and, with --snapshot, 0xf5 (snapshot) only", run->io.direction == KVM_EXIT_IO_OUT ?
+				    "emulates 0x3f8..0x3ff (COM1), 0x510..0x511 "
+				    "(fw_cfg), writes to 0xf4 (exit) and, with "
+				    "--snapshot, 0xf5 (snapshot) only",
+				    run->io.direction == KVM_EXIT_IO_OUT ?
 				    "OUT" : "IN", run->io.size,
 				    run->io.size == 1 ? "" : "s", run->io.port);
 				goto panic;

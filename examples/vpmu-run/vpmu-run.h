@@ -3,7 +3,10 @@
  * a guest ELF booted by the vpmu-run guest boot protocol v1 (vpmu-run(1)).
  *
  *   main.c   options, set-up in <vpmu/kvm.h>'s order, the report
- *   elf.c    guest image validation and loading (no KVM: testable alone)
+ *   elf.c    ELF validation and loading (no KVM: testable alone)
+ *   multiboot.c  Multiboot v1 images: the header, loading, the information
+ *            area (no KVM: testable alone)
+ *   devices.c  the 16550 UART's registers and fw_cfg's items (no KVM)
  *   boot.c   long mode: page tables, GDT, CPUID, each vCPU's registers
  *   run.c    vCPU threads, the run loop, the port table, stopping the run
  *   snapshot.c  --snapshot and --resume: the VM to a file and back
@@ -39,6 +42,19 @@ struct vr_image {
 	uint64_t entry;
 	uint64_t lo, hi;		/* guest-physical extent of the PT_LOADs */
 	unsigned nload;			/* PT_LOAD segments with p_memsz != 0 */
+	bool	 multiboot;		/* a Multiboot v1 image (multiboot.c) */
+	uint32_t mb_info;		/* its information structure's address */
+};
+
+/* COM1, a 16550 without interrupts: the registers a guest reads back. */
+struct vr_uart {
+	uint8_t ier, lcr, mcr, scr, fcr, dll, dlm;
+};
+
+/* fw_cfg's selector port state: the item selected, the next byte's offset. */
+struct vr_fwcfg {
+	uint16_t key;
+	uint32_t off;
 };
 
 struct vr_vm;
@@ -86,6 +102,10 @@ struct vr_vm {
 	bool		 guest_exit;	/* ended by port 0xf4 */
 	unsigned	 exit_cpu;
 	uint32_t	 exit_value;
+	bool		 exit_qemu;	/* --exit-status qemu: (V << 1 | 1) & 0xff */
+	/* the devices at 0x3f8..0x3ff and 0x510..0x511, under lock */
+	struct vr_uart	 uart;
+	struct vr_fwcfg	 fwcfg;
 	/* #GP injected for MSR exits libvpmu did not take; by the vCPU's thread */
 	uint64_t	 gp_injected[VR_MAX_VCPUS];
 
@@ -114,6 +134,51 @@ struct vr_snapconf {
 int  vr_elf_read(const char *path, uint8_t **bufp, size_t *lenp, char *err, size_t errlen);
 int  vr_elf_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
     struct vr_image *img, char *err, size_t errlen);
+
+/*
+ * ELF loading with the rules of its caller: the boot protocol's
+ * (vr_elf_load: ELF64 x86-64, every PT_LOAD at or above 1 MiB) or
+ * Multiboot's (ELF32 i386 too, anywhere in RAM but a reserved range).
+ * With ram NULL: validation only.
+ */
+struct vr_elf_rules {
+	bool	 elf32;			/* ELFCLASS32 EM_386 accepted too */
+	uint64_t min_paddr;		/* every PT_LOAD at or above */
+	uint64_t avoid_lo, avoid_hi;	/* no PT_LOAD may overlap [lo, hi) */
+	const char *avoid_what;		/* for the message */
+};
+int  vr_elf_load_rules(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
+    const struct vr_elf_rules *rules, struct vr_image *img, char *err, size_t errlen);
+
+/* multiboot.c: Multiboot v1 */
+#define VR_MB_MAGIC		0x1BADB002u	/* in the image's header */
+#define VR_MB_BOOT_MAGIC	0x2BADB002u	/* in EAX at the entry */
+#define VR_MB_SEARCH		8192		/* the header is in the first 8 KiB */
+#define VR_MB_INFO_ADDR		0x8000u		/* the information area ... */
+#define VR_MB_INFO_SIZE		0x8000u		/* ... 32 KiB, below 640 KiB */
+/* What the loader passes on besides the image. */
+struct vr_mb_boot {
+	const char    *cmdline;		/* --append, "" by default */
+	const uint8_t *mod;		/* --initrd's bytes, or NULL: no module */
+	size_t	       modlen;
+	const char    *modname;		/* the module's string */
+};
+/* 1 and the header's file offset in *off, or 0 with why not in err. */
+int  vr_mb_find(const uint8_t *file, size_t len, size_t *off, char *err, size_t errlen);
+/* Load the image, the module and the information area.  0, or -1 with a message. */
+int  vr_mb_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
+    const struct vr_mb_boot *b, struct vr_image *img, char *err, size_t errlen);
+
+/* devices.c */
+#define VR_PORT_COM1		0x3f8	/* .. 0x3ff */
+#define VR_PORT_FWCFG_SEL	0x510
+#define VR_PORT_FWCFG_DATA	0x511
+/* A write to register reg (0..7): true if v is a byte for the console (THR). */
+bool	vr_uart_write(struct vr_uart *u, unsigned reg, uint8_t v);
+uint8_t	vr_uart_read(const struct vr_uart *u, unsigned reg);
+void	vr_fwcfg_select(struct vr_fwcfg *f, uint16_t key);
+/* The next byte of the selected item, 0 past its end. */
+uint8_t	vr_fwcfg_read(struct vr_fwcfg *f, uint64_t ram_size, unsigned ncpus);
 
 /* boot.c */
 void vr_boot_tables(uint8_t *ram);

@@ -6,8 +6,13 @@
  * (the clang sanitizer build runs this test too) any read past the file or
  * write past RAM is caught.
  *
- *   elf_fuzz GOOD.elf [ITERATIONS]
+ *   elf_fuzz GOOD.elf [ITERATIONS [multiboot]]
+ *
+ * With "multiboot", GOOD is a Multiboot v1 image and the loader is
+ * multiboot.c's (with a module and a command line): a loaded image must
+ * also stay clear of the information area, its module inside RAM.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +70,55 @@ mutate(uint8_t *buf, size_t *len, size_t full)
 	}
 }
 
+static const uint8_t module[100] = "KEY=VALUE\n";
+static const struct vr_mb_boot mb = { .cmdline = "a command line", .mod = module,
+    .modlen = sizeof(module), .modname = "module" };
+static bool multiboot;
+
+static int
+load(const uint8_t *f, size_t len, uint8_t *ram, struct vr_image *img, char *err,
+    size_t errlen)
+{
+	if (multiboot)
+		return (vr_mb_load(f, len, ram, RAM_SIZE, &mb, img, err, errlen));
+	return (vr_elf_load(f, len, ram, RAM_SIZE, img, err, errlen));
+}
+
+/*
+ * Most mutations of a Multiboot header break its checksum: mostly, make
+ * it right again for the first magic, so the fields behind it are explored.
+ */
+static void
+fix_checksum(uint8_t *buf, size_t len)
+{
+	uint32_t magic, flags, sum;
+	size_t o;
+
+	for (o = 0; o < VR_MB_SEARCH && o + 12 <= len; o += 4) {
+		memcpy(&magic, buf + o, 4);
+		if (magic != VR_MB_MAGIC)
+			continue;
+		memcpy(&flags, buf + o + 4, 4);
+		sum = 0u - (magic + flags);
+		memcpy(buf + o + 8, &sum, 4);
+		return;
+	}
+}
+
+/* Where a loaded image may be. */
+static bool
+inside_rules(const struct vr_image *img)
+{
+	if (img->lo >= img->hi || img->hi > RAM_SIZE || img->entry < img->lo ||
+	    img->entry >= img->hi)
+		return (false);
+	if (!multiboot)
+		return (img->lo >= VR_LOAD_MIN);
+	return (img->multiboot && (img->hi <= VR_MB_INFO_ADDR ||
+	    img->lo >= VR_MB_INFO_ADDR + VR_MB_INFO_SIZE) &&
+	    ((img->hi + 4095) & ~4095ull) + sizeof(module) <= RAM_SIZE);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -76,9 +130,10 @@ main(int argc, char **argv)
 	char err[256];
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: elf_fuzz GOOD.elf [ITERATIONS]\n");
+		fprintf(stderr, "usage: elf_fuzz GOOD.elf [ITERATIONS [multiboot]]\n");
 		return (2);
 	}
+	multiboot = argc > 3 && strcmp(argv[3], "multiboot") == 0;
 	if (vr_elf_read(argv[1], &good, &glen, err, sizeof(err)) < 0) {
 		fprintf(stderr, "elf_fuzz: %s\n", err);
 		return (1);
@@ -86,7 +141,7 @@ main(int argc, char **argv)
 	if ((ram = malloc(RAM_SIZE)) == NULL)
 		return (1);
 	/* The unmutated file loads. */
-	if (vr_elf_load(good, glen, ram, RAM_SIZE, &img, err, sizeof(err)) < 0) {
+	if (load(good, glen, ram, &img, err, sizeof(err)) < 0) {
 		fprintf(stderr, "elf_fuzz: the good image fails: %s\n", err);
 		return (1);
 	}
@@ -97,10 +152,11 @@ main(int argc, char **argv)
 		if ((buf = malloc(len > 0 ? len : 1)) == NULL)
 			return (1);
 		memcpy(buf, good, len);
+		if (multiboot && rnd() % 4 != 0)
+			fix_checksum(buf, len);
 		err[0] = '\0';
-		if (vr_elf_load(buf, len, ram, RAM_SIZE, &img, err, sizeof(err)) == 0) {
-			if (img.lo < VR_LOAD_MIN || img.hi > RAM_SIZE || img.lo >= img.hi ||
-			    img.entry < img.lo || img.entry >= img.hi) {
+		if (load(buf, len, ram, &img, err, sizeof(err)) == 0) {
+			if (!inside_rules(&img)) {
 				fprintf(stderr, "elf_fuzz: iteration %lu loaded outside "
 				    "the rules: %#llx..%#llx entry %#llx\n", i,
 				    (unsigned long long)img.lo, (unsigned long long)img.hi,

@@ -7,7 +7,7 @@
  *             returns at once (no interrupt ever comes; vpmu-run(1))
  *             -> status 0
  *   PORT_OUT  OUT to port 0x80 -> status 3
- *   PORT_IN   IN from port 0x3f8 -> status 3
+ *   PORT_IN   IN from port 0x60 -> status 3
  *   MMIO      a read past RAM (512 MiB with 64 MiB) -> status 3
  *   UD        UD2: the runtime reports the unexpected #UD, exits 0x7f
  */
@@ -47,7 +47,7 @@ main(unsigned cpu)
 #elif MODE == PORT_OUT
 	vg_outb(0x80, 1);
 #elif MODE == PORT_IN
-	(void)vg_inb(VG_PORT_CONSOLE);
+	(void)vg_inb(0x60);
 #elif MODE == MMIO
 	(void)*(volatile uint32_t *)(512ul << 20);
 #elif MODE == UD
