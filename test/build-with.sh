@@ -16,4 +16,4 @@ cmake -S "$src" -B "$bin" -DCMAKE_C_COMPILER="$cc" -DVPMU_WERROR=ON \
 cmake --build "$bin" -j 2
 cd "$bin"
 # Not the tests that build or install the tree again, nor the long ones.
-ctest --output-on-failure -E '^(build_|consumer)' -LE long
+ctest --output-on-failure -E '^(build_|consumer|kvm_unit_tests)' -LE long
