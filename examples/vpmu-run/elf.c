@@ -21,8 +21,9 @@
 /* The largest guest file read: RAM is at most the 1 GiB identity map. */
 #define ELF_MAX_FILE	(VR_MAP_SIZE + (64ull << 20))
 
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
+/* A message into err (errlen bytes); returns -1, for the loaders' errors. */
+int
+vr_fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -45,30 +46,30 @@ vr_elf_read(const char *path, uint8_t **bufp, size_t *lenp, char *err, size_t er
 	*bufp = NULL;
 	*lenp = 0;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return (fail(err, errlen, "%s: %s", path, strerror(errno)));
+		return (vr_fail(err, errlen, "%s: %s", path, strerror(errno)));
 	if (fstat(fd, &st) < 0) {
-		fail(err, errlen, "%s: %s", path, strerror(errno));
+		vr_fail(err, errlen, "%s: %s", path, strerror(errno));
 		goto err;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		fail(err, errlen, "%s: not a regular file", path);
+		vr_fail(err, errlen, "%s: not a regular file", path);
 		goto err;
 	}
 	if ((uint64_t)st.st_size > ELF_MAX_FILE) {
-		fail(err, errlen, "%s: %lld bytes is larger than any guest RAM",
+		vr_fail(err, errlen, "%s: %lld bytes is larger than any guest RAM",
 		    path, (long long)st.st_size);
 		goto err;
 	}
 	len = (size_t)st.st_size;
 	if ((buf = malloc(len > 0 ? len : 1)) == NULL) {
-		fail(err, errlen, "%s: %s", path, strerror(ENOMEM));
+		vr_fail(err, errlen, "%s: %s", path, strerror(ENOMEM));
 		goto err;
 	}
 	while (got < len) {
 		if ((n = read(fd, buf + got, len - got)) < 0) {
 			if (errno == EINTR)
 				continue;
-			fail(err, errlen, "%s: %s", path, strerror(errno));
+			vr_fail(err, errlen, "%s: %s", path, strerror(errno));
 			goto err;
 		}
 		if (n == 0)
@@ -174,43 +175,43 @@ vr_elf_load_rules(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_si
 
 	memset(img, 0, sizeof(*img));
 	if (len < SELFMAG || memcmp(file, ELFMAG, SELFMAG) != 0)
-		return (fail(err, errlen, "not an ELF file (no \\177ELF magic)"));
+		return (vr_fail(err, errlen, "not an ELF file (no \\177ELF magic)"));
 	is32 = rules->elf32 && len > EI_CLASS && file[EI_CLASS] == ELFCLASS32;
 	ehsize = is32 ? sizeof(Elf32_Ehdr) : sizeof(Elf64_Ehdr);
 	phentsize = is32 ? sizeof(Elf32_Phdr) : sizeof(Elf64_Phdr);
 	if (len < ehsize)
-		return (fail(err, errlen, "truncated: %zu bytes, shorter than the "
+		return (vr_fail(err, errlen, "truncated: %zu bytes, shorter than the "
 		    "%zu-byte ELF header", len, ehsize));
 	if (file[EI_CLASS] != ELFCLASS64 && !is32)
-		return (fail(err, errlen, "ELF class %u: the guest must be ELFCLASS64%s",
+		return (vr_fail(err, errlen, "ELF class %u: the guest must be ELFCLASS64%s",
 		    file[EI_CLASS], rules->elf32 ? " or ELFCLASS32" : ""));
 	if (file[EI_DATA] != ELFDATA2LSB)
-		return (fail(err, errlen, "ELF data encoding %u: the guest must be "
+		return (vr_fail(err, errlen, "ELF data encoding %u: the guest must be "
 		    "little endian (ELFDATA2LSB)", file[EI_DATA]));
 	if (file[EI_VERSION] != EV_CURRENT)
-		return (fail(err, errlen, "ELF version %u: want EV_CURRENT",
+		return (vr_fail(err, errlen, "ELF version %u: want EV_CURRENT",
 		    file[EI_VERSION]));
 	read_ehdr(file, is32, &eh);
 	if (eh.e_type != ET_EXEC)
-		return (fail(err, errlen, "e_type %u (%s): the guest must be a static "
+		return (vr_fail(err, errlen, "e_type %u (%s): the guest must be a static "
 		    "executable (ET_EXEC)", eh.e_type, type_name(eh.e_type)));
 	if (is32 && eh.e_machine != EM_386)
-		return (fail(err, errlen, "e_machine %u: an ELFCLASS32 guest must be "
+		return (vr_fail(err, errlen, "e_machine %u: an ELFCLASS32 guest must be "
 		    "i386 (EM_386)", eh.e_machine));
 	if (!is32 && eh.e_machine != EM_X86_64)
-		return (fail(err, errlen, "e_machine %u: the guest must be x86-64 "
+		return (vr_fail(err, errlen, "e_machine %u: the guest must be x86-64 "
 		    "(EM_X86_64)", eh.e_machine));
 	if (eh.e_phnum == 0)
-		return (fail(err, errlen, "no program headers"));
+		return (vr_fail(err, errlen, "no program headers"));
 	if (eh.e_phnum == PN_XNUM)
-		return (fail(err, errlen, "e_phnum is PN_XNUM: extended program "
+		return (vr_fail(err, errlen, "e_phnum is PN_XNUM: extended program "
 		    "header counts are not supported"));
 	if (eh.e_phentsize != phentsize)
-		return (fail(err, errlen, "e_phentsize %u: want %zu",
+		return (vr_fail(err, errlen, "e_phentsize %u: want %zu",
 		    eh.e_phentsize, phentsize));
 	phsize = (uint64_t)eh.e_phnum * phentsize;
 	if (!fits(eh.e_phoff, phsize, len))
-		return (fail(err, errlen, "truncated: program headers at offset %#llx "
+		return (vr_fail(err, errlen, "truncated: program headers at offset %#llx "
 		    "(%u of them) end past the file's %zu bytes",
 		    (unsigned long long)eh.e_phoff, eh.e_phnum, len));
 
@@ -220,29 +221,29 @@ vr_elf_load_rules(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_si
 		if (ph.p_type != PT_LOAD)
 			continue;
 		if (ph.p_filesz > ph.p_memsz)
-			return (fail(err, errlen, "PT_LOAD %u: p_filesz %#llx is larger "
+			return (vr_fail(err, errlen, "PT_LOAD %u: p_filesz %#llx is larger "
 			    "than p_memsz %#llx", i, (unsigned long long)ph.p_filesz,
 			    (unsigned long long)ph.p_memsz));
 		if (!fits(ph.p_offset, ph.p_filesz, len))
-			return (fail(err, errlen, "truncated: PT_LOAD %u: file bytes "
+			return (vr_fail(err, errlen, "truncated: PT_LOAD %u: file bytes "
 			    "%#llx + %#llx end past the file's %zu bytes", i,
 			    (unsigned long long)ph.p_offset,
 			    (unsigned long long)ph.p_filesz, len));
 		if (ph.p_memsz == 0)
 			continue;
 		if (ph.p_paddr < rules->min_paddr)
-			return (fail(err, errlen, "PT_LOAD %u: p_paddr %#llx is below "
+			return (vr_fail(err, errlen, "PT_LOAD %u: p_paddr %#llx is below "
 			    "1 MiB (0x100000), which vpmu-run keeps for page tables "
 			    "and the GDT", i, (unsigned long long)ph.p_paddr));
 		if (!fits(ph.p_paddr, ph.p_memsz, ram_size))
-			return (fail(err, errlen, "PT_LOAD %u: p_paddr %#llx + p_memsz "
+			return (vr_fail(err, errlen, "PT_LOAD %u: p_paddr %#llx + p_memsz "
 			    "%#llx ends past guest RAM (%llu MiB; see --mem)", i,
 			    (unsigned long long)ph.p_paddr,
 			    (unsigned long long)ph.p_memsz,
 			    (unsigned long long)(ram_size >> 20)));
 		if (ph.p_paddr < rules->avoid_hi &&
 		    ph.p_paddr + ph.p_memsz > rules->avoid_lo)
-			return (fail(err, errlen, "PT_LOAD %u: %#llx..%#llx overlaps %s "
+			return (vr_fail(err, errlen, "PT_LOAD %u: %#llx..%#llx overlaps %s "
 			    "at %#llx..%#llx", i, (unsigned long long)ph.p_paddr,
 			    (unsigned long long)(ph.p_paddr + ph.p_memsz),
 			    rules->avoid_what, (unsigned long long)rules->avoid_lo,
@@ -256,9 +257,9 @@ vr_elf_load_rules(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_si
 		img->nload++;
 	}
 	if (img->nload == 0)
-		return (fail(err, errlen, "no PT_LOAD segment with contents"));
+		return (vr_fail(err, errlen, "no PT_LOAD segment with contents"));
 	if (!entry_ok)
-		return (fail(err, errlen, "e_entry %#llx is not inside any PT_LOAD "
+		return (vr_fail(err, errlen, "e_entry %#llx is not inside any PT_LOAD "
 		    "segment", (unsigned long long)eh.e_entry));
 
 	/* Pass 2: load. */

@@ -54,17 +54,6 @@
 #define PAGE		4096ull
 #define LOADER_NAME	"vpmu-run"
 
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return (-1);
-}
-
 static uint32_t
 get32(const uint8_t *p)
 {
@@ -116,7 +105,7 @@ vr_mb_find(const uint8_t *file, size_t len, size_t *off, char *err, size_t errle
 			bad = o;
 	}
 	if (bad != SIZE_MAX) {
-		fail(err, errlen, "Multiboot magic 0x1BADB002 at offset %#zx, but "
+		vr_fail(err, errlen, "Multiboot magic 0x1BADB002 at offset %#zx, but "
 		    "magic + flags + checksum is %#x, not 0", bad,
 		    (unsigned)(uint32_t)(get32(file + bad) + get32(file + bad + 4) +
 		    get32(file + bad + 8)));
@@ -125,12 +114,12 @@ vr_mb_find(const uint8_t *file, size_t len, size_t *off, char *err, size_t errle
 	/* Only for the message: a header too far in (looked for in the first MiB). */
 	for (; o < ((size_t)1 << 20) && o < len && len - o >= 12; o += 4)
 		if (header_at(file, len, o)) {
-			fail(err, errlen, "the Multiboot header at offset %#zx is past "
+			vr_fail(err, errlen, "the Multiboot header at offset %#zx is past "
 			    "the first %u bytes, where a loader looks for it", o,
 			    VR_MB_SEARCH);
 			return (0);
 		}
-	fail(err, errlen, "no Multiboot header (magic 0x1BADB002, 4-byte aligned, "
+	vr_fail(err, errlen, "no Multiboot header (magic 0x1BADB002, 4-byte aligned, "
 	    "with its checksum) in the first %u bytes", VR_MB_SEARCH);
 	return (0);
 }
@@ -149,7 +138,7 @@ check_aout(const uint8_t *file, size_t len, size_t off, uint64_t ram_size,
 	uint64_t skip;
 
 	if (len - off < 32)
-		return (fail(err, errlen, "truncated: flags bit 16 is set but the "
+		return (vr_fail(err, errlen, "truncated: flags bit 16 is set but the "
 		    "Multiboot header's address fields end past the file's %zu bytes", len));
 	header_addr = get32(file + off + 12);
 	load_addr = get32(file + off + 16);
@@ -157,11 +146,11 @@ check_aout(const uint8_t *file, size_t len, size_t off, uint64_t ram_size,
 	bss_end = get32(file + off + 24);
 	entry = get32(file + off + 28);
 	if (header_addr < load_addr)
-		return (fail(err, errlen, "Multiboot header_addr %#x is below load_addr "
+		return (vr_fail(err, errlen, "Multiboot header_addr %#x is below load_addr "
 		    "%#x", header_addr, load_addr));
 	skip = (uint64_t)header_addr - load_addr;
 	if (skip > off)
-		return (fail(err, errlen, "Multiboot header_addr %#x - load_addr %#x "
+		return (vr_fail(err, errlen, "Multiboot header_addr %#x - load_addr %#x "
 		    "puts the load before the file's start (the header is at file "
 		    "offset %#zx)", header_addr, load_addr, off));
 	a->fileoff = off - skip;
@@ -170,11 +159,11 @@ check_aout(const uint8_t *file, size_t len, size_t off, uint64_t ram_size,
 		a->filelen = len - a->fileoff;
 	} else {
 		if (load_end < load_addr)
-			return (fail(err, errlen, "Multiboot load_end_addr %#x is below "
+			return (vr_fail(err, errlen, "Multiboot load_end_addr %#x is below "
 			    "load_addr %#x", load_end, load_addr));
 		a->filelen = (uint64_t)load_end - load_addr;
 		if (a->filelen > len - a->fileoff)
-			return (fail(err, errlen, "truncated: Multiboot load_addr %#x.."
+			return (vr_fail(err, errlen, "truncated: Multiboot load_addr %#x.."
 			    "load_end_addr %#x needs %#llx bytes from file offset "
 			    "%#llx, past the file's %zu bytes", load_addr, load_end,
 			    (unsigned long long)a->filelen,
@@ -185,25 +174,25 @@ check_aout(const uint8_t *file, size_t len, size_t off, uint64_t ram_size,
 		a->bss_end = a->end;
 	} else {
 		if (bss_end < a->end)
-			return (fail(err, errlen, "Multiboot bss_end_addr %#x is below "
+			return (vr_fail(err, errlen, "Multiboot bss_end_addr %#x is below "
 			    "the end of the loaded bytes, %#llx", bss_end,
 			    (unsigned long long)a->end));
 		a->bss_end = bss_end;
 	}
 	if (a->bss_end == a->addr)
-		return (fail(err, errlen, "the Multiboot address fields load nothing"));
+		return (vr_fail(err, errlen, "the Multiboot address fields load nothing"));
 	if (a->bss_end > ram_size)
-		return (fail(err, errlen, "the Multiboot image %#llx..%#llx ends past "
+		return (vr_fail(err, errlen, "the Multiboot image %#llx..%#llx ends past "
 		    "guest RAM (%llu MiB; see --mem)", (unsigned long long)a->addr,
 		    (unsigned long long)a->bss_end,
 		    (unsigned long long)(ram_size >> 20)));
 	if (overlap(a->addr, a->bss_end - a->addr, VR_MB_INFO_ADDR, VR_MB_INFO_SIZE))
-		return (fail(err, errlen, "the Multiboot image %#llx..%#llx overlaps "
+		return (vr_fail(err, errlen, "the Multiboot image %#llx..%#llx overlaps "
 		    "the Multiboot information area at %#x..%#x",
 		    (unsigned long long)a->addr, (unsigned long long)a->bss_end,
 		    VR_MB_INFO_ADDR, VR_MB_INFO_ADDR + VR_MB_INFO_SIZE));
 	if (entry < a->addr || entry >= a->bss_end)
-		return (fail(err, errlen, "Multiboot entry_addr %#x is outside the "
+		return (vr_fail(err, errlen, "Multiboot entry_addr %#x is outside the "
 		    "image %#llx..%#llx", entry, (unsigned long long)a->addr,
 		    (unsigned long long)a->bss_end));
 	img->entry = entry;
@@ -256,16 +245,16 @@ vr_mb_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
 	flags = get32(file + off + 4);
 	req = flags & HF_REQUIRED & ~HF_SUPPORTED;
 	if (req & HF_VIDEO)
-		return (fail(err, errlen, "Multiboot flags %#x: bit 2 (a video mode) "
+		return (vr_fail(err, errlen, "Multiboot flags %#x: bit 2 (a video mode) "
 		    "is required, and vpmu-run has no display", flags));
 	if (req != 0) {
 		for (bit = 0; !(req & (1u << bit)); bit++)
 			;
-		return (fail(err, errlen, "Multiboot flags %#x: bit %u is required "
+		return (vr_fail(err, errlen, "Multiboot flags %#x: bit %u is required "
 		    "and unknown to vpmu-run", flags, bit));
 	}
 	if (ram_size < HIGH_START)
-		return (fail(err, errlen, "a Multiboot guest needs more than 1 MiB of RAM "
+		return (vr_fail(err, errlen, "a Multiboot guest needs more than 1 MiB of RAM "
 		    "(see --mem)"));
 
 	/* The image, checked only. */
@@ -274,7 +263,7 @@ vr_mb_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
 			return (-1);
 	} else if (vr_elf_load_rules(file, len, NULL, ram_size, &rules, img, why,
 	    sizeof(why)) < 0) {
-		return (fail(err, errlen, "Multiboot flags bit 16 is clear, so the "
+		return (vr_fail(err, errlen, "Multiboot flags bit 16 is clear, so the "
 		    "image must be ELF: %s", why));
 	}
 
@@ -282,12 +271,12 @@ vr_mb_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
 	if (b->mod != NULL) {
 		mod_start = (img->hi + PAGE - 1) & ~(PAGE - 1);
 		if (mod_start > ram_size || b->modlen > ram_size - mod_start)
-			return (fail(err, errlen, "the module (%zu bytes at %#llx, above "
+			return (vr_fail(err, errlen, "the module (%zu bytes at %#llx, above "
 			    "the image) ends past guest RAM (%llu MiB; see --mem)",
 			    b->modlen, (unsigned long long)mod_start,
 			    (unsigned long long)(ram_size >> 20)));
 		if (overlap(mod_start, b->modlen, VR_MB_INFO_ADDR, VR_MB_INFO_SIZE))
-			return (fail(err, errlen, "the module at %#llx..%#llx overlaps "
+			return (vr_fail(err, errlen, "the module at %#llx..%#llx overlaps "
 			    "the Multiboot information area at %#x..%#x",
 			    (unsigned long long)mod_start,
 			    (unsigned long long)(mod_start + b->modlen),
@@ -300,11 +289,11 @@ vr_mb_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
 	strs = MI_SIZE + MMAP_MAX * MMAP_ENTRY + MOD_ENTRY;
 	need = strs + sizeof(LOADER_NAME) + (uint64_t)namelen + 1 + (uint64_t)cmdlen + 1;
 	if (need > VR_MB_INFO_SIZE)
-		return (fail(err, errlen, "the command line (%zu bytes) and the "
+		return (vr_fail(err, errlen, "the command line (%zu bytes) and the "
 		    "module's name (%zu bytes) do not fit the %u-byte Multiboot "
 		    "information area", cmdlen, namelen, VR_MB_INFO_SIZE));
 	if (ram_size < VR_MB_INFO_ADDR + VR_MB_INFO_SIZE)
-		return (fail(err, errlen, "guest RAM ends before the Multiboot "
+		return (vr_fail(err, errlen, "guest RAM ends before the Multiboot "
 		    "information area"));
 
 	/* Everything fits: write. */
@@ -313,7 +302,7 @@ vr_mb_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
 		memset(ram + a.end, 0, a.bss_end - a.end);
 	} else if (vr_elf_load_rules(file, len, ram, ram_size, &rules, img, why,
 	    sizeof(why)) < 0) {
-		return (fail(err, errlen, "%s", why));	/* checked above: never */
+		return (vr_fail(err, errlen, "%s", why));	/* checked above: never */
 	}
 	if (b->mod != NULL)
 		memcpy(ram + mod_start, b->mod, b->modlen);

@@ -131,6 +131,8 @@ struct vr_snapconf {
 };
 
 /* elf.c */
+int  vr_fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 int  vr_elf_read(const char *path, uint8_t **bufp, size_t *lenp, char *err, size_t errlen);
 int  vr_elf_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
     struct vr_image *img, char *err, size_t errlen);
