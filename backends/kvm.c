@@ -340,6 +340,8 @@ kvm_regs(void *arg, unsigned cpu, struct vpmu_regs *r)
 	r->long_mode = (sp->efer & (1u << 10)) != 0 && sp->cs.l;	/* EFER.LMA, CS.L */
 	r->idt_base = sp->idt.base;
 	r->idt_limit = sp->idt.limit;
+	r->gdt_base = sp->gdt.base;
+	r->gdt_limit = sp->gdt.limit;
 	return (0);
 }
 
@@ -653,6 +655,48 @@ vmm_debug_exit(const struct kvm_vcpu_ctx *c, uint64_t dr6)
 	return (false);
 }
 
+/*
+ * A segment register as loading the 8-byte descriptor d with selector sel
+ * makes it (SDM Vol. 3A 3.4.5): for VPMU_SET_USER.
+ */
+static void
+seg_load(struct kvm_segment *sg, uint32_t sel, uint64_t d)
+{
+	memset(sg, 0, sizeof(*sg));
+	sg->selector = (uint16_t)sel;
+	sg->base = (d >> 16 & 0xFFFFFF) | (d >> 56 & 0xFF) << 24;
+	sg->limit = (uint32_t)((d & 0xFFFF) | (d >> 48 & 0xF) << 16);
+	sg->g = d >> 55 & 1;
+	if (sg->g)
+		sg->limit = sg->limit << 12 | 0xFFF;
+	sg->type = d >> 40 & 0xF;
+	sg->s = d >> 44 & 1;
+	sg->dpl = d >> 45 & 3;
+	sg->present = d >> 47 & 1;
+	sg->avl = d >> 52 & 1;
+	sg->l = d >> 53 & 1;
+	sg->db = d >> 54 & 1;
+}
+
+/* VPMU_SET_USER: CS and SS back to user mode, synced or by ioctl. */
+static int
+user_segs(struct kvm_vcpu_ctx *c, const struct vpmu_exit *x)
+{
+	struct kvm_sregs sr;
+
+	if (c->run->kvm_valid_regs & KVM_SYNC_X86_SREGS) {
+		seg_load(&c->run->s.regs.sregs.cs, x->cs, x->cs_desc);
+		seg_load(&c->run->s.regs.sregs.ss, x->ss, x->ss_desc);
+		c->run->kvm_dirty_regs |= KVM_SYNC_X86_SREGS;
+		return (0);
+	}
+	if (ioctl(c->fd, KVM_GET_SREGS, &sr) < 0)
+		return (errno);
+	seg_load(&sr.cs, x->cs, x->cs_desc);
+	seg_load(&sr.ss, x->ss, x->ss_desc);
+	return (ioctl(c->fd, KVM_SET_SREGS, &sr) < 0 ? errno : 0);
+}
+
 /* The guest's IDT register changed: where RDPMC's #GP is caught, again. */
 static __attribute__((noinline)) void
 idt_moved(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
@@ -749,6 +793,8 @@ handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 		if (x.set & VPMU_SET_RFLAGS)
 			run->s.regs.regs.rflags = x.rflags;
 		run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
+		if ((x.set & VPMU_SET_USER) && (error = user_segs(c, &x)) != 0)
+			return (error);
 	}
 	*handled = true;
 	return (0);

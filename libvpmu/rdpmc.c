@@ -13,10 +13,11 @@
  *   on its #GP      otherwise, an instruction breakpoint on the entry of
  *                   the guest's #GP handler (VPMU_DEBUG_CATCH, read from
  *                   the guest's IDT): when the frame there is an RDPMC's
- *                   #GP(0) at CPL 0 in 64-bit mode, the fault is undone
- *                   (RIP past the RDPMC, RSP and RFLAGS from the frame) and
- *                   the RDPMC answered; any other #GP goes on to the
- *                   handler, one single step past the breakpoint.
+ *                   #GP(0) in 64-bit mode, from CPL 0 or from CPL 3 with
+ *                   CR4.PCE, the fault is undone (RIP past the RDPMC, RSP
+ *                   and RFLAGS from the frame, and back to user mode's CS
+ *                   and SS) and the RDPMC answered; any other #GP goes on
+ *                   to the handler, one single step past the breakpoint.
  *
  * An RDPMC the model does not allow (an index it lacks; CPL > 0 without
  * CR4.PCE) is left to the guest: the processor's #GP is the right answer.
@@ -155,10 +156,35 @@ vpmu__rdpmc_refresh(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_regs *r)
 }
 
 /*
+ * The descriptor of a user-mode (DPL 3) selector in the guest's GDT, as
+ * IRET to CPL 3 would accept it (SDM Vol. 3A 5.8 and IRET): present, RPL
+ * 3, not in the LDT; code for CS (64-bit: L set), writable data for SS.
+ * 0 if not.
+ */
+static uint64_t
+user_desc(const struct vpmu_vm *vm, const struct vpmu_regs *r, uint64_t sel, bool code)
+{
+	struct vpmu_gmem_paging pg = { r->cr0, r->cr3, r->cr4, r->efer };
+	uint64_t d, type;
+
+	if ((sel & 7) != 3 || (sel | 7) > r->gdt_limit ||
+	    vpmu__gmem_read_gva(&vm->mem, &pg, r->gdt_base + (sel & ~7ull), &d, sizeof(d)) !=
+	    (int)sizeof(d))
+		return (0);
+	type = d >> 40 & 0x1F;			/* S and the type */
+	if (!(d >> 47 & 1) || (d >> 45 & 3) != 3)
+		return (0);
+	if (code ? (type & 0x18) != 0x18 || !(d >> 53 & 1) : (type & 0x1A) != 0x12)
+		return (0);
+	return (d);
+}
+
+/*
  * A debug exit at the catch (the vCPU at the entry of its #GP handler,
- * r the registers there): an RDPMC's #GP from CPL 0 in 64-bit mode is
- * undone and answered; anything else goes on to the handler.  The frame
- * at RSP: error code, RIP, CS, RFLAGS, RSP, SS.
+ * r the registers there): an RDPMC's #GP in 64-bit mode, from CPL 0 or
+ * from CPL 3 with CR4.PCE (the fault was the hypervisor's, not the
+ * privilege rule's), is undone and answered; anything else goes on to the
+ * handler.  The frame at RSP: error code, RIP, CS, RFLAGS, RSP, SS.
  */
 void
 vpmu__rdpmc_catch(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,
@@ -166,7 +192,7 @@ vpmu__rdpmc_catch(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,
 {
 	struct vpmu_gmem_paging pg = { r->cr0, r->cr3, r->cr4, r->efer };
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
-	uint64_t f[6], val;
+	uint64_t f[6], val, cs_desc = 0, ss_desc = 0;
 	unsigned len;
 	int res;
 
@@ -179,7 +205,10 @@ vpmu__rdpmc_catch(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,
 	if (!(x->flags & VPMU_EXITF_SETREGS) || r->rip != v->bp[0] ||
 	    !r->long_mode || r->cpl != 0 ||
 	    vpmu__gmem_read_gva(&vm->mem, &pg, r->rsp, f, sizeof(f)) != (int)sizeof(f) ||
-	    f[0] != 0 || (f[2] & 3) != 0 || (len = rdpmc_len(vm, r, f[1])) == 0) {
+	    f[0] != 0 || ((f[2] & 3) != 0 && ((f[2] & 3) != 3 || !(r->cr4 & CR4_PCE))) ||
+	    (len = rdpmc_len(vm, r, f[1])) == 0 ||
+	    ((f[2] & 3) == 3 && ((cs_desc = user_desc(vm, r, f[2], true)) == 0 ||
+	    (ss_desc = user_desc(vm, r, f[5], false)) == 0))) {
 		v->rdpmc_pass = true;		/* not an RDPMC's: the handler runs */
 		return;
 	}
@@ -196,6 +225,13 @@ vpmu__rdpmc_catch(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,
 	x->set |= VPMU_SET_RSP | VPMU_SET_RFLAGS;
 	x->rsp = f[4];
 	x->rflags = f[3];
+	if ((f[2] & 3) == 3) {			/* from user mode, CR4.PCE set */
+		x->set |= VPMU_SET_USER;
+		x->cs = (uint32_t)(f[2] & 0xFFFF);
+		x->ss = (uint32_t)(f[5] & 0xFFFF);
+		x->cs_desc = cs_desc;
+		x->ss_desc = ss_desc;
+	}
 }
 
 /* A VMM's own RDPMC intercept (VPMU_EXIT_RDPMC): the value, or #GP. */

@@ -22,7 +22,11 @@
  * user code starts with three instructions ending in an OUT to the
  * console (allowed at CPL 3 by the TSS's I/O bitmap: an exit at CPL 3),
  * then five ALU instructions (a block the exact source may plan from
- * there), then the loop: 2n + 9 instructions.
+ * there), then the loop: 2n + 9 instructions.  USER_RDPMC: the user code
+ * starts with RDPMC of counter 2 (written 0x1234567 before), its EDX:EAX
+ * stored for the kernel to print ("rdpmc 0x..."), with CR4.PCE set (1:
+ * allowed, libvpmu answers the #GP KVM raises) or clear (2: the #GP is the
+ * guest's, and its handler sees it at the RDPMC: "#GP at rdpmc 1").
  */
 #include <vpmu-guest/runtime.h>
 
@@ -34,6 +38,9 @@
 #endif
 #ifndef USER_OUT
 #define USER_OUT	0
+#endif
+#ifndef USER_RDPMC
+#define USER_RDPMC	0
 #endif
 #define STR2(x)	#x
 #define STR(x)	STR2(x)
@@ -67,8 +74,8 @@ static uint8_t kstack[8192] __attribute__((aligned(16)));	/* RSP0 */
 uint8_t um_ustack[4096] __attribute__((aligned(16)));
 static uint8_t idt[256 * 16] __attribute__((aligned(16)));
 
-/* Set by the stubs below (CPL 0). */
-volatile uint64_t um_gp, um_db, um_gp_rip, um_saved_rsp;
+/* Set by the stubs below (CPL 0); um_rd by the user code's RDPMC. */
+volatile uint64_t um_gp, um_db, um_gp_rip, um_saved_rsp, um_rd;
 
 /*
  * um_run_user(n): IRETQ to um_user at CPL 3, n in RDI; back at um_back
@@ -78,7 +85,7 @@ volatile uint64_t um_gp, um_db, um_gp_rip, um_saved_rsp;
  * guest did not ask for (the host's step): count it, clear TF, return.
  */
 extern void um_run_user(uint64_t n);
-extern char um_user[], um_user_hlt[], um_gp_stub[], um_db_stub[];
+extern char um_user[], um_user_hlt[], um_user_rdpmc[], um_gp_stub[], um_db_stub[];
 __asm__(
     ".text\n"
     ".globl um_run_user\n"
@@ -95,8 +102,13 @@ __asm__(
     "mov um_saved_rsp(%rip), %rsp\n\t"
     "pop %r15\n\tpop %r14\n\tpop %r13\n\tpop %r12\n\tpop %rbp\n\tpop %rbx\n\t"
     "ret\n"
-    ".globl um_user, um_user_hlt\n"
+    ".globl um_user, um_user_hlt, um_user_rdpmc\n"
     "um_user:\n\t"
+    ".if " STR(USER_RDPMC) "\n\t"
+    "mov $2, %ecx\n"
+    "um_user_rdpmc:\n\t"
+    "rdpmc\n\tmov %eax, um_rd(%rip)\n\tmov %edx, um_rd+4(%rip)\n\t"
+    ".endif\n\t"
     ".if " STR(USER_OUT) "\n\t"
     "mov $0x3f8, %dx\n\tmov $0x75, %al\n\tout %al, (%dx)\n\t"	/* 'u' on the console */
     "add %eax, %edx\n\txor %edx, %eax\n\tadd $3, %edx\n\tsub %eax, %edx\n\tinc %eax\n\t"
@@ -192,6 +204,8 @@ kernel_loop(uint32_t n)
 static __attribute__((noinline)) void
 run(uint32_t n, uint64_t *usr, uint64_t *os)
 {
+	if (USER_RDPMC)
+		vg_wrmsr(PMC0 + 2, 0x1234567);
 	start();
 	if (KERNEL_ONLY)
 		kernel_loop(n);
@@ -209,6 +223,8 @@ main(unsigned cpu)
 	if (cpu != 0)
 		return (0);
 	setup();
+	if (USER_RDPMC == 1)		/* CR4.PCE: RDPMC allowed at CPL 3 */
+		__asm__ volatile("mov %0, %%cr4" : : "r"(vg_read_cr4() | 1ul << 8));
 	run(iters, &u1, &o1);
 	run(2 * iters, &u2, &o2);
 	vg_printf("user_mode: usr n=%lu 2n=%lu diff %lu, os diff %lu, #DB %lu, #GP %lu%s\n",
@@ -216,5 +232,8 @@ main(unsigned cpu)
 	    (unsigned long)(o2 - o1), (unsigned long)um_db, (unsigned long)um_gp,
 	    !KERNEL_ONLY && um_gp_rip != (uint64_t)(uintptr_t)um_user_hlt ?
 	    " (#GP not at the HLT)" : "");
+	if (USER_RDPMC)
+		vg_printf("user_mode: rdpmc %#lx, #GP at rdpmc %d\n", (unsigned long)um_rd,
+		    um_gp_rip == (uint64_t)(uintptr_t)um_user_rdpmc);
 	return (0);
 }

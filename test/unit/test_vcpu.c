@@ -612,6 +612,51 @@ gp_not_from_rdpmc_goes_to_the_handler(void **state)
 	vpmu_vm_destroy(vm);
 }
 
+/* RDPMC's #GP from CPL 3 with CR4.PCE: undone back to user mode (CS, SS from the GDT). */
+static void
+rdpmc_gp_from_user_mode_with_pce(void **state)
+{
+	static const uint64_t gdt[5] = {
+		0, 0x00af9b000000ffffull, 0x00cf93000000ffffull,
+		0x00cff3000000ffffull,		/* 0x18: user data, DPL 3 */
+		0x00affb000000ffffull,		/* 0x20: user code, DPL 3, L */
+	};
+	vpmu_vm *vm = vm_with("intel-v2", 1);
+	struct vpmu_entry e;
+	struct vpmu_regs r;
+	struct vpmu_exit x;
+	uint64_t *f;
+
+	(void)state;
+	assert_int_equal(vpmu_vm_add_memory(vm, 0, sizeof(ram), ram), 0);
+	catch_memory(CODE, (const uint8_t *)"\x0f\x33", 2);
+	memcpy(ram + 0x7000, gdt, sizeof(gdt));
+	f = (uint64_t *)(void *)(ram + FRAME);
+	f[2] = 0x23;				/* CS: user code, RPL 3 */
+	f[5] = 0x1b;				/* SS: user data, RPL 3 */
+	wrmsr(vm, PMC(0), 77);
+	catch_regs(&r, HANDLER, FRAME, 0);
+	r.cr4 = 1u << 8;			/* PCE */
+	r.gdt_base = 0x7000;
+	r.gdt_limit = sizeof(gdt) - 1;
+	(void)debug_exit(vm, &r, 0);
+	assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+	x = debug_exit(vm, &r, 1);
+	assert_int_equal(x.set, VPMU_SET_RIP | VPMU_SET_RSP | VPMU_SET_RFLAGS | VPMU_SET_RAX |
+	    VPMU_SET_RDX | VPMU_SET_USER);
+	assert_int_equal(x.rip, CODE + 2);
+	assert_int_equal(x.rax, 77);
+	assert_int_equal(x.cs, 0x23);
+	assert_int_equal(x.ss, 0x1b);
+	assert_int_equal(x.cs_desc, gdt[4]);
+	assert_int_equal(x.ss_desc, gdt[3]);
+	/* A user CS that is not a 64-bit code segment: left to the guest. */
+	f[2] = 0x1b;
+	x = debug_exit(vm, &r, 1);
+	assert_int_equal(x.set, 0);
+	vpmu_vm_destroy(vm);
+}
+
 int
 main(void)
 {
@@ -626,6 +671,7 @@ main(void)
 		cmocka_unit_test(rdpmc_exit_amd_and_none),
 		cmocka_unit_test(rdpmc_gp_caught_at_the_handler_and_undone),
 		cmocka_unit_test(gp_not_from_rdpmc_goes_to_the_handler),
+		cmocka_unit_test(rdpmc_gp_from_user_mode_with_pce),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -50,7 +50,8 @@ struct vpmu_regs {
 	uint32_t idt_limit;		/* 0: no IDT known */
 	uint32_t cpl;			/* CS.DPL */
 	uint32_t long_mode;		/* 64-bit code: EFER.LMA and CS.L */
-	uint32_t pad;
+	uint32_t gdt_limit;		/* the GDTR (0: none known) */
+	uint64_t gdt_base;
 };
 
 /*
@@ -91,6 +92,10 @@ enum vpmu_exit_reason {
 #define VPMU_SET_RAX		0x8u
 #define VPMU_SET_RDX		0x10u
 #define VPMU_SET_RFLAGS		0x20u
+#define VPMU_SET_USER		0x40u	/* back to CPL 3: CS and SS become the
+					   selectors cs and ss, with the GDT
+					   descriptors cs_desc and ss_desc, as
+					   IRET would load them */
 
 /* DR6 bits libvpmu reads (SDM Vol. 3B 18.2.3) */
 #define VPMU_DR6_BS		(1u << 14)	/* single-step */
@@ -119,6 +124,8 @@ struct vpmu_exit {
 	uint32_t pad;
 	uint64_t rip, rsp, rcx;
 	uint64_t rax, rdx, rflags;
+	uint32_t cs, ss;		/* VPMU_SET_USER */
+	uint64_t cs_desc, ss_desc;
 };
 
 /*
