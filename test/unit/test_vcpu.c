@@ -467,7 +467,7 @@ rdpmc_exit_amd_and_none(void **state)
 #define HANDLER		0x0000000000003456ull
 #define FRAME		0x5000u
 #define CODE		0x6000u
-static uint8_t ram[0x8000];
+static uint8_t ram[0x8000] __attribute__((aligned(4096)));
 
 static void
 catch_regs(struct vpmu_regs *r, uint64_t rip, uint64_t rsp, uint32_t ecx)
