@@ -190,7 +190,8 @@ vpmu__vcpu_enter_quiet(struct vpmu_vm *vm, unsigned cpu)
 	    __atomic_load_n(&gv->pending, __ATOMIC_RELAXED) != 0 ||
 	    __atomic_load_n(&v->dirty, __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&v->nact, __ATOMIC_RELAXED) != 0 ||
-	    vm->src->exec_wants != NULL || v->debug != 0 || v->rdpmc_bp != 0)
+	    vm->src->exec_wants != NULL || v->debug != 0 || v->rdpmc_bp != 0 ||
+	    v->rdpmc_stale)
 		return (false);
 	v->entered = 0;
 	return (true);

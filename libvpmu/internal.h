@@ -247,6 +247,12 @@ struct vpmu_vcpu {
 	uint64_t rdpmc_bp;		/* the guest's #GP handler: where RDPMC's
 					   #GP is caught (rdpmc.c); 0: none */
 	bool rdpmc_pass;		/* the next entry steps past the catch */
+	bool rdpmc_stale;		/* an exit brought registers since rdpmc_bp
+					   was read: these, to read it again */
+	bool rdpmc_lm;
+	uint32_t rdpmc_idt_limit;
+	uint64_t rdpmc_idt_base;
+	struct vpmu_gmem_paging rdpmc_pg;
 	struct vpmu_vcpu_stats xst;
 };
 
@@ -300,6 +306,7 @@ bool	vpmu__sample_due(struct vpmu_vm *vm, unsigned cpu);
 const struct vpmu_regs *vpmu__rdpmc_at(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,
 	    const struct vpmu_regs *r, struct vpmu_regs *done);
 void	vpmu__rdpmc_refresh(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_regs *r);
+uint64_t vpmu__rdpmc_catch_at(struct vpmu_vm *vm, unsigned cpu);
 void	vpmu__rdpmc_catch(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,
 	    const struct vpmu_regs *r);
 void	vpmu__rdpmc_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x);

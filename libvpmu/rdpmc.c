@@ -32,7 +32,6 @@
 
 #define CR4_PCE		(1ull << 8)
 #define GP_VECTOR	13
-#define GATE64_SIZE	16
 #define INSN_MAX	15		/* the longest x86 instruction */
 
 /*
@@ -117,42 +116,42 @@ vpmu__rdpmc_at(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,
 }
 
 /*
- * The entry of the guest's #GP handler from its IDT, 64-bit mode only
- * (16-byte gates: offset 15:0, selector, IST, type/P, offset 31:16,
- * offset 63:32): 0 if there is none to catch.
- */
-static uint64_t
-gp_handler(const struct vpmu_vm *vm, const struct vpmu_regs *r)
-{
-	struct vpmu_gmem_paging pg = { r->cr0, r->cr3, r->cr4, r->efer };
-	uint8_t g[GATE64_SIZE];
-	uint16_t lo, mid;
-	uint32_t hi;
-	unsigned type;
-
-	if (!r->long_mode || r->idt_limit < GP_VECTOR * GATE64_SIZE + GATE64_SIZE - 1 ||
-	    vpmu__gmem_read_gva(&vm->mem, &pg, r->idt_base + GP_VECTOR * GATE64_SIZE, g,
-	    sizeof(g)) != (int)sizeof(g))
-		return (0);
-	type = g[5] & 0x1F;			/* S = 0 and the gate type */
-	if (!(g[5] & 0x80) || (type != 0xE && type != 0xF))
-		return (0);			/* not present, or not an interrupt/trap gate */
-	memcpy(&lo, g, 2);
-	memcpy(&mid, g + 6, 2);
-	memcpy(&hi, g + 8, 4);
-	return ((uint64_t)hi << 32 | (uint64_t)mid << 16 | lo);
-}
-
-/*
- * Where the catch goes, from registers the exit brought anyway (a VMM that
- * gives none gets no catch).  Called at exits, on the vCPU's thread.
+ * Where the catch goes, from the registers an exit brought anyway (a VMM
+ * that gives none gets no catch): only noted here, on the exit path; the
+ * IDT is read by vpmu__rdpmc_catch_at() at an entry that arms the catch.
  */
 void
 vpmu__rdpmc_refresh(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_regs *r)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 
-	v->rdpmc_bp = vm->gpmu->vendor != NULL ? gp_handler(vm, r) : 0;
+	v->rdpmc_pg = (struct vpmu_gmem_paging){ r->cr0, r->cr3, r->cr4, r->efer };
+	v->rdpmc_idt_base = r->idt_base;
+	v->rdpmc_idt_limit = r->idt_limit;
+	v->rdpmc_lm = r->long_mode != 0;
+	v->rdpmc_stale = true;
+}
+
+/*
+ * The entry of the guest's #GP handler, 64-bit mode only, from the IDT
+ * the last exit showed: the catch's breakpoint, or 0 for none.  On the
+ * vCPU's thread, at an entry where nothing follows the guest.
+ */
+uint64_t
+vpmu__rdpmc_catch_at(struct vpmu_vm *vm, unsigned cpu)
+{
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+	uint64_t entry;
+
+	if (v->rdpmc_stale) {
+		v->rdpmc_stale = false;
+		v->rdpmc_bp = 0;
+		if (vm->gpmu->vendor != NULL && v->rdpmc_lm &&
+		    vpmu__gmem_idt_entry(&vm->mem, &v->rdpmc_pg, v->rdpmc_idt_base,
+		    v->rdpmc_idt_limit, GP_VECTOR, &entry) == 0)
+			v->rdpmc_bp = entry;
+	}
+	return (v->rdpmc_bp);
 }
 
 /*

@@ -109,10 +109,9 @@ enter_work(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 	if (want == 0 && v->rdpmc_pass) {
 		want = VPMU_DEBUG_STEP;
 		v->rdpmc_pass = false;
-	} else if (want == 0 && v->rdpmc_bp != 0) {
+	} else if (want == 0 && (e->bp[0] = vpmu__rdpmc_catch_at(vm, cpu)) != 0) {
 		want = VPMU_DEBUG_CATCH;
 		e->nbp = 1;
-		e->bp[0] = v->rdpmc_bp;
 	}
 	/*
 	 * Breakpoints, unless an event is delivered at this entry: its
