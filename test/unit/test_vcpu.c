@@ -478,6 +478,7 @@ catch_regs(struct vpmu_regs *r, uint64_t rip, uint64_t rsp, uint32_t ecx)
 	r->rcx = ecx;
 	r->rflags = 0x2;
 	r->cr0 = 1;			/* PE */
+	r->efer = 1u << 10;		/* LMA: 64-bit mode, 16-byte gates */
 	r->idt_base = IDT;
 	r->idt_limit = 256 * 16 - 1;
 	r->long_mode = 1;
