@@ -1188,6 +1188,7 @@ vpmu__exact_retire(void *state, unsigned cpu, const struct vpmu_regs *r)
 		add(&p, false, v->p.cpl);
 		account(x, v, W_REACHED, &p, v->p.cpl);
 	}
+	v->st.completed++;
 	v->at_end = false;
 	v->planned = false;
 	v->p = *r;

@@ -74,8 +74,10 @@ struct vpmu_exact_stats {
 	uint64_t blocks;		/* block mode: breakpoint runs planned */
 	uint64_t block_insns;		/* instructions those blocks hold */
 	uint64_t block_faults;		/* blocks stopped at a fault handler's entry */
-	uint64_t completed;		/* block-ending branches retired by the
-					   source (exec_complete), not stepped */
+	uint64_t completed;		/* instructions retired by libvpmu, not the
+					   guest: block-ending branches the source
+					   completed (exec_complete), and RDPMC and
+					   HLT the core retired (exec_retire) */
 	uint64_t ff_loops;		/* loop runs fast-forwarded */
 	uint64_t ff_insns;		/* instructions they retired */
 	uint64_t user_unseen;		/* exits after user-mode (CPL 3) code that ran

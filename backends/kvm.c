@@ -411,29 +411,66 @@ ctx_of(vpmu_kvm *k, unsigned cpu)
 
 #define KVM_RFLAGS_IF	(1ull << 9)	/* RFLAGS.IF: interrupts on */
 
+/* No interrupt shadow (STI, MOV SS) over the next instruction. */
+static int
+shadow_end(struct kvm_vcpu_ctx *c)
+{
+	struct kvm_vcpu_events ev;
+
+	if (ioctl(c->fd, KVM_GET_VCPU_EVENTS, &ev) < 0)
+		return (errno);
+	if (ev.interrupt.shadow == 0)
+		return (0);
+	ev.interrupt.shadow = 0;
+	ev.flags = KVM_VCPUEVENT_VALID_SHADOW;
+	if (ioctl(c->fd, KVM_SET_VCPU_EVENTS, &ev) < 0)
+		return (errno);
+	return (0);
+}
+
 /*
- * The single step retired a HLT, and KVM reported the step instead of the
- * halt (RIP is past the HLT).  Halt the vCPU as KVM would have without the
- * step.  Without the in-kernel LAPIC: as the exit the VMM would have seen,
- * KVM_EXIT_HLT.  With it, and interrupts off: halted in the kernel
- * (KVM_MP_STATE_HALTED), the exit handled.  With it and interrupts on, the
- * step goes on: a vCPU halted while single-stepped was never woken by its
- * interrupt on kvm_pvm (vpmu_exact(7), CAVEATS).
+ * The vCPU must halt as its HLT would have: libvpmu retired the HLT
+ * itself (retired: RIP is already past it in the registers written), or a
+ * single step retired it and KVM reported the step instead of the halt.
+ * Without the in-kernel LAPIC: as the exit the VMM would have seen,
+ * KVM_EXIT_HLT.  With it: halted in the kernel (KVM_MP_STATE_HALTED), the
+ * exit handled, and the next KVM_RUN waits for the wake.  A stepped HLT
+ * with interrupts on is the exception: some hosts carry that halt out
+ * later on their own, once stepping stops (vpmu_exact(7), CAVEATS), so the
+ * step goes on.
  */
 static int
-step_halt(struct kvm_vcpu_ctx *c, unsigned cpu, bool *handled)
+step_halt(struct kvm_vcpu_ctx *c, unsigned cpu, bool retired, bool *handled)
 {
 	struct kvm_mp_state mp = { .mp_state = KVM_MP_STATE_HALTED };
 	struct vpmu_regs r;
 	int error;
 
 	if (!c->lapic) {
+		/*
+		 * The monitor's KVM_EXIT_HLT: it may read the registers with
+		 * KVM_GET_REGS, so they are written now, as KVM's own exit
+		 * would leave them (RIP past the HLT).
+		 */
+		if (retired && (c->run->kvm_dirty_regs & KVM_SYNC_X86_REGS)) {
+			if (ioctl(c->fd, KVM_SET_REGS, &c->run->s.regs.regs) < 0)
+				return (errno);
+			c->run->kvm_dirty_regs &= ~(uint64_t)KVM_SYNC_X86_REGS;
+		}
 		c->run->exit_reason = KVM_EXIT_HLT;
 		return (0);
 	}
-	if ((error = kvm_regs(c, cpu, &r)) != 0)
+	if (!retired && (error = kvm_regs(c, cpu, &r)) != 0)
 		return (error);
-	if (!(r.rflags & KVM_RFLAGS_IF) && ioctl(c->fd, KVM_SET_MP_STATE, &mp) < 0)
+	/*
+	 * A HLT right after STI or MOV SS retires inside that instruction's
+	 * interrupt shadow, and the shadow ends with it: one KVM still holds
+	 * would keep the wake's interrupt out for good.
+	 */
+	if (retired && (error = shadow_end(c)) != 0)
+		return (error);
+	if ((retired || !(r.rflags & KVM_RFLAGS_IF)) &&
+	    ioctl(c->fd, KVM_SET_MP_STATE, &mp) < 0)
 		return (errno);
 	*handled = true;
 	return (0);
@@ -709,6 +746,30 @@ idt_moved(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
 		vpmu__rdpmc_refresh(k->vm, cpu, &r);
 }
 
+/* The registers libvpmu changed (vpmu_exit.set), through kvm_run. */
+static int
+set_regs(struct kvm_vcpu_ctx *c, const struct vpmu_exit *x)
+{
+	struct kvm_run *run = c->run;
+
+	if (x->set & VPMU_SET_RIP)
+		run->s.regs.regs.rip = x->rip;
+	if (x->set & VPMU_SET_RSP)
+		run->s.regs.regs.rsp = x->rsp;
+	if (x->set & VPMU_SET_RCX)
+		run->s.regs.regs.rcx = x->rcx;
+	if (x->set & VPMU_SET_RAX)
+		run->s.regs.regs.rax = x->rax;
+	if (x->set & VPMU_SET_RDX)
+		run->s.regs.regs.rdx = x->rdx;
+	if (x->set & VPMU_SET_RFLAGS)
+		run->s.regs.regs.rflags = x->rflags;
+	run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
+	if (x->set & VPMU_SET_USER)
+		return (user_segs(c, x));
+	return (0);
+}
+
 /* An exit reported in full through struct vpmu_exit. */
 static __attribute__((noinline)) int
 handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
@@ -762,8 +823,10 @@ handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 		return (error);
 	c->resync = false;
 	c->injected = -1;
+	if (x.set != 0 && (error = set_regs(c, &x)) != 0)
+		return (error);
 	if (x.halted)
-		return (step_halt(c, cpu, handled));
+		return (step_halt(c, cpu, x.set != 0, handled));
 	if (!x.handled)
 		return (0);
 	if (x.reason == VPMU_EXIT_MSR_READ || x.reason == VPMU_EXIT_MSR_WRITE) {
@@ -779,23 +842,6 @@ handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 		}
 	} else if (x.reason == VPMU_EXIT_DEBUG && vmm)
 		return (0);		/* the VMM's too: it sees the exit */
-	if (x.set != 0) {
-		if (x.set & VPMU_SET_RIP)
-			run->s.regs.regs.rip = x.rip;
-		if (x.set & VPMU_SET_RSP)
-			run->s.regs.regs.rsp = x.rsp;
-		if (x.set & VPMU_SET_RCX)
-			run->s.regs.regs.rcx = x.rcx;
-		if (x.set & VPMU_SET_RAX)
-			run->s.regs.regs.rax = x.rax;
-		if (x.set & VPMU_SET_RDX)
-			run->s.regs.regs.rdx = x.rdx;
-		if (x.set & VPMU_SET_RFLAGS)
-			run->s.regs.regs.rflags = x.rflags;
-		run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
-		if ((x.set & VPMU_SET_USER) && (error = user_segs(c, &x)) != 0)
-			return (error);
-	}
 	*handled = true;
 	return (0);
 }

@@ -302,6 +302,8 @@ struct vpmu_vm {
 int	vpmu__rings_init(struct vpmu_vm *vm);
 void	vpmu__rings_fini(struct vpmu_vm *vm);
 bool	vpmu__sample_due(struct vpmu_vm *vm, unsigned cpu);
+/* vcpu.c */
+bool	vpmu__vcpu_may_retire(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x);
 /* rdpmc.c: RDPMC answered from the model (the exit contract calls these) */
 const struct vpmu_regs *vpmu__rdpmc_at(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,
 	    const struct vpmu_regs *r, struct vpmu_regs *done);

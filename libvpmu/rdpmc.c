@@ -94,12 +94,7 @@ vpmu__rdpmc_at(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,
 	uint64_t val;
 	unsigned len;
 
-	if (vm->src->exec_retire == NULL || !(x->flags & VPMU_EXITF_SETREGS) ||
-	    x->reason != VPMU_EXIT_DEBUG || x->set != 0 ||
-	    !(v->debug & (VPMU_DEBUG_STEP | VPMU_DEBUG_BREAK)) ||
-	    !(x->dr6 & (VPMU_DR6_BS | VPMU_DR6_B0_3)) ||
-	    __atomic_load_n(&vm->gpmu->vcpu[cpu].pmi_pending, __ATOMIC_RELAXED) ||
-	    (v->nact != 0 && vpmu__sample_due(vm, cpu)) ||
+	if (!vpmu__vcpu_may_retire(vm, cpu, x) ||
 	    !rdpmc_allowed(r) || (len = rdpmc_len(vm, r, r->rip)) == 0 ||
 	    vpmu__gpmu_rdpmc(vm, cpu, (uint32_t)r->rcx, &val) != VPMU_MSR_OK)
 		return (r);

@@ -323,6 +323,56 @@ stepped_hlt(const struct vpmu_vm *vm, const struct vpmu_vcpu *v, const struct vp
 	    vpmu__gmem_read_gva(&vm->mem, &pg, v->last_rip, &op, 1) == 1 && op == 0xF4);
 }
 
+/*
+ * The exit stopped the vCPU before an instruction the core may retire
+ * itself (RDPMC, HLT): a debug exit of the source that follows the guest,
+ * the VMM writes registers back, nothing retired here yet, and nothing
+ * due first (a PMI or a sample comes before the instruction, as under
+ * single-step).  VM lock held.
+ */
+bool
+vpmu__vcpu_may_retire(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x)
+{
+	const struct vpmu_vcpu *v = &vm->vcpu[cpu];
+
+	return (vm->src->exec_retire != NULL && (x->flags & VPMU_EXITF_SETREGS) &&
+	    x->reason == VPMU_EXIT_DEBUG && x->set == 0 &&
+	    (v->debug & (VPMU_DEBUG_STEP | VPMU_DEBUG_BREAK)) &&
+	    (x->dr6 & (VPMU_DR6_BS | VPMU_DR6_B0_3)) &&
+	    !__atomic_load_n(&vm->gpmu->vcpu[cpu].pmi_pending, __ATOMIC_RELAXED) &&
+	    !(v->nact != 0 && vpmu__sample_due(vm, cpu)));
+}
+
+/*
+ * A HLT (F4) at CPL 0 where the vCPU stopped: retire it here rather than
+ * step it (a stepped HLT traps after it without halting, and what the
+ * host does with the halt then differs between hosts).  RIP goes past it,
+ * the source counts it, and the VMM halts the vCPU (x->halted) with the
+ * registers written: it waits for an interrupt as after the HLT, and the
+ * source follows the handler the wake runs.  VM lock held.
+ */
+static const struct vpmu_regs *
+hlt_at(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, const struct vpmu_regs *r,
+    struct vpmu_regs *done)
+{
+	struct vpmu_gmem_paging pg = { r->cr0, r->cr3, r->cr4, r->efer };
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+	uint8_t op;
+
+	if (!vpmu__vcpu_may_retire(vm, cpu, x) || ((r->cr0 & VPMU_CR0_PE) && r->cpl != 0) ||
+	    vpmu__gmem_read_gva(&vm->mem, &pg, r->rip, &op, 1) != 1 || op != 0xF4)
+		return (r);
+	x->set = VPMU_SET_RIP;
+	x->rip = r->rip + 1;
+	*done = *r;
+	done->rip = x->rip;
+	vm->src->exec_retire(vm->src_state, cpu, done);
+	v->last_rip = done->rip;
+	x->halted = 1;
+	vpmu__gpmu_check_overflow(vm, cpu);
+	return (done);
+}
+
 /* Steps 2-5, under the VM lock (the registers asked for before it). */
 static __attribute__((noinline)) int
 exit_locked(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, uint64_t ran)
@@ -357,6 +407,7 @@ exit_locked(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, uint64_t ran)
 	if (r != NULL) {
 		r = complete(vm, cpu, x, flags, r, &done);
 		r = vpmu__rdpmc_at(vm, cpu, x, r, &done);
+		r = hlt_at(vm, cpu, x, r, &done);
 		if (x->regs == NULL)
 			vpmu__rdpmc_refresh(vm, cpu, r);
 	}
@@ -437,7 +488,7 @@ vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 			x->handled = !x->halted;	/* a HLT: the VMM halts */
 		} else if ((v->debug & VPMU_DEBUG_BREAK) && (x->dr6 & VPMU_DR6_B0_3)) {
 			v->xst.breaks++;
-			x->handled = 1;
+			x->handled = !x->halted;
 		} else if ((v->debug & VPMU_DEBUG_CATCH) && (x->dr6 & VPMU_DR6_B0_3))
 			return (catch_exit(vm, cpu, x));
 		break;

@@ -402,7 +402,7 @@ counts_user(const struct vpmu_counter_info *ci)
 
 /*
  * The exact source's line: what it counted as retired (and of that, the
- * branches it completed itself, which the guest never executed), next to
+ * instructions libvpmu retired itself, which the guest never executed), next to
  * KVM's insn_emulation over the same time where the host has it (a
  * cross-check on hosts whose KVM emulates guest code: it must equal the
  * instructions the guest executed), and user-mode code it could not
@@ -415,7 +415,7 @@ report_exact(FILE *f, const struct vpmu_kvm_stats *st)
 
 	fprintf(f, "  exact: retired %" PRIu64, st->exact_retired);
 	if (st->exact_completed != 0)
-		fprintf(f, " (%" PRIu64 " branches completed by libvpmu)", st->exact_completed);
+		fprintf(f, " (%" PRIu64 " retired by libvpmu)", st->exact_completed);
 	if (st->exact_ff_loops != 0)
 		fprintf(f, " (%" PRIu64 " in %" PRIu64 " fast-forwarded loop%s)",
 		    st->exact_ff_insns, st->exact_ff_loops, st->exact_ff_loops == 1 ? "" : "s");

@@ -25,8 +25,8 @@ for m in step block; do
 		exit 77
 	fi
 	ret=$(echo "$line" | sed -n 's/^  exact: retired \([0-9]*\)[ ,].*/\1/p')
-	# branches libvpmu completed in block mode never ran in the guest
-	compl=$(echo "$line" | sed -n 's/.*(\([0-9]*\) branches completed by libvpmu).*/\1/p')
+	# what libvpmu retired itself (branches, RDPMC, HLT) never ran in the guest
+	compl=$(echo "$line" | sed -n 's/.*(\([0-9]*\) retired by libvpmu).*/\1/p')
 	[ -n "$ret" ] && ret=$((ret - ${compl:-0}))
 	emu=$(echo "$line" | sed -n 's/.*KVM insn_emulation \([0-9]*\) .*/\1/p')
 	echo "($m: retired $ret, insn_emulation $emu)"

@@ -867,10 +867,13 @@ times_follow_enabled(void **state)
 /* Instructions retired, OS and USR, enabled. */
 #define XB_INSTR	(0xC0ull | 1ull << 16 | 1ull << 17 | 1ull << 22)
 
-/* An exit of vCPU 0 with its registers: RIP rip, paging off. */
+/*
+ * An exit of vCPU 0 with its registers: RIP rip, paging off (protected
+ * mode at CPL cpl when cpl is not 0), VPMU_EXITF_RAN and flags.
+ */
 static struct vpmu_exit
-exit_at(vpmu_vm *vm, uint32_t reason, uint32_t index, uint64_t data, uint64_t dr6,
-    uint64_t rip)
+exit_with(vpmu_vm *vm, uint32_t reason, uint32_t index, uint64_t data, uint64_t dr6,
+    uint64_t rip, uint32_t flags, unsigned cpl)
 {
 	struct vpmu_regs r;
 	struct vpmu_exit x;
@@ -878,9 +881,11 @@ exit_at(vpmu_vm *vm, uint32_t reason, uint32_t index, uint64_t data, uint64_t dr
 	memset(&r, 0, sizeof(r));
 	r.rip = rip;
 	r.rflags = 0x2;
+	r.cpl = cpl;
+	r.cr0 = cpl != 0 ? 1 : 0;		/* CR0.PE */
 	memset(&x, 0, sizeof(x));
 	x.reason = reason;
-	x.flags = VPMU_EXITF_RAN;
+	x.flags = VPMU_EXITF_RAN | flags;
 	x.index = index;
 	x.data = data;
 	x.dr6 = dr6;
@@ -888,6 +893,35 @@ exit_at(vpmu_vm *vm, uint32_t reason, uint32_t index, uint64_t data, uint64_t dr
 	x.handled = x.halted = 0xDEAD;
 	assert_int_equal(vpmu_vcpu_exit(vm, 0, &x), 0);
 	return (x);
+}
+
+static struct vpmu_exit
+exit_at(vpmu_vm *vm, uint32_t reason, uint32_t index, uint64_t data, uint64_t dr6,
+    uint64_t rip)
+{
+	return (exit_with(vm, reason, index, data, dr6, rip, 0, 0));
+}
+
+/* intel-v2 on the exact source, 8 KiB of RAM holding code at 0xFFE. */
+static vpmu_vm *
+hlt_vm(uint8_t *ram, size_t size, const uint8_t *code, size_t n)
+{
+	struct vpmu_exact_params xp = { .vendor = VPMU_VENDOR_INTEL };
+	struct vpmu_model m;
+	vpmu_config *cfg;
+	vpmu_vm *vm;
+	char err[128];
+
+	assert_int_equal(vpmu_model_parse("intel-v2", &m, err, sizeof(err)), 0);
+	assert_int_equal(vpmu_config_create(&cfg), 0);
+	assert_int_equal(vpmu_config_set_vcpus(cfg, 1), 0);
+	assert_int_equal(vpmu_config_set_model(cfg, &m), 0);
+	assert_int_equal(vpmu_config_set_source(cfg, &vpmu_source_exact, &xp), 0);
+	assert_int_equal(vpmu_vm_create(cfg, &vm), 0);
+	vpmu_config_destroy(cfg);
+	memcpy(ram + 0xFFE, code, n);
+	assert_int_equal(vpmu_vm_add_memory(vm, 0, size, ram), 0);
+	return (vm);
 }
 
 /*
@@ -900,25 +934,12 @@ static void
 step_over_hlt_is_left_to_the_monitor(void **state)
 {
 	static uint8_t ram[0x2000];
-	struct vpmu_exact_params xp = { .vendor = VPMU_VENDOR_INTEL };
-	struct vpmu_model m;
 	struct vpmu_entry e;
 	struct vpmu_exit x;
-	vpmu_config *cfg;
 	vpmu_vm *vm;
-	char err[128];
 
 	(void)state;
-	assert_int_equal(vpmu_model_parse("intel-v2", &m, err, sizeof(err)), 0);
-	assert_int_equal(vpmu_config_create(&cfg), 0);
-	assert_int_equal(vpmu_config_set_vcpus(cfg, 1), 0);
-	assert_int_equal(vpmu_config_set_model(cfg, &m), 0);
-	assert_int_equal(vpmu_config_set_source(cfg, &vpmu_source_exact, &xp), 0);
-	assert_int_equal(vpmu_vm_create(cfg, &vm), 0);
-	vpmu_config_destroy(cfg);
-	memcpy(ram + 0xFFE, (const uint8_t[]){ 0x0F, 0x30, 0x90, 0xF4, 0x90 }, 5);
-	assert_int_equal(vpmu_vm_add_memory(vm, 0, sizeof(ram), ram), 0);
-
+	vm = hlt_vm(ram, sizeof(ram), (const uint8_t[]){ 0x0F, 0x30, 0x90, 0xF4, 0x90 }, 5);
 	x = exit_at(vm, VPMU_EXIT_MSR_WRITE, 0x186, XB_INSTR, 0, 0xFFE);
 	assert_int_equal(x.handled, 1);
 	assert_int_equal(x.halted, 0);
@@ -940,6 +961,61 @@ step_over_hlt_is_left_to_the_monitor(void **state)
 	x = exit_at(vm, VPMU_EXIT_DEBUG, 0, 0, VPMU_DR6_BS, 0x1003);	/* NOP */
 	assert_int_equal(x.handled, 1);
 	assert_int_equal(x.halted, 0);
+	vpmu_vm_destroy(vm);
+}
+
+/*
+ * The same program with a monitor that writes registers back
+ * (VPMU_EXITF_SETREGS): at the step that stops at the HLT, libvpmu retires
+ * it itself (set RIP, rip past it, halted 1, handled 0), and PMC0 reads 3
+ * after it.  At CPL 3 (a HLT that faults) or without the flag it does not.
+ */
+static void
+hlt_at_the_stop_is_retired(void **state)
+{
+	static const uint8_t code[] = { 0x0F, 0x30, 0x90, 0xF4, 0x90 };
+	static uint8_t ram[0x2000];
+	struct vpmu_entry e;
+	struct vpmu_exit x;
+	vpmu_vm *vm;
+	unsigned cpl;
+
+	(void)state;
+	for (cpl = 0; cpl <= 3; cpl += 3) {
+		vm = hlt_vm(ram, sizeof(ram), code, sizeof(code));
+		x = exit_with(vm, VPMU_EXIT_MSR_WRITE, 0x186, XB_INSTR, 0, 0xFFE, 0, cpl);
+		assert_int_equal(x.handled, 1);
+		assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+		assert_int_equal(e.debug, VPMU_DEBUG_STEP);
+		x = exit_with(vm, VPMU_EXIT_DEBUG, 0, 0, VPMU_DR6_BS, 0x1000,
+		    VPMU_EXITF_SETREGS, cpl);				/* WRMSR */
+		assert_int_equal(x.handled, 1);
+		assert_int_equal(x.set, 0);
+		x = exit_with(vm, VPMU_EXIT_DEBUG, 0, 0, VPMU_DR6_BS, 0x1001,
+		    VPMU_EXITF_SETREGS, cpl);				/* NOP, at HLT */
+		if (cpl == 0) {
+			assert_int_equal(x.set, VPMU_SET_RIP);
+			assert_int_equal(x.rip, 0x1002);
+			assert_int_equal(x.halted, 1);
+			assert_int_equal(x.handled, 0);
+			x = exit_at(vm, VPMU_EXIT_MSR_READ, 0xC1, 0, 0, 0x1002);
+			assert_int_equal(x.data, 3);
+		} else {
+			assert_int_equal(x.set, 0);
+			assert_int_equal(x.halted, 0);
+			assert_int_equal(x.handled, 1);
+		}
+		vpmu_vm_destroy(vm);
+	}
+	/* No VPMU_EXITF_SETREGS: stepped, as above. */
+	vm = hlt_vm(ram, sizeof(ram), code, sizeof(code));
+	(void)exit_at(vm, VPMU_EXIT_MSR_WRITE, 0x186, XB_INSTR, 0, 0xFFE);
+	assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+	(void)exit_at(vm, VPMU_EXIT_DEBUG, 0, 0, VPMU_DR6_BS, 0x1000);
+	x = exit_at(vm, VPMU_EXIT_DEBUG, 0, 0, VPMU_DR6_BS, 0x1001);
+	assert_int_equal(x.set, 0);
+	assert_int_equal(x.halted, 0);
+	assert_int_equal(x.handled, 1);
 	vpmu_vm_destroy(vm);
 }
 
@@ -1820,6 +1896,7 @@ main(void)
 		T(unexplained_exit_counts_one),
 		T(times_follow_enabled),
 		cmocka_unit_test(step_over_hlt_is_left_to_the_monitor),
+		cmocka_unit_test(hlt_at_the_stop_is_retired),
 		cmocka_unit_test(cpuid_ebx_marks_events_the_source_cannot_count),
 		cmocka_unit_test(decode_marks_block_instructions),
 		T(block_runs_to_its_branch),

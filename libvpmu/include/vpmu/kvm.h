@@ -123,7 +123,8 @@ struct vpmu_kvm_stats {
 	uint64_t rdpmc_gp;		/* of them, with #GP for the guest */
 	/* The exact source (0 under another source): */
 	uint64_t exact_retired;		/* instructions it counted as retired */
-	uint64_t exact_completed;	/* of them, branches it retired itself (the
+	uint64_t exact_completed;	/* of them, retired by libvpmu itself:
+					   completed branches, RDPMC, HLT (the
 					   guest did not execute them) */
 	uint64_t exact_ff_loops;	/* loop runs it fast-forwarded */
 	uint64_t exact_ff_insns;	/* instructions they retired */
