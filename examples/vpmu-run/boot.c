@@ -59,6 +59,18 @@
 #define CPUID_1_EDX_HTT	(1u << 28)
 #define CPUID_1_EDX_APIC	(1u << 9)
 #define CPUID_1_ECX_X2APIC (1u << 21)
+/*
+ * What a Linux guest is not offered (vr_boot_cpuid): instructions a
+ * kernel uses at CPL 0 once CPUID offers them that an instruction
+ * emulator may not run (KVM's emulates all CPL 0 code on some nested
+ * hosts): CMPXCHG16B (SLUB), POPCNT (hweight), PCID, MOVBE, XSAVE and
+ * what depends on it (OSXSAVE, AVX, F16C), RDRAND; leaf 7 EBX: FSGSBASE,
+ * INVPCID, RDSEED.
+ */
+#define CPUID_1_ECX_LINUX_HIDE	((1u << 13) | (1u << 17) | (1u << 22) | (1u << 23) | \
+				 (1u << 26) | (1u << 27) | (1u << 28) | (1u << 29) | \
+				 (1u << 30))
+#define CPUID_7_EBX_LINUX_HIDE	((1u << 0) | (1u << 10) | (1u << 18))
 
 /* Local APIC (SDM Vol. 3A, 11.4.4 and 11.5.1): offsets in the register page. */
 #define APIC_SPIV	0xF0
@@ -123,6 +135,12 @@ vr_boot_cpuid(struct vr_vm *vm, struct vr_vcpu *c, struct kvm_cpuid2 *cpuid)
 				e->edx &= ~CPUID_1_EDX_APIC;
 				e->ecx &= ~CPUID_1_ECX_X2APIC;
 			}
+			if (vm->bzimage)
+				e->ecx &= ~CPUID_1_ECX_LINUX_HIDE;
+			break;
+		case 7:
+			if (vm->bzimage && e->index == 0)
+				e->ebx &= ~CPUID_7_EBX_LINUX_HIDE;
 			break;
 		case 0xb:
 		case 0x1f:
@@ -210,6 +228,8 @@ vr_boot_vcpu(struct vr_vm *vm, struct vr_vcpu *c, const struct vr_image *img)
 
 	if (img->multiboot)
 		return (c->index == 0 ? multiboot_vcpu(c, img) : 0);
+	if (img->bzimage && c->index != 0)
+		return (0);		/* the kernel starts it: INIT, SIPI */
 	if (ioctl(c->fd, KVM_GET_SREGS, &sr) < 0) {
 		fprintf(stderr, "%s: vCPU %u: KVM_GET_SREGS: %s\n", vr_progname,
 		    c->index, strerror(errno));
@@ -242,6 +262,7 @@ vr_boot_vcpu(struct vr_vm *vm, struct vr_vcpu *c, const struct vr_image *img)
 	r.rip = img->entry;
 	r.rsp = vm->ram_size - (uint64_t)c->index * VR_STACK_SIZE;
 	r.rdi = c->index;
+	r.rsi = img->linux_bp;		/* Linux's 64-bit entry: boot_params */
 	r.rflags = 0x2;			/* bit 1 is always set; IF clear */
 	if (ioctl(c->fd, KVM_SET_REGS, &r) < 0) {
 		fprintf(stderr, "%s: vCPU %u: KVM_SET_REGS: %s\n", vr_progname,
@@ -406,7 +427,7 @@ vr_vcpu_setup(struct vr_vm *vm, struct vr_vcpu *c, const struct kvm_cpuid2 *supp
 	free(cpuid);
 	/* A Multiboot guest's LAPIC is as at reset: it programs it itself. */
 	if (vr_boot_vcpu(vm, c, img) < 0 ||
-	    (vm->irqchip_kernel && !img->multiboot && boot_lapic(c) < 0))
+	    (vm->irqchip_kernel && !img->multiboot && !img->bzimage && boot_lapic(c) < 0))
 		return (-1);
 	if ((err = vpmu_kvm_vcpu_init(vm->k, c->index, c->fd, c->run)) != 0) {
 		fprintf(stderr, "%s: vCPU %u: vpmu_kvm_vcpu_init: %s\n", vr_progname,

@@ -2,12 +2,18 @@
  * devices.c -- the register logic of vpmu-run's two small devices, with no
  * KVM and no locking (run.c's port table calls these under vm->lock):
  *
- *   COM1 at 0x3f8..0x3ff, a 16550 with nothing to receive and no
- *   interrupts: THR bytes (DLAB 0) are the console; DLL and DLM (DLAB 1),
- *   IER, FCR, LCR, MCR and SCR read back what was written (IIR shows FCR
- *   bit 0 as 0xC1); LSR reads 0x60 (THRE and TEMT: always ready to send,
- *   no data ready); MSR reads 0xB0 (DCD, DSR and CTS: a line that is
- *   there and always clear to send; no change bits); RBR reads 0.
+ *   COM1 at 0x3f8..0x3ff, a 16550 with nothing to receive: THR bytes
+ *   (DLAB 0) are the console, sent at once; DLL and DLM (DLAB 1), IER,
+ *   FCR, LCR, MCR and SCR read back what was written; LSR reads 0x60 (THRE
+ *   and TEMT: always ready to send, no data ready); MSR reads 0xB0 (DCD,
+ *   DSR and CTS: a line that is there and always clear to send; no change
+ *   bits), or in loopback mode (MCR bit 4) the modem outputs looped back
+ *   (RTS to CTS, DTR to DSR, OUT1 to RI, OUT2 to DCD), with THR bytes then
+ *   not sent; RBR reads 0.  The one interrupt is the transmitter's: with
+ *   IER bit 1 set it is pending once THR is empty (after each byte, and
+ *   when the bit is set), IIR reads 0x02 for it (FIFO bits 0xC0 with FCR
+ *   bit 0) and that read acknowledges it, else IIR reads 0x01; the line
+ *   to IRQ 4 is the pending interrupt gated by MCR OUT2, as on a PC.
  *
  *   fw_cfg at 0x510 (a 16-bit key selects an item and resets the offset)
  *   and 0x511 (the item's bytes in order, 0 past its end): the signature,
@@ -30,6 +36,10 @@
 #define LCR_DLAB	0x80
 #define FCR_ENABLE	0x01
 #define IIR_NONE	0x01	/* no interrupt pending */
+#define IIR_THRE	0x02	/* THR empty */
+#define IER_THRE	0x02
+#define MCR_OUT2	0x08
+#define MCR_LOOP	0x10
 #define IIR_FIFO	0xC0	/* FIFOs enabled */
 #define LSR_IDLE	0x60	/* THRE | TEMT */
 #define MSR_LINE	0xB0	/* DCD | DSR | CTS */
@@ -49,15 +59,20 @@ vr_uart_write(struct vr_uart *u, unsigned reg, uint8_t v)
 
 	switch (reg) {
 	case R_DATA:
-		if (!dlab)
-			return (true);
+		if (!dlab) {
+			u->thre = true;		/* sent at once: empty again */
+			return ((u->mcr & MCR_LOOP) == 0);
+		}
 		u->dll = v;
 		break;
 	case R_IER:
 		if (dlab)
 			u->dlm = v;
-		else
-			u->ier = v;
+		else {
+			if ((v & IER_THRE) && !(u->ier & IER_THRE))
+				u->thre = true;
+			u->ier = v & 0x0f;
+		}
 		break;
 	case R_IIR:
 		u->fcr = v;
@@ -77,10 +92,23 @@ vr_uart_write(struct vr_uart *u, unsigned reg, uint8_t v)
 	return (false);
 }
 
+static bool
+thre_pending(const struct vr_uart *u)
+{
+	return (u->thre && (u->ier & IER_THRE));
+}
+
+bool
+vr_uart_irq(const struct vr_uart *u)
+{
+	return (thre_pending(u) && (u->mcr & MCR_OUT2));
+}
+
 uint8_t
-vr_uart_read(const struct vr_uart *u, unsigned reg)
+vr_uart_read(struct vr_uart *u, unsigned reg)
 {
 	bool dlab = (u->lcr & LCR_DLAB) != 0;
+	uint8_t fifo = (u->fcr & FCR_ENABLE) ? IIR_FIFO : 0, m = u->mcr;
 
 	switch (reg) {
 	case R_DATA:
@@ -88,7 +116,11 @@ vr_uart_read(const struct vr_uart *u, unsigned reg)
 	case R_IER:
 		return (dlab ? u->dlm : u->ier);
 	case R_IIR:
-		return ((uint8_t)(IIR_NONE | ((u->fcr & FCR_ENABLE) ? IIR_FIFO : 0)));
+		if (thre_pending(u)) {
+			u->thre = false;	/* read: acknowledged */
+			return ((uint8_t)(IIR_THRE | fifo));
+		}
+		return ((uint8_t)(IIR_NONE | fifo));
 	case R_LCR:
 		return (u->lcr);
 	case R_MCR:
@@ -96,6 +128,9 @@ vr_uart_read(const struct vr_uart *u, unsigned reg)
 	case R_LSR:
 		return (LSR_IDLE);
 	case R_MSR:
+		if (m & MCR_LOOP)
+			return ((uint8_t)((m & 0x2) << 3 | (m & 0x1) << 5 | (m & 0x4) << 4 |
+			    (m & 0x8) << 4));
 		return (MSR_LINE);
 	default:
 		return (u->scr);

@@ -30,6 +30,7 @@
 #define MiB		(1ull << 20)
 #define MEM_DEFAULT	64		/* MiB */
 #define MEM_DEFAULT_MB	128		/* MiB, for a Multiboot image (QEMU's default) */
+#define MEM_DEFAULT_LINUX 512		/* MiB, for a Linux kernel and its initrd */
 #define MEM_MAX		1024		/* MiB: RSP (the top of RAM) must be identity mapped */
 #define KVM_API		12
 #define TSS_ADDR_KVM	0xfffbd000ul	/* KVM_SET_TSS_ADDR: 3 pages, far above RAM */
@@ -56,6 +57,7 @@ struct vr_opts {
 	const char *snapshot;		/* --snapshot FILE */
 	const char *resume;		/* --resume FILE */
 	bool	    multiboot;		/* --multiboot */
+	bool	    bzimage;		/* the guest is a Linux bzImage */
 	const char *append;		/* --append STR: the Multiboot command line */
 	const char *initrd;		/* --initrd FILE: Multiboot module 0 */
 	bool	    exit_qemu;		/* --exit-status qemu */
@@ -121,9 +123,10 @@ static const struct opt {
 	    "boot GUEST as a Multiboot v1 image even if it is an ELF64\n"
 	    "x86-64 executable (otherwise told by the file)" },
 	[O_MB_APPEND] = { "append", required_argument, 0, "STR",
-	    "Multiboot: the command line (default empty)" },
+	    "Multiboot or Linux bzImage: the command line (default empty)" },
 	[O_INITRD] = { "initrd", required_argument, 0, "FILE",
-	    "Multiboot: FILE as module 0, page-aligned above the image" },
+	    "Multiboot: FILE as module 0, page-aligned above the image;\n"
+	    "Linux bzImage: FILE as the initrd, at the top of RAM" },
 	[O_EXIT_STATUS] = { "exit-status", required_argument, 0, "HOW",
 	    "a write of V to port 0xf4 exits with raw: V & 0xff,\n"
 	    "qemu: (V << 1 | 1) & 0xff, as QEMU's isa-debug-exit\n"
@@ -537,6 +540,16 @@ image_kind(struct vr_opts *o, const uint8_t *file, size_t flen, char *why, size_
 		memcpy(&machine, file + 18, 2);
 	}
 	why[0] = '\0';
+	if (!o->multiboot && vr_linux_find(file, flen)) {
+		o->bzimage = true;
+		if (o->irqchip_user || o->snapshot != NULL || o->resume != NULL) {
+			fprintf(stderr, "vpmu-run: %s: a Linux bzImage needs --irqchip "
+			    "kernel, and --snapshot and --resume are for boot protocol "
+			    "guests only\n", o->guest);
+			return (VR_EXIT_USAGE);
+		}
+		return (0);
+	}
 	boot = !o->multiboot && flen >= 20 && memcmp(file, elf64, sizeof(elf64)) == 0 &&
 	    type == 2 /* ET_EXEC */ && machine == 62 /* EM_X86_64 */;
 	if (boot) {
@@ -549,13 +562,14 @@ image_kind(struct vr_opts *o, const uint8_t *file, size_t flen, char *why, size_
 		return (VR_EXIT_USAGE);
 	} else if (!is_elf) {
 		fprintf(stderr, "vpmu-run: %s: neither an ELF64 x86-64 executable "
-		    "(vpmu-run boot protocol v1) nor a Multiboot v1 image: not an ELF "
+		    "(vpmu-run boot protocol v1), nor a Linux bzImage (boot flag 0xAA55 "
+		    "at 0x1fe, \"HdrS\" at 0x202), nor a Multiboot v1 image: not an ELF "
 		    "file (no \\177ELF magic), and %s\n", o->guest, why);
 		return (VR_EXIT_USAGE);
 	}
 	if (!o->multiboot && (o->append[0] != '\0' || o->initrd != NULL)) {
 		fprintf(stderr, "vpmu-run: %s: --append and --initrd are for Multiboot "
-		    "images\n", o->guest);
+		    "images and Linux bzImages\n", o->guest);
 		return (VR_EXIT_USAGE);
 	}
 	if (o->multiboot && o->vcpus > 1 && o->irqchip_user) {
@@ -569,6 +583,35 @@ image_kind(struct vr_opts *o, const uint8_t *file, size_t flen, char *why, size_
 		return (VR_EXIT_USAGE);
 	}
 	return (0);
+}
+
+/* The Linux kernel, --initrd, --append and the MP table into RAM. */
+static int
+load_linux(const struct vr_opts *o, const uint8_t *file, size_t flen,
+    struct vr_vm *vm, struct vr_image *img)
+{
+	struct vr_linux_boot b = { .cmdline = o->append };
+	uint8_t *rd = NULL;
+	size_t rdlen = 0;
+	char err[256];
+	int ret = 0;
+
+	if (o->initrd != NULL &&
+	    vr_elf_read(o->initrd, &rd, &rdlen, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vpmu-run: --initrd %s\n", err);
+		return (VR_EXIT_USAGE);
+	}
+	b.initrd = rd;
+	b.initrd_len = rdlen;
+	if (vr_linux_load(file, flen, vm->ram, vm->ram_size, &b, img, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vpmu-run: %s: %s\n", o->guest, err);
+		ret = VR_EXIT_USAGE;
+	} else {
+		img->bzimage = true;
+		(void)vr_linux_mptable(vm->ram, vm->nvcpus, 0, 0);
+	}
+	free(rd);
+	return (ret);
 }
 
 /* The Multiboot image, --initrd and --append into RAM.  0, or an exit status. */
@@ -680,7 +723,8 @@ main(int argc, char **argv)
 	if ((ret = image_kind(&o, file, flen, mbwhy, sizeof(mbwhy))) != 0)
 		goto out;
 	if (o.mem == 0)
-		o.mem = o.multiboot ? MEM_DEFAULT_MB : MEM_DEFAULT;
+		o.mem = o.bzimage ? MEM_DEFAULT_LINUX : o.multiboot ? MEM_DEFAULT_MB :
+		    MEM_DEFAULT;
 	vm.ram_size = (uint64_t)o.mem * MiB;
 	vm.ram = mmap(NULL, vm.ram_size, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -691,7 +735,11 @@ main(int argc, char **argv)
 		ret = VR_EXIT_HOST;
 		goto out;
 	}
-	if (o.multiboot)
+	memset(&img, 0, sizeof(img));
+	vm.bzimage = o.bzimage;
+	if (o.bzimage)
+		ret = load_linux(&o, file, flen, &vm, &img);
+	else if (o.multiboot)
 		ret = load_multiboot(&o, file, flen, &vm, &img);
 	else if (vr_elf_load(file, flen, vm.ram, vm.ram_size, &img, err, sizeof(err)) < 0) {
 		fprintf(stderr, "vpmu-run: %s: %s%s%s%s\n", o.guest, err,
@@ -711,7 +759,7 @@ main(int argc, char **argv)
 	free(file);
 	file = NULL;
 	/* Each vCPU owns the 64 KiB below its RSP: above the image. */
-	if (!o.multiboot && ((uint64_t)vm.nvcpus * VR_STACK_SIZE > vm.ram_size ||
+	if (!o.multiboot && !o.bzimage && ((uint64_t)vm.nvcpus * VR_STACK_SIZE > vm.ram_size ||
 	    vm.ram_size - (uint64_t)vm.nvcpus * VR_STACK_SIZE < img.hi)) {
 		fprintf(stderr, "vpmu-run: %s: %u MiB of RAM holds the image "
 		    "(to %#" PRIx64 ") but not %u vCPU stack%s of 64 KiB above it; "
@@ -787,11 +835,17 @@ main(int argc, char **argv)
 	/* The in-kernel irqchip before any vCPU: each gets its LAPIC. */
 	vm.irqchip_kernel = !o.irqchip_user;
 	/* (The re-arm is the boot protocol's: a Multiboot guest programs LVTPC.) */
-	vm.lvtpc_rearm = vm.irqchip_kernel && !o.multiboot &&
+	vm.lvtpc_rearm = vm.irqchip_kernel && !o.multiboot && !o.bzimage &&
 	    model.vendor == VPMU_VENDOR_INTEL;
 	if (vm.irqchip_kernel && ioctl(vm.vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
 		fprintf(stderr, "vpmu-run: KVM_CREATE_IRQCHIP: %s (try --irqchip user)\n",
 		    strerror(errno));
+		goto out;
+	}
+	/* Linux keeps time with the PIT at boot: KVM's, on IRQ 0. */
+	if (o.bzimage && ioctl(vm.vm_fd, KVM_CREATE_PIT2,
+	    &(struct kvm_pit_config){ .flags = KVM_PIT_SPEAKER_DUMMY }) < 0) {
+		fprintf(stderr, "vpmu-run: KVM_CREATE_PIT2: %s\n", strerror(errno));
 		goto out;
 	}
 	if ((e = vpmu_kvm_create(vm.pmu, vm.vm_fd, &vm.k)) != 0) {

@@ -143,12 +143,14 @@ console_flush(struct vr_vcpu *c)
  * stdout.  Bytes are kept per vCPU until a newline (or 256 of them, or the
  * end of the run), so lines of different vCPUs do not mix however KVM
  * splits a REP OUTSB.  Of a wider access, only the low byte is the
- * register's (an IN's other bytes read 0).
+ * register's (an IN's other bytes read 0).  With the in-kernel irqchip,
+ * the UART's interrupt line drives IRQ 4 (KVM_IRQ_LINE at each change).
  */
 static bool
 com1_io(struct vr_vcpu *c, uint16_t port, bool out, uint8_t *data, unsigned size)
 {
 	struct vr_vm *vm = c->vm;
+	struct kvm_irq_level irq = { .irq = VR_UART_IRQ };
 	bool thr;
 
 	pthread_mutex_lock(&vm->lock);
@@ -158,6 +160,13 @@ com1_io(struct vr_vcpu *c, uint16_t port, bool out, uint8_t *data, unsigned size
 		memset(data, 0, size);
 		data[0] = vr_uart_read(&vm->uart, port - VR_PORT_COM1);
 		thr = false;
+	}
+	irq.level = vr_uart_irq(&vm->uart);
+	if (vm->irqchip_kernel && irq.level != vm->uart_irq) {
+		vm->uart_irq = irq.level;
+		if (ioctl(vm->vm_fd, KVM_IRQ_LINE, &irq) < 0)
+			fprintf(stderr, "%s: KVM_IRQ_LINE %u: %s\n", vr_progname,
+			    VR_UART_IRQ, strerror(errno));
 	}
 	pthread_mutex_unlock(&vm->lock);
 	if (thr) {
@@ -280,7 +289,329 @@ io(struct vr_vcpu *c)
 				return (false);
 		return (true);
 	}
+	/*
+	 * A Linux guest probes for devices at ports nobody decodes: it reads
+	 * all ones there, and writes go nowhere, as on a PC's ISA bus.
+	 */
+	if (c->vm->bzimage) {
+		if (!out)
+			memset(data, 0xff, bytes);
+		return (true);
+	}
 	return (false);
+}
+
+/* ---- instructions KVM could not emulate --------------------------------------- */
+
+#define BP_VECTOR	3	/* #BP, raised by INT3 */
+
+/*
+ * Up to n bytes of the instruction at RIP, from the exit or through RAM
+ * (within the page); how many.
+ */
+static size_t
+insn_bytes(struct vr_vcpu *c, uint64_t rip, uint8_t *b, size_t n)
+{
+	const struct kvm_run *run = c->run;
+	struct kvm_translation t = { .linear_address = rip };
+	size_t k;
+
+	if ((run->emulation_failure.flags & KVM_INTERNAL_ERROR_EMULATION_FLAG_INSTRUCTION_BYTES) &&
+	    run->emulation_failure.ndata >= 3 && run->emulation_failure.insn_size >= 1) {
+		k = run->emulation_failure.insn_size;
+		k = k < n ? k : n;
+		k = k < sizeof(run->emulation_failure.insn_bytes) ? k :
+		    sizeof(run->emulation_failure.insn_bytes);
+		memcpy(b, run->emulation_failure.insn_bytes, k);
+		return (k);
+	}
+	if (ioctl(c->fd, KVM_TRANSLATE, &t) < 0 || !t.valid ||
+	    t.physical_address >= c->vm->ram_size)
+		return (0);
+	k = 0x1000 - (t.physical_address & 0xfff);
+	k = k < n ? k : n;
+	k = k < c->vm->ram_size - t.physical_address ? k : c->vm->ram_size - t.physical_address;
+	memcpy(b, c->vm->ram + t.physical_address, k);
+	return (k);
+}
+
+/* General register n (ModRM/REX numbering) in r. */
+static __u64 *
+gpr(struct kvm_regs *r, unsigned n)
+{
+	__u64 *const regs[16] = { &r->rax, &r->rcx, &r->rdx, &r->rbx, &r->rsp, &r->rbp,
+	    &r->rsi, &r->rdi, &r->r8, &r->r9, &r->r10, &r->r11, &r->r12, &r->r13, &r->r14,
+	    &r->r15 };
+
+	return (regs[n & 15]);
+}
+
+#define RFLAGS_ARITH	0x8d5u	/* CF PF AF ZF SF OF */
+#define RFLAGS_ZF	0x40u
+
+/*
+ * POPCNT between registers (F3 [66|REX] 0F B8 /r, ModRM mod 3): the count
+ * into the destination (a 32-bit one zero-extended, a 16-bit one merged),
+ * ZF when the source is 0, the other arithmetic flags clear (SDM Vol. 2B).
+ * false: not that instruction.
+ */
+static bool
+popcnt(struct kvm_regs *r, const uint8_t *b, size_t n)
+{
+	size_t i = 1;
+	unsigned rex = 0, modrm;
+	bool o16 = false;
+	uint64_t src;
+	__u64 *dst;
+
+	if (n < 4 || b[0] != 0xF3)
+		return (false);
+	if (b[i] == 0x66)
+		o16 = true, i++;
+	if (i < n && (b[i] & 0xF0) == 0x40)
+		rex = b[i++];
+	if (i + 3 > n || b[i] != 0x0F || b[i + 1] != 0xB8 || (b[i + 2] & 0xC0) != 0xC0)
+		return (false);
+	modrm = b[i + 2];
+	src = *gpr(r, (modrm & 7) | (rex & 1) << 3);
+	dst = gpr(r, (modrm >> 3 & 7) | (rex & 4) << 1);
+	if (!(rex & 8))
+		src &= o16 ? 0xFFFFu : 0xFFFFFFFFu;
+	if (o16 && !(rex & 8))
+		*dst = (*dst & ~0xFFFFull) | (uint64_t)__builtin_popcountll(src);
+	else
+		*dst = (uint64_t)__builtin_popcountll(src);
+	r->rflags = (r->rflags & ~(uint64_t)RFLAGS_ARITH) | (src == 0 ? RFLAGS_ZF : 0);
+	r->rip += i + 3;
+	return (true);
+}
+
+#define RFLAGS_AC	(1ull << 18)
+
+/* CLAC (0F 01 CA) and STAC (0F 01 CB): RFLAGS.AC.  false: neither. */
+static bool
+clac_stac(struct kvm_regs *r, const uint8_t *b, size_t n)
+{
+	if (n < 3 || b[0] != 0x0F || b[1] != 0x01 || (b[2] != 0xCA && b[2] != 0xCB))
+		return (false);
+	r->rflags = b[2] == 0xCA ? r->rflags & ~RFLAGS_AC : r->rflags | RFLAGS_AC;
+	r->rip += 3;
+	return (true);
+}
+
+#define CR0_MP		(1ull << 1)
+#define CR0_TS		(1ull << 3)
+#define FSW_ES		0x80u	/* x87 status word: an unmasked exception is pending */
+
+/*
+ * FWAIT (9B): nothing to do unless CR0.MP and CR0.TS (#NM) or an unmasked
+ * x87 exception is pending (#MF); those stay errors.  false: not FWAIT or
+ * not a no-op.
+ */
+static bool
+fwait(struct vr_vcpu *c, struct kvm_regs *r, const uint8_t *b, size_t n)
+{
+	struct kvm_sregs sr;
+	struct kvm_fpu fpu;
+
+	if (n < 1 || b[0] != 0x9B || ioctl(c->fd, KVM_GET_SREGS, &sr) < 0 ||
+	    ((sr.cr0 & CR0_MP) && (sr.cr0 & CR0_TS)) || ioctl(c->fd, KVM_GET_FPU, &fpu) < 0 ||
+	    (fpu.fsw & FSW_ES))
+		return (false);
+	r->rip += 1;
+	return (true);
+}
+
+/*
+ * The linear address of a ModRM memory operand in 64-bit mode (b at the
+ * ModRM byte, rex the REX prefix or 0, next the address of the
+ * instruction's end for RIP-relative operands, known only after the
+ * length: *len gets ModRM + SIB + displacement bytes).  false: a register
+ * operand, or not enough bytes.
+ */
+static bool
+modrm_addr(const struct kvm_regs *r, unsigned rex, const uint8_t *b, size_t n, size_t *len,
+    uint64_t *ea, bool *riprel)
+{
+	struct kvm_regs t = *r;
+	unsigned mod, rm, base, index, scale;
+	size_t i = 1;
+	int64_t disp = 0;
+
+	if (n < 1 || (mod = b[0] >> 6) == 3)
+		return (false);
+	rm = b[0] & 7;
+	*riprel = mod == 0 && rm == 5;
+	*ea = 0;
+	if (rm == 4) {				/* SIB */
+		if (n < 2)
+			return (false);
+		scale = b[1] >> 6;
+		index = (b[1] >> 3 & 7) | (rex & 2) << 2;
+		base = (b[1] & 7) | (rex & 1) << 3;
+		i = 2;
+		if (index != 4)
+			*ea += *gpr(&t, index) << scale;
+		if ((base & 7) == 5 && mod == 0) {
+			if (n < i + 4)
+				return (false);
+			disp = (int32_t)((uint32_t)b[i] | (uint32_t)b[i + 1] << 8 |
+			    (uint32_t)b[i + 2] << 16 | (uint32_t)b[i + 3] << 24);
+			i += 4;
+		} else
+			*ea += *gpr(&t, base);
+	} else if (!*riprel)
+		*ea += *gpr(&t, rm | (rex & 1) << 3);
+	if (mod == 1) {
+		if (n < i + 1)
+			return (false);
+		disp = (int8_t)b[i++];
+	} else if (mod == 2 || *riprel) {
+		if (n < i + 4)
+			return (false);
+		disp = (int32_t)((uint32_t)b[i] | (uint32_t)b[i + 1] << 8 |
+		    (uint32_t)b[i + 2] << 16 | (uint32_t)b[i + 3] << 24);
+		i += 4;
+	}
+	*ea += (uint64_t)disp;
+	*len = i;
+	return (true);
+}
+
+/* n bytes at guest linear address la (within one page) into or from RAM. */
+static bool
+guest_copy(struct vr_vcpu *c, uint64_t la, void *buf, size_t n, bool write)
+{
+	struct kvm_translation t = { .linear_address = la };
+
+	if ((la & 0xfff) + n > 0x1000 || ioctl(c->fd, KVM_TRANSLATE, &t) < 0 || !t.valid ||
+	    t.physical_address >= c->vm->ram_size ||
+	    n > c->vm->ram_size - t.physical_address || (write && !t.writeable))
+		return (false);
+	if (write)
+		memcpy(c->vm->ram + t.physical_address, buf, n);
+	else
+		memcpy(buf, c->vm->ram + t.physical_address, n);
+	return (true);
+}
+
+#define MXCSR_MASK	0xffffu		/* bits 31:16 reserved (#GP) */
+
+/*
+ * LDMXCSR and STMXCSR (0F AE /2, /3, memory operand), and FNINIT
+ * (DB E3): the x87/SSE state through KVM_GET_FPU and KVM_SET_FPU.
+ * false: none of them, or one that faults (left to the error).
+ */
+static bool
+fpu_ctl(struct vr_vcpu *c, struct kvm_regs *r, const uint8_t *b, size_t n)
+{
+	struct kvm_fpu fpu;
+	unsigned rex = 0, op;
+	size_t i = 0, len;
+	uint64_t ea;
+	uint32_t v;
+	bool riprel;
+
+	if (n >= 2 && b[0] == 0xDB && b[1] == 0xE3) {		/* FNINIT */
+		if (ioctl(c->fd, KVM_GET_FPU, &fpu) < 0)
+			return (false);
+		fpu.fcw = 0x37f;
+		fpu.fsw = 0;
+		fpu.ftwx = 0;		/* abridged tag word: all empty */
+		fpu.last_opcode = 0;
+		fpu.last_ip = fpu.last_dp = 0;
+		if (ioctl(c->fd, KVM_SET_FPU, &fpu) < 0)
+			return (false);
+		r->rip += 2;
+		return (true);
+	}
+	if (n > 0 && (b[0] & 0xF0) == 0x40)
+		rex = b[i++];
+	if (n < i + 3 || b[i] != 0x0F || b[i + 1] != 0xAE)
+		return (false);
+	op = b[i + 2] >> 3 & 7;
+	if ((op != 2 && op != 3) ||
+	    !modrm_addr(r, rex, b + i + 2, n - i - 2, &len, &ea, &riprel))
+		return (false);
+	if (riprel)
+		ea += r->rip + i + 2 + len;
+	if (ioctl(c->fd, KVM_GET_FPU, &fpu) < 0)
+		return (false);
+	if (op == 2) {
+		if (!guest_copy(c, ea, &v, sizeof(v), false) || (v & ~MXCSR_MASK))
+			return (false);
+		fpu.mxcsr = v;
+		if (ioctl(c->fd, KVM_SET_FPU, &fpu) < 0)
+			return (false);
+	} else {
+		v = fpu.mxcsr;
+		if (!guest_copy(c, ea, &v, sizeof(v), true))
+			return (false);
+	}
+	r->rip += i + 2 + len;
+	return (true);
+}
+
+/*
+ * KVM's emulator gave up on an instruction (KVM_INTERNAL_ERROR_EMULATION;
+ * on some hosts the emulator runs all kernel-mode guest code).  Some are
+ * completed here: INT3, by injecting #BP with RIP past it, as the
+ * processor raises it (a trap); POPCNT between registers, CLAC, STAC, an
+ * FWAIT with nothing to wait for, FNINIT, LDMXCSR and STMXCSR, computed
+ * (all as at CPL 0: a kernel's).
+ * Anything else stays an error.  true: the guest goes on.
+ */
+static bool
+emulation_failed(struct vr_vcpu *c)
+{
+	struct kvm_vcpu_events ev;
+	struct kvm_regs r;
+	uint8_t b[15];
+	size_t n;
+
+	if (c->run->internal.suberror != KVM_INTERNAL_ERROR_EMULATION ||
+	    ioctl(c->fd, KVM_GET_REGS, &r) < 0 || (n = insn_bytes(c, r.rip, b, sizeof(b))) == 0)
+		return (false);
+	if (popcnt(&r, b, n) || clac_stac(&r, b, n) || fwait(c, &r, b, n) ||
+	    fpu_ctl(c, &r, b, n)) {
+		if (ioctl(c->fd, KVM_SET_REGS, &r) < 0)
+			return (false);
+		__atomic_add_fetch(&c->vm->emulated, 1, __ATOMIC_RELAXED);
+		return (true);
+	}
+	if (b[0] != 0xCC || ioctl(c->fd, KVM_GET_VCPU_EVENTS, &ev) < 0 ||
+	    ev.exception.injected || ev.exception.pending)
+		return (false);
+	r.rip++;
+	ev.exception.injected = 1;
+	ev.exception.nr = BP_VECTOR;
+	ev.exception.has_error_code = 0;
+	ev.exception.error_code = 0;
+	if (ioctl(c->fd, KVM_SET_REGS, &r) < 0 || ioctl(c->fd, KVM_SET_VCPU_EVENTS, &ev) < 0)
+		return (false);
+	__atomic_add_fetch(&c->vm->emulated, 1, __ATOMIC_RELAXED);
+	return (true);
+}
+
+/* The error, with the instruction's bytes where they can be read. */
+static void
+emulation_report(struct vr_vcpu *c)
+{
+	struct kvm_regs r;
+	uint8_t b[15];
+	char hex[3 * sizeof(b) + 16] = "";
+	size_t i, n = 0;
+
+	if (c->run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION &&
+	    ioctl(c->fd, KVM_GET_REGS, &r) == 0)
+		n = insn_bytes(c, r.rip, b, sizeof(b));
+	for (i = 0; i < n; i++)
+		snprintf(hex + 3 * i, sizeof(hex) - 3 * i, " %02x", b[i]);
+	guest_fail(c, "KVM internal error, suberror %u%s%s%s", c->run->internal.suberror,
+	    c->run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION ?
+	    " (instruction emulation failed" : "", n != 0 ? ", bytes" : "",
+	    c->run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION ?
+	    (n != 0 ? strcat(hex, ")") : ")") : "");
 }
 
 /* ---- the run loop ------------------------------------------------------------ */
@@ -536,10 +867,9 @@ vcpu_run(void *arg)
 			    run->fail_entry.hardware_entry_failure_reason);
 			goto panic;
 		case KVM_EXIT_INTERNAL_ERROR:
-			guest_fail(c, "KVM internal error, suberror %u%s",
-			    run->internal.suberror,
-			    run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION ?
-			    " (instruction emulation failed)" : "");
+			if (emulation_failed(c))
+				break;
+			emulation_report(c);
 			goto panic;
 		case KVM_EXIT_MMIO:
 			guest_fail(c, "%s of %u bytes at guest-physical %#llx, which "

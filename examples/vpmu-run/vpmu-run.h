@@ -6,6 +6,8 @@
  *   elf.c    ELF validation and loading (no KVM: testable alone)
  *   multiboot.c  Multiboot v1 images: the header, loading, the information
  *            area (no KVM: testable alone)
+ *   linux.c  Linux bzImages: the kernel decompressed and loaded, boot_params,
+ *            the MP table (no KVM: testable alone)
  *   devices.c  the 16550 UART's registers and fw_cfg's items (no KVM)
  *   boot.c   long mode: page tables, GDT, CPUID, each vCPU's registers
  *   run.c    vCPU threads, the run loop, the port table, stopping the run
@@ -44,11 +46,17 @@ struct vr_image {
 	unsigned nload;			/* PT_LOAD segments with p_memsz != 0 */
 	bool	 multiboot;		/* a Multiboot v1 image (multiboot.c) */
 	uint32_t mb_info;		/* its information structure's address */
+	bool	 bzimage;		/* a Linux bzImage (linux.c) */
+	uint64_t linux_bp;		/* its boot_params' address (RSI at the entry) */
 };
 
-/* COM1, a 16550 without interrupts: the registers a guest reads back. */
+/*
+ * COM1, a 16550 with nothing to receive: the registers a guest reads back,
+ * and the transmitter-empty interrupt (IER bit 1) it may ask for.
+ */
 struct vr_uart {
 	uint8_t ier, lcr, mcr, scr, fcr, dll, dlm;
+	bool	thre;			/* THR empty, not yet acknowledged */
 };
 
 /* fw_cfg's selector port state: the item selected, the next byte's offset. */
@@ -85,6 +93,7 @@ struct vr_vm {
 	unsigned	 nvcpus;
 	bool		 irqchip_kernel;	/* KVM_CREATE_IRQCHIP: LAPICs in the kernel */
 	bool		 lvtpc_rearm;	/* in-kernel LAPICs, an Intel model: vr_boot_lvtpc_rearm */
+	bool		 bzimage;	/* a Linux guest: open bus, COM1's IRQ 4, its CPUID */
 	vpmu_vm		*pmu;
 	vpmu_kvm	*k;
 	struct vr_vcpu	 vcpu[VR_MAX_VCPUS];
@@ -105,6 +114,9 @@ struct vr_vm {
 	bool		 exit_qemu;	/* --exit-status qemu: (V << 1 | 1) & 0xff */
 	/* the devices at 0x3f8..0x3ff and 0x510..0x511, under lock */
 	struct vr_uart	 uart;
+	bool		 uart_irq;	/* the level last given to IRQ 4 */
+	uint64_t	 emulated;	/* instructions KVM could not emulate, completed
+					   by vpmu-run (INT3, POPCNT; atomic) */
 	struct vr_fwcfg	 fwcfg;
 	/* #GP injected for MSR exits libvpmu did not take; by the vCPU's thread */
 	uint64_t	 gp_injected[VR_MAX_VCPUS];
@@ -171,13 +183,33 @@ int  vr_mb_find(const uint8_t *file, size_t len, size_t *off, char *err, size_t 
 int  vr_mb_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
     const struct vr_mb_boot *b, struct vr_image *img, char *err, size_t errlen);
 
+/* linux.c: the Linux x86 boot protocol (bzImage, 64-bit entry) */
+struct vr_linux_boot {
+	const char    *cmdline;		/* --append */
+	const uint8_t *initrd;		/* --initrd's bytes, or NULL */
+	size_t	       initrd_len;
+};
+/* 1 if the file is a bzImage (boot flag and "HdrS"), else 0. */
+int	vr_linux_find(const uint8_t *file, size_t len);
+/*
+ * The kernel, its initrd, command line and boot_params into RAM (ram NULL:
+ * validation only).  0, or -1 with a message.
+ */
+int	vr_linux_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
+    const struct vr_linux_boot *b, struct vr_image *img, char *err, size_t errlen);
+/* The MP table for ncpus vCPUs at 0xf0000; the bytes it takes. */
+size_t	vr_linux_mptable(uint8_t *ram, unsigned ncpus, uint32_t signature, uint32_t features);
+
 /* devices.c */
 #define VR_PORT_COM1		0x3f8	/* .. 0x3ff */
 #define VR_PORT_FWCFG_SEL	0x510
 #define VR_PORT_FWCFG_DATA	0x511
 /* A write to register reg (0..7): true if v is a byte for the console (THR). */
 bool	vr_uart_write(struct vr_uart *u, unsigned reg, uint8_t v);
-uint8_t	vr_uart_read(const struct vr_uart *u, unsigned reg);
+uint8_t	vr_uart_read(struct vr_uart *u, unsigned reg);
+/* The UART's interrupt line: an interrupt is pending and enabled (MCR OUT2). */
+bool	vr_uart_irq(const struct vr_uart *u);
+#define VR_UART_IRQ		4	/* COM1's ISA interrupt */
 void	vr_fwcfg_select(struct vr_fwcfg *f, uint16_t key);
 /* The next byte of the selected item, 0 past its end. */
 uint8_t	vr_fwcfg_read(struct vr_fwcfg *f, uint64_t ram_size, unsigned ncpus);
