@@ -133,11 +133,17 @@ cp "$SRC/init" "$ROOT/init" && chmod 755 "$ROOT/init" || die "cannot copy init"
 mknod -m 600 "$ROOT/dev/console" c 5 1 2>/dev/null ||
 	echo "mkinitramfs: cannot mknod dev/console (not root?): /init reopens it from devtmpfs" >&2
 
-# Check the image: its programs run natively in a chroot of it.
+(cd "$ROOT" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) \
+	>"$OUT/initramfs.cpio" || die "cpio failed"
+
+# Check the image: unpacked again, its programs run natively in a chroot.
+CHK=$OUT/initramfs-check
 check() {
-	out=$(chroot "$ROOT" "$@" 2>&1) || die "chroot $ROOT $*: failed: $out"
+	out=$(chroot "$CHK" "$@" 2>&1) || die "chroot $CHK $*: failed: $out"
 }
 if [ "$(id -u)" -eq 0 ]; then
+	rm -rf "$CHK" && mkdir -p "$CHK" || die "cannot create $CHK"
+	(cd "$CHK" && cpio -i -d --quiet <"$OUT/initramfs.cpio") || die "cannot unpack the image"
 	check /usr/bin/perf --version
 	echo "mkinitramfs: in the image: $out" >&2
 	check /bin/busybox true
@@ -148,12 +154,11 @@ if [ "$(id -u)" -eq 0 ]; then
 	check /bin/hot
 	[ "$out" = "hot: 0x652cf958c2958ad6" ] || die "hot printed '$out'"
 	check /bin/vpmu-exit -n 0
+	rm -rf "$CHK"
 else
 	echo "mkinitramfs: not root: the chroot checks of the image are skipped" >&2
 fi
 
-(cd "$ROOT" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) \
-	>"$OUT/initramfs.cpio" || die "cpio failed"
 t2=$(date +%s)
 echo "mkinitramfs: packages $kpkg busybox-static linux-perf in $((t1 - t0)) s, image in $((t2 - t1)) s" >&2
 echo "kernel: $OUT/vmlinuz (from $kernel)"
