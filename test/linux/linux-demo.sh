@@ -75,6 +75,7 @@ expect_eq "guest init status" "$(done_status "$LOG")" 0
 
 # The kernel's PMU driver saw the model's CPUID.
 name=$(model_key "$REPORT" name)
+expect_eq "report's model" "$name" "${MODEL%%:*}"
 case $name in
 intel-v[1-5])
 	check_pmu_boot "$LOG" Intel "${name#intel-v}" "$(model_key "$REPORT" gp)" \
