@@ -14,7 +14,8 @@
  * protected-mode part starts at (setup_sects + 1) * 512 (setup_sects 0
  * meaning 4); payload_offset (0x248) and payload_length (0x24c) locate the
  * compressed kernel in it (protocol 2.08), whose last four bytes are the
- * decompressed size, little-endian.
+ * decompressed size, little-endian (appended to an xz or zstd stream,
+ * gzip's own trailer).
  *
  * Guest-physical layout (below 1 MiB; the kernel itself at its own
  * physical address, 16 MiB for a stock x86-64 kernel):
@@ -276,7 +277,9 @@ payload(const uint8_t *file, size_t len, uint8_t **outp, size_t *outlenp, char *
 		    "payload's last four bytes) is not plausible", outlen));
 	if ((out = malloc(outlen)) == NULL)
 		return (vr_fail(err, errlen, "no memory for the %zu-byte kernel", outlen));
-	if (decompress(f, file + off, n - 4, out, outlen, err, errlen) < 0) {
+	/* (gzip's trailer ends with the size; the others have it appended) */
+	if (decompress(f, file + off, strcmp(f->name, "gzip") == 0 ? n : n - 4, out, outlen,
+	    err, errlen) < 0) {
 		free(out);
 		return (-1);
 	}
