@@ -585,12 +585,16 @@ image_kind(struct vr_opts *o, const uint8_t *file, size_t flen, char *why, size_
 	return (0);
 }
 
-/* The Linux kernel, --initrd, --append and the MP table into RAM. */
+/*
+ * A Linux kernel (linux) or a Multiboot image, with --initrd and --append,
+ * into RAM; for Linux the MP table too.  0, or an exit status.
+ */
 static int
-load_linux(const struct vr_opts *o, const uint8_t *file, size_t flen,
-    struct vr_vm *vm, struct vr_image *img)
+load_with_initrd(const struct vr_opts *o, const uint8_t *file, size_t flen,
+    struct vr_vm *vm, struct vr_image *img, bool linux_kernel)
 {
-	struct vr_linux_boot b = { .cmdline = o->append };
+	struct vr_linux_boot lb = { .cmdline = o->append };
+	struct vr_mb_boot mb = { .cmdline = o->append, .modname = o->initrd };
 	uint8_t *rd = NULL;
 	size_t rdlen = 0;
 	char err[256];
@@ -601,43 +605,18 @@ load_linux(const struct vr_opts *o, const uint8_t *file, size_t flen,
 		fprintf(stderr, "vpmu-run: --initrd %s\n", err);
 		return (VR_EXIT_USAGE);
 	}
-	b.initrd = rd;
-	b.initrd_len = rdlen;
-	if (vr_linux_load(file, flen, vm->ram, vm->ram_size, &b, img, err, sizeof(err)) < 0) {
+	lb.initrd = mb.mod = rd;
+	lb.initrd_len = mb.modlen = rdlen;
+	if ((linux_kernel ? vr_linux_load(file, flen, vm->ram, vm->ram_size, &lb, img, err,
+	    sizeof(err)) : vr_mb_load(file, flen, vm->ram, vm->ram_size, &mb, img, err,
+	    sizeof(err))) < 0) {
 		fprintf(stderr, "vpmu-run: %s: %s\n", o->guest, err);
 		ret = VR_EXIT_USAGE;
-	} else {
+	} else if (linux_kernel) {
 		img->bzimage = true;
 		(void)vr_linux_mptable(vm->ram, vm->nvcpus, 0, 0);
 	}
 	free(rd);
-	return (ret);
-}
-
-/* The Multiboot image, --initrd and --append into RAM.  0, or an exit status. */
-static int
-load_multiboot(const struct vr_opts *o, const uint8_t *file, size_t flen,
-    struct vr_vm *vm, struct vr_image *img)
-{
-	struct vr_mb_boot b = { .cmdline = o->append };
-	uint8_t *mod = NULL;
-	size_t modlen = 0;
-	char err[256];
-	int ret = 0;
-
-	if (o->initrd != NULL &&
-	    vr_elf_read(o->initrd, &mod, &modlen, err, sizeof(err)) < 0) {
-		fprintf(stderr, "vpmu-run: --initrd %s\n", err);
-		return (VR_EXIT_USAGE);
-	}
-	b.mod = mod;
-	b.modlen = modlen;
-	b.modname = o->initrd;
-	if (vr_mb_load(file, flen, vm->ram, vm->ram_size, &b, img, err, sizeof(err)) < 0) {
-		fprintf(stderr, "vpmu-run: %s: %s\n", o->guest, err);
-		ret = VR_EXIT_USAGE;
-	}
-	free(mod);
 	return (ret);
 }
 
@@ -738,9 +717,9 @@ main(int argc, char **argv)
 	memset(&img, 0, sizeof(img));
 	vm.bzimage = o.bzimage;
 	if (o.bzimage)
-		ret = load_linux(&o, file, flen, &vm, &img);
+		ret = load_with_initrd(&o, file, flen, &vm, &img, true);
 	else if (o.multiboot)
-		ret = load_multiboot(&o, file, flen, &vm, &img);
+		ret = load_with_initrd(&o, file, flen, &vm, &img, false);
 	else if (vr_elf_load(file, flen, vm.ram, vm.ram_size, &img, err, sizeof(err)) < 0) {
 		fprintf(stderr, "vpmu-run: %s: %s%s%s%s\n", o.guest, err,
 		    mbwhy[0] ? " (nor is it a Multiboot v1 image: " : "", mbwhy,

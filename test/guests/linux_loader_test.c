@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "vpmu-run.h"
+#include "loader_check.h"
 
 #define RAM_SIZE	(128u << 20)
 #define KERNEL_PA	0x1000000u	/* where the test kernel's PT_LOAD goes */
@@ -21,47 +22,12 @@
 #define SETUP_SECTS	4
 #define BP		0x7000u		/* boot_params, as linux.c places them */
 
-static uint8_t *ram;
-static int failures;
 static char err[256];
-static const char *current = "";
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "linux_loader_test:%d: %s: FAIL: %s\n",	\
-		    __LINE__, current, #cond);				\
-		failures++;						\
-	}								\
-} while (0)
 
 static void
 put16(uint8_t *p, uint16_t v)
 {
 	memcpy(p, &v, 2);
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
-static uint32_t
-r32(uint64_t gpa)
-{
-	uint32_t v;
-
-	memcpy(&v, ram + gpa, 4);
-	return (v);
-}
-
-static uint64_t
-r64(uint64_t gpa)
-{
-	uint64_t v;
-
-	memcpy(&v, ram + gpa, 8);
-	return (v);
 }
 
 /* A kernel ELF: one PT_LOAD of KERNEL_LEN bytes (i & 0xff) at KERNEL_PA. */

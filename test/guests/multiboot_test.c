@@ -11,47 +11,12 @@
 #include <string.h>
 
 #include "vpmu-run.h"
+#include "loader_check.h"
 
 #define RAM_SIZE	(4u << 20)
 #define FILL		0xAA
 
-static uint8_t *ram;
-static int failures;
 static char err[256];
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "multiboot_test:%d: %s: FAIL: %s\n",	\
-		    __LINE__, current, #cond);				\
-		failures++;						\
-	}								\
-} while (0)
-
-static const char *current = "";
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
-static uint32_t
-r32(uint64_t gpa)
-{
-	uint32_t v;
-
-	memcpy(&v, ram + gpa, 4);
-	return (v);
-}
-
-static uint64_t
-r64(uint64_t gpa)
-{
-	uint64_t v;
-
-	memcpy(&v, ram + gpa, 8);
-	return (v);
-}
 
 static void
 header(uint8_t *p, uint32_t flags)
