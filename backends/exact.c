@@ -1171,7 +1171,8 @@ vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r)
 
 /*
  * The core retired the instruction at the last synced place itself (an
- * RDPMC it answered, vpmu_vcpu(3)); the vCPU goes on at r.  Count it,
+ * RDPMC it answered, a HLT it halted the vCPU for: vpmu_vcpu(3)); the
+ * vCPU goes on at r.  Count it,
  * one instruction and no branch, and plan again from r.
  */
 void

@@ -302,11 +302,15 @@ struct vpmu_vm {
 int	vpmu__rings_init(struct vpmu_vm *vm);
 void	vpmu__rings_fini(struct vpmu_vm *vm);
 bool	vpmu__sample_due(struct vpmu_vm *vm, unsigned cpu);
-/* vcpu.c */
-bool	vpmu__vcpu_may_retire(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x);
+/* vcpu.c: instructions the core retires itself (RDPMC, HLT) */
+enum vpmu__insn { VPMU_INSN_OTHER, VPMU_INSN_RDPMC, VPMU_INSN_HLT };
+enum vpmu__insn vpmu__insn_at(const struct vpmu_vm *vm, const struct vpmu_regs *r, uint64_t rip,
+	    unsigned *len);
+const struct vpmu_regs *vpmu__vcpu_retired(struct vpmu_vm *vm, unsigned cpu,
+	    const struct vpmu_exit *x, const struct vpmu_regs *r, struct vpmu_regs *done);
 /* rdpmc.c: RDPMC answered from the model (the exit contract calls these) */
 const struct vpmu_regs *vpmu__rdpmc_at(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,
-	    const struct vpmu_regs *r, struct vpmu_regs *done);
+	    const struct vpmu_regs *r, struct vpmu_regs *done, unsigned len);
 void	vpmu__rdpmc_refresh(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_regs *r);
 uint64_t vpmu__rdpmc_catch_at(struct vpmu_vm *vm, unsigned cpu);
 void	vpmu__rdpmc_catch(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,

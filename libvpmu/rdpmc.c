@@ -32,36 +32,6 @@
 
 #define CR4_PCE		(1ull << 8)
 #define GP_VECTOR	13
-#define INSN_MAX	15		/* the longest x86 instruction */
-
-/*
- * The length of the RDPMC (0F 33) at rip, after prefixes that leave it
- * alone (operand and address size, segment, REP/REPNE; a REX in 64-bit
- * mode), or 0 if the bytes there are not one.  LOCK makes it #UD: not one.
- */
-static unsigned
-rdpmc_len(const struct vpmu_vm *vm, const struct vpmu_regs *r, uint64_t rip)
-{
-	struct vpmu_gmem_paging pg = { r->cr0, r->cr3, r->cr4, r->efer };
-	uint8_t b[INSN_MAX];
-	int n;
-	unsigned i;
-
-	n = vpmu__gmem_read_gva(&vm->mem, &pg, rip, b, sizeof(b));
-	for (i = 0; i + 1 < (unsigned)n; i++) {
-		switch (b[i]) {
-		case 0x66: case 0x67: case 0xF2: case 0xF3:
-		case 0x26: case 0x2E: case 0x36: case 0x3E: case 0x64: case 0x65:
-			continue;
-		}
-		if (r->long_mode && (b[i] & 0xF0) == 0x40)
-			i++;			/* REX: the opcode must follow */
-		break;
-	}
-	if (i + 1 < (unsigned)n && b[i] == 0x0F && b[i + 1] == 0x33)
-		return (i + 2);
-	return (0);
-}
 
 /* RDPMC allowed at r's privilege (SDM Vol. 2B, RDPMC): else it is #GP. */
 static bool
@@ -81,33 +51,23 @@ answer(struct vpmu_exit *x, uint64_t rip, uint64_t val)
 }
 
 /*
- * Before it runs: the exit stopped the vCPU at an RDPMC (a debug exit of
- * the source that follows it), nothing is due first, and the VMM writes
- * registers back.  Retire it: answer, and the source counts it.  Returns
- * the registers after the exit (*done when retired).  VM lock held.
+ * Before it runs: the exit stopped the vCPU at an RDPMC of len bytes, at
+ * a stop where the core may retire it (vcpu.c).  Retire it if the model
+ * answers: EDX:EAX, and the source counts it.  Returns the registers after
+ * the exit (*done when retired).  VM lock held.
  */
 const struct vpmu_regs *
 vpmu__rdpmc_at(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,
-    const struct vpmu_regs *r, struct vpmu_regs *done)
+    const struct vpmu_regs *r, struct vpmu_regs *done, unsigned len)
 {
-	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 	uint64_t val;
-	unsigned len;
 
-	if (!vpmu__vcpu_may_retire(vm, cpu, x) ||
-	    !rdpmc_allowed(r) || (len = rdpmc_len(vm, r, r->rip)) == 0 ||
+	if (!rdpmc_allowed(r) ||
 	    vpmu__gpmu_rdpmc(vm, cpu, (uint32_t)r->rcx, &val) != VPMU_MSR_OK)
 		return (r);
 	answer(x, r->rip + len, val);
-	*done = *r;
-	done->rip = x->rip;
-	done->rax = x->rax;
-	done->rdx = x->rdx;
-	vm->src->exec_retire(vm->src_state, cpu, done);
-	v->last_rip = done->rip;
-	v->xst.rdpmc++;
-	vpmu__gpmu_check_overflow(vm, cpu);
-	return (done);
+	vm->vcpu[cpu].xst.rdpmc++;
+	return (vpmu__vcpu_retired(vm, cpu, x, r, done));
 }
 
 /*
@@ -200,7 +160,7 @@ vpmu__rdpmc_catch(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,
 	    !r->long_mode || r->cpl != 0 ||
 	    vpmu__gmem_read_gva(&vm->mem, &pg, r->rsp, f, sizeof(f)) != (int)sizeof(f) ||
 	    f[0] != 0 || ((f[2] & 3) != 0 && ((f[2] & 3) != 3 || !(r->cr4 & CR4_PCE))) ||
-	    (len = rdpmc_len(vm, r, f[1])) == 0 ||
+	    vpmu__insn_at(vm, r, f[1], &len) != VPMU_INSN_RDPMC ||
 	    ((f[2] & 3) == 3 && ((cs_desc = user_desc(vm, r, f[2], true)) == 0 ||
 	    (ss_desc = user_desc(vm, r, f[5], false)) == 0))) {
 		v->rdpmc_pass = true;		/* not an RDPMC's: the handler runs */

@@ -194,24 +194,39 @@ sync_flags(const struct vpmu_vcpu *v, const struct vpmu_exit *x)
 }
 
 /*
- * The source may retire the instruction at its breakpoint itself: a
- * breakpoint exit of libvpmu's alone, a VMM that writes the registers
- * back, and nothing due at this place (a PMI or a sample comes before the
- * instruction, as under single-step).  Returns the registers after the
- * exit: r, or *done when the source completed an instruction (set in x).
- * VM lock held.
+ * A quiet stop: a debug exit of libvpmu's following the guest (one of the
+ * debug modes and DR6 bits given), a VMM that writes registers back, no
+ * instruction retired by libvpmu here yet, and nothing due at this place
+ * (a PMI or a sample comes before the instruction, as under single-step).
+ * Only there may libvpmu retire the instruction at RIP itself.  VM lock
+ * held.
+ */
+static bool
+quiet_stop(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x, unsigned debug,
+    uint64_t dr6)
+{
+	const struct vpmu_vcpu *v = &vm->vcpu[cpu];
+
+	return ((x->flags & VPMU_EXITF_SETREGS) && x->reason == VPMU_EXIT_DEBUG &&
+	    x->set == 0 && (v->debug & debug) && (x->dr6 & dr6) &&
+	    !__atomic_load_n(&vm->gpmu->vcpu[cpu].pmi_pending, __ATOMIC_RELAXED) &&
+	    !(v->nact != 0 && vpmu__sample_due(vm, cpu)));
+}
+
+/*
+ * The source may retire the instruction at its breakpoint itself, at a
+ * quiet stop of a breakpoint.  Returns the registers after the exit: r,
+ * or *done when the source completed an instruction (set in x).  VM lock
+ * held.
  */
 static const struct vpmu_regs *
-complete(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, unsigned flags,
-    const struct vpmu_regs *r, struct vpmu_regs *done)
+complete(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, const struct vpmu_regs *r,
+    struct vpmu_regs *done)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 
-	if (vm->src->exec_complete == NULL || !(flags & VPMU_SYNC_SETREGS) ||
-	    x->reason != VPMU_EXIT_DEBUG || !(v->debug & VPMU_DEBUG_BREAK) ||
-	    !(x->dr6 & VPMU_DR6_B0_3) ||
-	    __atomic_load_n(&vm->gpmu->vcpu[cpu].pmi_pending, __ATOMIC_RELAXED) ||
-	    (v->nact != 0 && vpmu__sample_due(vm, cpu)))
+	if (vm->src->exec_complete == NULL ||
+	    !quiet_stop(vm, cpu, x, VPMU_DEBUG_BREAK, VPMU_DR6_B0_3))
 		return (r);
 	*done = *r;
 	if ((x->set = vm->src->exec_complete(vm->src_state, cpu, done)) == 0)
@@ -323,54 +338,100 @@ stepped_hlt(const struct vpmu_vm *vm, const struct vpmu_vcpu *v, const struct vp
 	    vpmu__gmem_read_gva(&vm->mem, &pg, v->last_rip, &op, 1) == 1 && op == 0xF4);
 }
 
-/*
- * The exit stopped the vCPU before an instruction the core may retire
- * itself (RDPMC, HLT): a debug exit of the source that follows the guest,
- * the VMM writes registers back, nothing retired here yet, and nothing
- * due first (a PMI or a sample comes before the instruction, as under
- * single-step).  VM lock held.
- */
-bool
-vpmu__vcpu_may_retire(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x)
-{
-	const struct vpmu_vcpu *v = &vm->vcpu[cpu];
+/* ---- instructions the core retires itself: RDPMC (rdpmc.c), HLT ---------------- */
 
-	return (vm->src->exec_retire != NULL && (x->flags & VPMU_EXITF_SETREGS) &&
-	    x->reason == VPMU_EXIT_DEBUG && x->set == 0 &&
-	    (v->debug & (VPMU_DEBUG_STEP | VPMU_DEBUG_BREAK)) &&
-	    (x->dr6 & (VPMU_DR6_BS | VPMU_DR6_B0_3)) &&
-	    !__atomic_load_n(&vm->gpmu->vcpu[cpu].pmi_pending, __ATOMIC_RELAXED) &&
-	    !(v->nact != 0 && vpmu__sample_due(vm, cpu)));
+#define INSN_MAX	15		/* the longest x86 instruction */
+
+/*
+ * The instruction at rip, as far as the core tells them apart: RDPMC
+ * (0F 33) or HLT (F4) after prefixes that leave both alone (operand and
+ * address size, segment, REP/REPNE; a REX in 64-bit mode), its length in
+ * *len; else VPMU_INSN_OTHER.  LOCK makes either #UD: other.
+ */
+enum vpmu__insn
+vpmu__insn_at(const struct vpmu_vm *vm, const struct vpmu_regs *r, uint64_t rip, unsigned *len)
+{
+	struct vpmu_gmem_paging pg = { r->cr0, r->cr3, r->cr4, r->efer };
+	uint8_t b[INSN_MAX];
+	int n;
+	unsigned i;
+
+	n = vpmu__gmem_read_gva(&vm->mem, &pg, rip, b, sizeof(b));
+	for (i = 0; i < (unsigned)n; i++) {
+		switch (b[i]) {
+		case 0x66: case 0x67: case 0xF2: case 0xF3:
+		case 0x26: case 0x2E: case 0x36: case 0x3E: case 0x64: case 0x65:
+			continue;
+		}
+		if (r->long_mode && (b[i] & 0xF0) == 0x40)
+			i++;			/* REX: the opcode must follow */
+		break;
+	}
+	if (i < (unsigned)n && b[i] == 0xF4) {
+		*len = i + 1;
+		return (VPMU_INSN_HLT);
+	}
+	if (i + 1 < (unsigned)n && b[i] == 0x0F && b[i + 1] == 0x33) {
+		*len = i + 2;
+		return (VPMU_INSN_RDPMC);
+	}
+	return (VPMU_INSN_OTHER);
 }
 
 /*
- * A HLT (F4) at CPL 0 where the vCPU stopped: retire it here rather than
- * step it (a stepped HLT traps after it without halting, and what the
- * host does with the halt then differs between hosts).  RIP goes past it,
- * the source counts it, and the VMM halts the vCPU (x->halted) with the
- * registers written: it waits for an interrupt as after the HLT, and the
- * source follows the handler the wake runs.  VM lock held.
+ * The core retired the instruction at r itself, with the registers x->set
+ * names: *done is r after it, the source counts it, and overflows it
+ * brought are seen.  Returns done.  VM lock held.
  */
-static const struct vpmu_regs *
-hlt_at(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, const struct vpmu_regs *r,
-    struct vpmu_regs *done)
+const struct vpmu_regs *
+vpmu__vcpu_retired(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x,
+    const struct vpmu_regs *r, struct vpmu_regs *done)
 {
-	struct vpmu_gmem_paging pg = { r->cr0, r->cr3, r->cr4, r->efer };
-	struct vpmu_vcpu *v = &vm->vcpu[cpu];
-	uint8_t op;
-
-	if (!vpmu__vcpu_may_retire(vm, cpu, x) || ((r->cr0 & VPMU_CR0_PE) && r->cpl != 0) ||
-	    vpmu__gmem_read_gva(&vm->mem, &pg, r->rip, &op, 1) != 1 || op != 0xF4)
-		return (r);
-	x->set = VPMU_SET_RIP;
-	x->rip = r->rip + 1;
 	*done = *r;
-	done->rip = x->rip;
+	if (x->set & VPMU_SET_RIP)
+		done->rip = x->rip;
+	if (x->set & VPMU_SET_RAX)
+		done->rax = x->rax;
+	if (x->set & VPMU_SET_RDX)
+		done->rdx = x->rdx;
 	vm->src->exec_retire(vm->src_state, cpu, done);
-	v->last_rip = done->rip;
-	x->halted = 1;
+	vm->vcpu[cpu].last_rip = done->rip;
 	vpmu__gpmu_check_overflow(vm, cpu);
 	return (done);
+}
+
+/*
+ * A quiet stop, of a step or a breakpoint, before an instruction the core
+ * may retire itself: an RDPMC the model answers (rdpmc.c), or a HLT at CPL 0 (a stepped HLT
+ * traps after it without halting, and what the host does with the halt
+ * then differs between hosts): RIP goes past it, the source counts it, and
+ * the VMM halts the vCPU (x->halted) with the registers written, so that
+ * it waits for an interrupt as after the HLT and the source follows the
+ * handler the wake runs.  Returns the registers after the exit.  VM lock
+ * held.
+ */
+static const struct vpmu_regs *
+retire_at(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, const struct vpmu_regs *r,
+    struct vpmu_regs *done)
+{
+	unsigned len;
+
+	if (vm->src->exec_retire == NULL || !quiet_stop(vm, cpu, x,
+	    VPMU_DEBUG_STEP | VPMU_DEBUG_BREAK, VPMU_DR6_BS | VPMU_DR6_B0_3))
+		return (r);
+	switch (vpmu__insn_at(vm, r, r->rip, &len)) {
+	case VPMU_INSN_RDPMC:
+		return (vpmu__rdpmc_at(vm, cpu, x, r, done, len));
+	case VPMU_INSN_HLT:
+		if ((r->cr0 & VPMU_CR0_PE) && r->cpl != 0)
+			return (r);		/* #GP: the guest's */
+		x->set = VPMU_SET_RIP;
+		x->rip = r->rip + len;
+		x->halted = 1;
+		return (vpmu__vcpu_retired(vm, cpu, x, r, done));
+	default:
+		return (r);
+	}
 }
 
 /* Steps 2-5, under the VM lock (the registers asked for before it). */
@@ -405,9 +466,8 @@ exit_locked(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, uint64_t ran)
 		vpmu__vcpu_advance(vm, cpu, ran);
 	vpmu__gpmu_check_overflow(vm, cpu);
 	if (r != NULL) {
-		r = complete(vm, cpu, x, flags, r, &done);
-		r = vpmu__rdpmc_at(vm, cpu, x, r, &done);
-		r = hlt_at(vm, cpu, x, r, &done);
+		r = complete(vm, cpu, x, r, &done);
+		r = retire_at(vm, cpu, x, r, &done);
 		if (x->regs == NULL)
 			vpmu__rdpmc_refresh(vm, cpu, r);
 	}

@@ -87,44 +87,10 @@
 #define MP_IOAPIC_ADDR	0xfec00000u
 #define MP_IRQS		16		/* ISA IRQs, identity-routed to the I/O APIC */
 
-static uint16_t
-get16(const uint8_t *p)
-{
-	return ((uint16_t)(p[0] | p[1] << 8));
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-	return ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	    (uint32_t)p[3] << 24);
-}
-
-static void
-put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)v);
-	put16(p + 2, (uint16_t)(v >> 16));
-}
-
-static void
-put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
 int
 vr_linux_find(const uint8_t *file, size_t len)
 {
-	return (len >= H_END_MIN && get16(file + H_BOOT_FLAG) == 0xAA55 &&
+	return (len >= H_END_MIN && vr_get16(file + H_BOOT_FLAG) == 0xAA55 &&
 	    memcmp(file + H_HEADER, "HdrS", 4) == 0);
 }
 
@@ -251,8 +217,8 @@ payload(const uint8_t *file, size_t len, uint8_t **outp, size_t *outlenp, char *
 
 	sects = file[H_SETUP_SECTS] != 0 ? file[H_SETUP_SECTS] : 4;
 	pm = ((size_t)sects + 1) * 512;
-	off = get32(file + H_PAYLOAD_OFF);
-	n = get32(file + H_PAYLOAD_LEN);
+	off = vr_get32(file + H_PAYLOAD_OFF);
+	n = vr_get32(file + H_PAYLOAD_LEN);
 	if (pm > len || off > len - pm || n > len - pm - off || n < 8)
 		return (vr_fail(err, errlen, "the compressed kernel (payload_offset %#zx, "
 		    "payload_length %#zx after %zu setup sectors) is not inside the %zu-byte "
@@ -271,7 +237,7 @@ payload(const uint8_t *file, size_t len, uint8_t **outp, size_t *outlenp, char *
 	if (!f->built)
 		return (vr_fail(err, errlen, "the kernel is %s-compressed; this vpmu-run "
 		    "decompresses %s", f->name, have));
-	outlen = get32(file + off + n - 4);
+	outlen = vr_get32(file + off + n - 4);
 	if (outlen < 64 || outlen > OUT_MAX)
 		return (vr_fail(err, errlen, "the decompressed kernel's size %zu (the "
 		    "payload's last four bytes) is not plausible", outlen));
@@ -295,9 +261,9 @@ e820_add(uint8_t *bp, uint64_t addr, uint64_t size, uint32_t type)
 {
 	uint8_t *e = bp + BP_E820_TABLE + 20 * bp[BP_E820_ENTRIES];
 
-	put64(e, addr);
-	put64(e + 8, size);
-	put32(e + 16, type);
+	vr_put64(e, addr);
+	vr_put64(e + 8, size);
+	vr_put32(e + 16, type);
 	bp[BP_E820_ENTRIES]++;
 }
 
@@ -313,12 +279,12 @@ boot_params(const uint8_t *file, uint8_t *ram, uint64_t ram_size, uint64_t rd,
 	memcpy(bp + H_SETUP_SECTS, file + H_SETUP_SECTS, end - H_SETUP_SECTS);
 	bp[H_TYPE_OF_LOADER] = LOADER_UNDEFINED;
 	bp[H_LOADFLAGS] |= CAN_USE_HEAP;
-	put16(bp + H_HEAP_END_PTR, 0xfe00);
-	put32(bp + H_CMD_LINE_PTR, (uint32_t)CMDLINE_ADDR);
-	put32(bp + H_RAMDISK_IMAGE, (uint32_t)rd);
-	put32(bp + H_RAMDISK_SIZE, (uint32_t)rdlen);
-	put32(bp + BP_EXT_RAMDISK_IMAGE, (uint32_t)(rd >> 32));
-	put32(bp + BP_EXT_RAMDISK_SIZE, (uint32_t)((uint64_t)rdlen >> 32));
+	vr_put16(bp + H_HEAP_END_PTR, 0xfe00);
+	vr_put32(bp + H_CMD_LINE_PTR, (uint32_t)CMDLINE_ADDR);
+	vr_put32(bp + H_RAMDISK_IMAGE, (uint32_t)rd);
+	vr_put32(bp + H_RAMDISK_SIZE, (uint32_t)rdlen);
+	vr_put32(bp + BP_EXT_RAMDISK_IMAGE, (uint32_t)(rd >> 32));
+	vr_put32(bp + BP_EXT_RAMDISK_SIZE, (uint32_t)((uint64_t)rdlen >> 32));
 	e820_add(bp, 0, EBDA_ADDR, E820_RAM);
 	e820_add(bp, EBDA_ADDR, 0xa0000 - EBDA_ADDR, E820_RESERVED);
 	e820_add(bp, BIOS_ADDR, LOW_END - BIOS_ADDR, E820_RESERVED);
@@ -353,7 +319,7 @@ vr_linux_mptable(uint8_t *ram, unsigned ncpus, uint32_t signature, uint32_t feat
 
 	memset(fp, 0, 16);
 	memcpy(fp, "_MP_", 4);
-	put32(fp + 4, (uint32_t)(BIOS_ADDR + 16));
+	vr_put32(fp + 4, (uint32_t)(BIOS_ADDR + 16));
 	fp[8] = 1;			/* length in 16-byte units */
 	fp[9] = 4;			/* specification 1.4 */
 	fp[10] = checksum(fp, 16);
@@ -364,8 +330,8 @@ vr_linux_mptable(uint8_t *ram, unsigned ncpus, uint32_t signature, uint32_t feat
 		e[1] = (uint8_t)i;			/* local APIC ID */
 		e[2] = 0x14;				/* local APIC version */
 		e[3] = (uint8_t)(1 | (i == 0 ? 2 : 0));	/* enabled, BSP */
-		put32(e + 4, signature);
-		put32(e + 8, features);
+		vr_put32(e + 4, signature);
+		vr_put32(e + 8, features);
 	}
 	memset(e, 0, 8);
 	e[0] = 1;					/* bus 0: ISA */
@@ -375,7 +341,7 @@ vr_linux_mptable(uint8_t *ram, unsigned ncpus, uint32_t signature, uint32_t feat
 	e[1] = (uint8_t)ncpus;
 	e[2] = 0x11;
 	e[3] = 1;					/* enabled */
-	put32(e + 4, MP_IOAPIC_ADDR);
+	vr_put32(e + 4, MP_IOAPIC_ADDR);
 	e += 8, count++;
 	for (i = 0; i < MP_IRQS; i++, e += 8, count++) {
 		memset(e, 0, 8);
@@ -395,12 +361,12 @@ vr_linux_mptable(uint8_t *ram, unsigned ncpus, uint32_t signature, uint32_t feat
 	}
 	memset(t, 0, 44);
 	memcpy(t, "PCMP", 4);
-	put16(t + 4, (uint16_t)(e - t));
+	vr_put16(t + 4, (uint16_t)(e - t));
 	t[6] = 4;
 	memcpy(t + 8, "VPMU-RUN", 8);
 	memcpy(t + 16, "VIRTUAL PMU ", 12);
-	put16(t + 34, count);
-	put32(t + 36, MP_LAPIC_ADDR);
+	vr_put16(t + 34, count);
+	vr_put32(t + 36, MP_LAPIC_ADDR);
 	t[7] = checksum(t, (size_t)(e - t));
 	return ((size_t)(e - fp));
 }
@@ -421,7 +387,7 @@ vr_linux_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
 	if (!vr_linux_find(file, len))
 		return (vr_fail(err, errlen, "not a Linux bzImage (no boot flag 0xAA55 at "
 		    "0x1fe and \"HdrS\" at 0x202)"));
-	version = get16(file + H_VERSION);
+	version = vr_get16(file + H_VERSION);
 	if (version < 0x20a)
 		return (vr_fail(err, errlen, "Linux boot protocol %u.%02u: vpmu-run needs "
 		    "2.10 or later (a kernel from 2.6.31 on)", version >> 8, version & 0xff));
@@ -435,7 +401,7 @@ vr_linux_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
 	if (ram_size < 64ull << 20 || ram_size > 3ull << 30)
 		return (vr_fail(err, errlen, "a Linux guest needs 64 MiB to 3 GiB of RAM "
 		    "(--mem)"));
-	cmdmax = get32(file + H_CMDLINE_SIZE);
+	cmdmax = vr_get32(file + H_CMDLINE_SIZE);
 	clen = strlen(b->cmdline);
 	if (clen > cmdmax || clen >= EBDA_ADDR - CMDLINE_ADDR)
 		return (vr_fail(err, errlen, "the command line is %zu bytes, the kernel "
@@ -443,10 +409,10 @@ vr_linux_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
 	if (payload(file, len, &kernel, &klen, err, errlen) < 0)
 		return (-1);
 	ret = vr_elf_load_rules(kernel, klen, NULL, ram_size, &rules, img, err, errlen);
-	kend = img->hi > img->lo + get32(file + H_INIT_SIZE) ? img->hi :
-	    img->lo + get32(file + H_INIT_SIZE);
+	kend = img->hi > img->lo + vr_get32(file + H_INIT_SIZE) ? img->hi :
+	    img->lo + vr_get32(file + H_INIT_SIZE);
 	if (ret == 0 && b->initrd != NULL) {
-		rdmax = (uint64_t)get32(file + H_INITRD_MAX) + 1;
+		rdmax = (uint64_t)vr_get32(file + H_INITRD_MAX) + 1;
 		if (rdmax > ram_size)
 			rdmax = ram_size;
 		if (b->initrd_len > rdmax || ((rdmax - b->initrd_len) & ~(PAGE - 1)) < kend)

@@ -12,8 +12,6 @@
  * the structure (128 bytes), the memory map, the module list, then the
  * strings: the boot loader's name, the module's string, the command line.
  */
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "vpmu-run.h"
@@ -54,27 +52,6 @@
 #define PAGE		4096ull
 #define LOADER_NAME	"vpmu-run"
 
-static uint32_t
-get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));		/* little endian, as the guest */
-	return (v);
-}
-
-static void
-put32(uint8_t *ram, uint64_t gpa, uint32_t v)
-{
-	memcpy(ram + gpa, &v, sizeof(v));
-}
-
-static void
-put64(uint8_t *ram, uint64_t gpa, uint64_t v)
-{
-	memcpy(ram + gpa, &v, sizeof(v));
-}
-
 /* [a, a + an) and [b, b + bn) share a byte (no sum overflows: all below 2^33). */
 static bool
 overlap(uint64_t a, uint64_t an, uint64_t b, uint64_t bn)
@@ -86,9 +63,9 @@ overlap(uint64_t a, uint64_t an, uint64_t b, uint64_t bn)
 static bool
 header_at(const uint8_t *file, size_t len, size_t off)
 {
-	return (off <= len && len - off >= 12 && get32(file + off) == VR_MB_MAGIC &&
-	    (uint32_t)(get32(file + off) + get32(file + off + 4) +
-	    get32(file + off + 8)) == 0);
+	return (off <= len && len - off >= 12 && vr_get32(file + off) == VR_MB_MAGIC &&
+	    (uint32_t)(vr_get32(file + off) + vr_get32(file + off + 4) +
+	    vr_get32(file + off + 8)) == 0);
 }
 
 int
@@ -101,14 +78,14 @@ vr_mb_find(const uint8_t *file, size_t len, size_t *off, char *err, size_t errle
 			*off = o;
 			return (1);
 		}
-		if (bad == SIZE_MAX && get32(file + o) == VR_MB_MAGIC)
+		if (bad == SIZE_MAX && vr_get32(file + o) == VR_MB_MAGIC)
 			bad = o;
 	}
 	if (bad != SIZE_MAX) {
 		vr_fail(err, errlen, "Multiboot magic 0x1BADB002 at offset %#zx, but "
 		    "magic + flags + checksum is %#x, not 0", bad,
-		    (unsigned)(uint32_t)(get32(file + bad) + get32(file + bad + 4) +
-		    get32(file + bad + 8)));
+		    (unsigned)(uint32_t)(vr_get32(file + bad) + vr_get32(file + bad + 4) +
+		    vr_get32(file + bad + 8)));
 		return (0);
 	}
 	/* Only for the message: a header too far in (looked for in the first MiB). */
@@ -140,11 +117,11 @@ check_aout(const uint8_t *file, size_t len, size_t off, uint64_t ram_size,
 	if (len - off < 32)
 		return (vr_fail(err, errlen, "truncated: flags bit 16 is set but the "
 		    "Multiboot header's address fields end past the file's %zu bytes", len));
-	header_addr = get32(file + off + 12);
-	load_addr = get32(file + off + 16);
-	load_end = get32(file + off + 20);
-	bss_end = get32(file + off + 24);
-	entry = get32(file + off + 28);
+	header_addr = vr_get32(file + off + 12);
+	load_addr = vr_get32(file + off + 16);
+	load_end = vr_get32(file + off + 20);
+	bss_end = vr_get32(file + off + 24);
+	entry = vr_get32(file + off + 28);
 	if (header_addr < load_addr)
 		return (vr_fail(err, errlen, "Multiboot header_addr %#x is below load_addr "
 		    "%#x", header_addr, load_addr));
@@ -216,10 +193,10 @@ mmap_write(uint8_t *ram, uint64_t at, uint64_t ram_size)
 	for (i = 0; i < MMAP_MAX; i++) {
 		if (r[i][1] == 0)
 			continue;
-		put32(ram, at + n * MMAP_ENTRY, MMAP_ENTRY - 4);
-		put64(ram, at + n * MMAP_ENTRY + 4, r[i][0]);
-		put64(ram, at + n * MMAP_ENTRY + 12, r[i][1]);
-		put32(ram, at + n * MMAP_ENTRY + 20, (uint32_t)r[i][2]);
+		vr_put32(ram + at + n * MMAP_ENTRY, MMAP_ENTRY - 4);
+		vr_put64(ram + at + n * MMAP_ENTRY + 4, r[i][0]);
+		vr_put64(ram + at + n * MMAP_ENTRY + 12, r[i][1]);
+		vr_put32(ram + at + n * MMAP_ENTRY + 20, (uint32_t)r[i][2]);
 		n++;
 	}
 	return (n);
@@ -242,7 +219,7 @@ vr_mb_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
 	memset(img, 0, sizeof(*img));
 	if (!vr_mb_find(file, len, &off, err, errlen))
 		return (-1);
-	flags = get32(file + off + 4);
+	flags = vr_get32(file + off + 4);
 	req = flags & HF_REQUIRED & ~HF_SUPPORTED;
 	if (req & HF_VIDEO)
 		return (vr_fail(err, errlen, "Multiboot flags %#x: bit 2 (a video mode) "
@@ -309,29 +286,29 @@ vr_mb_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
 
 	at = VR_MB_INFO_ADDR;
 	memset(ram + at, 0, VR_MB_INFO_SIZE);
-	put32(ram, at + MI_MEM_LOWER, MEM_LOWER_KIB);
-	put32(ram, at + MI_MEM_UPPER, (uint32_t)((ram_size - HIGH_START) >> 10));
+	vr_put32(ram + at + MI_MEM_LOWER, MEM_LOWER_KIB);
+	vr_put32(ram + at + MI_MEM_UPPER, (uint32_t)((ram_size - HIGH_START) >> 10));
 	nmmap = mmap_write(ram, at + MI_SIZE, ram_size);
-	put32(ram, at + MI_MMAP_LENGTH, nmmap * MMAP_ENTRY);
-	put32(ram, at + MI_MMAP_ADDR, (uint32_t)(at + MI_SIZE));
+	vr_put32(ram + at + MI_MMAP_LENGTH, nmmap * MMAP_ENTRY);
+	vr_put32(ram + at + MI_MMAP_ADDR, (uint32_t)(at + MI_SIZE));
 	/* strings */
 	memcpy(ram + at + strs, LOADER_NAME, sizeof(LOADER_NAME));
-	put32(ram, at + MI_LOADER_NAME, (uint32_t)(at + strs));
+	vr_put32(ram + at + MI_LOADER_NAME, (uint32_t)(at + strs));
 	strs += sizeof(LOADER_NAME);
 	if (b->mod != NULL) {
 		uint64_t mod = at + MI_SIZE + MMAP_MAX * MMAP_ENTRY;
 
 		memcpy(ram + at + strs, b->modname, namelen + 1);
-		put32(ram, mod, (uint32_t)mod_start);
-		put32(ram, mod + 4, (uint32_t)(mod_start + b->modlen));
-		put32(ram, mod + 8, (uint32_t)(at + strs));
-		put32(ram, at + MI_MODS_ADDR, (uint32_t)mod);
-		put32(ram, at + MI_MODS_COUNT, 1);
+		vr_put32(ram + mod, (uint32_t)mod_start);
+		vr_put32(ram + mod + 4, (uint32_t)(mod_start + b->modlen));
+		vr_put32(ram + mod + 8, (uint32_t)(at + strs));
+		vr_put32(ram + at + MI_MODS_ADDR, (uint32_t)mod);
+		vr_put32(ram + at + MI_MODS_COUNT, 1);
 		strs += namelen + 1;
 	}
 	memcpy(ram + at + strs, b->cmdline, cmdlen + 1);
-	put32(ram, at + MI_CMDLINE, (uint32_t)(at + strs));
-	put32(ram, at + MI_FLAGS, IF_MEM | IF_CMDLINE | IF_MODS | IF_MMAP | IF_LOADER_NAME);
+	vr_put32(ram + at + MI_CMDLINE, (uint32_t)(at + strs));
+	vr_put32(ram + at + MI_FLAGS, IF_MEM | IF_CMDLINE | IF_MODS | IF_MMAP | IF_LOADER_NAME);
 	img->multiboot = true;
 	img->mb_info = VR_MB_INFO_ADDR;
 	return (0);

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <vpmu/vpmu.h>
 #include <vpmu/kvm.h>
@@ -141,6 +142,43 @@ struct vr_snapconf {
 	unsigned	 host_counters, mux_us;
 	bool		 irqchip_kernel;
 };
+
+/* Little-endian fields of the structures guests read (the host is x86 too). */
+static inline uint16_t
+vr_get16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return (v);
+}
+
+static inline uint32_t
+vr_get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return (v);
+}
+
+static inline void
+vr_put16(uint8_t *p, uint16_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void
+vr_put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void
+vr_put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
 
 /* elf.c */
 int  vr_fail(char *err, size_t errlen, const char *fmt, ...)

@@ -24,12 +24,6 @@
 
 static char err[256];
 
-static void
-put16(uint8_t *p, uint16_t v)
-{
-	memcpy(p, &v, 2);
-}
-
 /* A kernel ELF: one PT_LOAD of KERNEL_LEN bytes (i & 0xff) at KERNEL_PA. */
 static uint8_t *
 kernel_elf(size_t *len)
@@ -101,18 +95,18 @@ bzimage(size_t *len)
 	uint8_t *k = kernel_elf(&klen), *f = calloc(1, pm + 0x10 + klen + 1024);
 
 	f[0x1f1] = SETUP_SECTS;
-	put16(f + 0x1fe, 0xAA55);
+	vr_put16(f + 0x1fe, 0xAA55);
 	f[0x200] = 0xEB;
 	f[0x201] = 0x6a;			/* the header ends at 0x26c */
 	memcpy(f + 0x202, "HdrS", 4);
-	put16(f + 0x206, 0x020f);
+	vr_put16(f + 0x206, 0x020f);
 	f[0x211] = 0x01;			/* LOADED_HIGH */
-	put32(f + 0x22c, 0x7fffffff);		/* initrd_addr_max */
-	put32(f + 0x238, 2047);			/* cmdline_size */
-	put32(f + 0x248, 0x10);			/* payload_offset */
-	put32(f + 0x260, 0x800000);		/* init_size: 8 MiB */
+	vr_put32(f + 0x22c, 0x7fffffff);		/* initrd_addr_max */
+	vr_put32(f + 0x238, 2047);			/* cmdline_size */
+	vr_put32(f + 0x248, 0x10);			/* payload_offset */
+	vr_put32(f + 0x260, 0x800000);		/* init_size: 8 MiB */
 	n = gzip(k, klen, f + pm + 0x10, klen + 1024);
-	put32(f + 0x24c, (uint32_t)n);		/* payload_length */
+	vr_put32(f + 0x24c, (uint32_t)n);		/* payload_length */
 	free(k);
 	*len = pm + 0x10 + n;
 	return (f);
@@ -221,13 +215,13 @@ test_refusals(void)
 
 	current = "refusals";
 	memcpy(g, f, len);
-	put16(g + 0x206, 0x0209);
+	vr_put16(g + 0x206, 0x0209);
 	CHECK(load(g, len, &b, &img) < 0 && strstr(err, "boot protocol 2.09") != NULL);
 	memcpy(g, f, len);
 	g[0x211] = 0;
 	CHECK(load(g, len, &b, &img) < 0 && strstr(err, "zImage") != NULL);
 	memcpy(g, f, len);
-	put32(g + 0x24c, (uint32_t)len);
+	vr_put32(g + 0x24c, (uint32_t)len);
 	CHECK(load(g, len, &b, &img) < 0 && strstr(err, "is not inside") != NULL);
 	memcpy(g, f, len);
 	g[(SETUP_SECTS + 1) * 512 + 0x10] = 0x42;
@@ -239,7 +233,7 @@ test_refusals(void)
 	g[(SETUP_SECTS + 1) * 512 + 0x10 + 40] ^= 0xff;		/* corrupt deflate data */
 	CHECK(load(g, len, &b, &img) < 0 && strstr(err, "gzip:") != NULL);
 	memcpy(g, f, len);
-	put32(g + len - 4, 0x7fffffff);				/* the size appended */
+	vr_put32(g + len - 4, 0x7fffffff);				/* the size appended */
 	CHECK(load(g, len, &b, &img) < 0 && strstr(err, "not plausible") != NULL);
 	memset(longcmd, 'x', 4095);
 	longcmd[4095] = '\0';

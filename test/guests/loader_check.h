@@ -2,7 +2,7 @@
  * loader_check.h -- what vpmu-run's loader tests (multiboot_test.c,
  * linux_loader_test.c) share: CHECK(), which names the failed line and
  * the case under way (current) and counts failures, and little-endian
- * accesses to the test's guest RAM (ram).  Each test is its own program.
+ * reads of the test's guest RAM (ram); writes use vpmu-run.h's vr_put*().  Each test is its own program.
  */
 #ifndef LOADER_CHECK_H
 #define LOADER_CHECK_H
@@ -22,12 +22,6 @@ static const char *current = "";
 		failures++;						\
 	}								\
 } while (0)
-
-static inline void
-put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
 
 static inline uint32_t
 r32(uint64_t gpa)

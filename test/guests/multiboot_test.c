@@ -21,9 +21,9 @@ static char err[256];
 static void
 header(uint8_t *p, uint32_t flags)
 {
-	put32(p, VR_MB_MAGIC);
-	put32(p + 4, flags);
-	put32(p + 8, (uint32_t)(0u - (VR_MB_MAGIC + flags)));
+	vr_put32(p, VR_MB_MAGIC);
+	vr_put32(p + 4, flags);
+	vr_put32(p + 8, (uint32_t)(0u - (VR_MB_MAGIC + flags)));
 }
 
 /* An a.out-kludge image of len bytes, its header at off with these fields. */
@@ -37,11 +37,11 @@ aout(size_t len, size_t off, uint32_t flags, uint32_t header_addr, uint32_t load
 	for (i = 0; i < len; i++)
 		f[i] = (uint8_t)(i * 7 + 1);
 	header(f + off, flags | (1u << 16));
-	put32(f + off + 12, header_addr);
-	put32(f + off + 16, load_addr);
-	put32(f + off + 20, load_end);
-	put32(f + off + 24, bss_end);
-	put32(f + off + 28, entry);
+	vr_put32(f + off + 12, header_addr);
+	vr_put32(f + off + 16, load_addr);
+	vr_put32(f + off + 20, load_end);
+	vr_put32(f + off + 24, bss_end);
+	vr_put32(f + off + 28, entry);
 	return (f);
 }
 
@@ -258,7 +258,7 @@ test_refusals(void)
 	uint8_t *f;
 
 	f = good_aout();
-	put32(f + 0x108, 0);
+	vr_put32(f + 0x108, 0);
 	refused("bad checksum", f, 0x2000, &noboot,
 	    "Multiboot magic 0x1BADB002 at offset 0x100, but magic + flags + checksum is");
 	free(f);
@@ -325,7 +325,7 @@ test_refusals(void)
 	free(f);
 
 	f = elf32(0x3ff000, EM_386);
-	put32(f + sizeof(Elf32_Ehdr) + 20, 0x2000);	/* p_memsz */
+	vr_put32(f + sizeof(Elf32_Ehdr) + 20, 0x2000);	/* p_memsz */
 	refused("ELF segment past RAM", f, E32_LEN, &noboot,
 	    "PT_LOAD 0: p_paddr 0x3ff000 + p_memsz 0x2000 ends past guest RAM");
 	free(f);
@@ -346,8 +346,8 @@ test_refusals(void)
 	free(f);
 
 	f = good_aout();
-	put32(f + 0x104, 0);		/* flags bit 16 clear ... */
-	put32(f + 0x108, 0u - VR_MB_MAGIC);
+	vr_put32(f + 0x104, 0);		/* flags bit 16 clear ... */
+	vr_put32(f + 0x108, 0u - VR_MB_MAGIC);
 	refused("not ELF without address fields", f, 0x2000, &noboot,
 	    "flags bit 16 is clear, so the image must be ELF: not an ELF file");
 	cmd = malloc(VR_MB_INFO_SIZE + 1);

@@ -171,7 +171,8 @@ struct vpmu_source_ops {
 	/*
 	 * exec_retire (optional): the core retired the instruction at the
 	 * place the last exec_sync gave (an RDPMC it emulated, a HLT it
-	 * halted the vCPU for; never a branch) and the vCPU goes on at r: count that one instruction.
+	 * halted the vCPU for; never a branch) and the vCPU goes on at r:
+	 * count that one instruction.
 	 * Without the hook the source sees the move at the next exec_sync.
 	 */
 	void (*exec_retire)(void *state, unsigned vcpu, const struct vpmu_regs *r);
