@@ -11,6 +11,7 @@
  *   devices.c  the 16550 UART's registers and fw_cfg's items (no KVM)
  *   boot.c   long mode: page tables, GDT, CPUID, each vCPU's registers
  *   run.c    vCPU threads, the run loop, the port table, stopping the run
+ *   emulate.c  instructions KVM's emulator failed on, completed (Zydis)
  *   snapshot.c  --snapshot and --resume: the VM to a file and back
  */
 #ifndef VPMU_RUN_H
@@ -278,6 +279,12 @@ uint64_t vr_snapshot_hash(const void *p, size_t n);
 int  vr_snapshot_save(struct vr_vm *vm, const struct vr_snapconf *sc);
 /* After the vCPUs are set up as for a boot, before the run starts. */
 int  vr_snapshot_resume(struct vr_vm *vm, const char *path, const struct vr_snapconf *sc);
+
+/* emulate.c: instructions KVM's emulator failed on */
+/* Up to n bytes of the instruction at rip (the exit's, or RAM's); how many. */
+size_t vr_insn_bytes(struct vr_vcpu *c, uint64_t rip, uint8_t *b, size_t n);
+/* Complete it if vpmu-run can (emulate.c lists which): true, the guest goes on. */
+bool vr_emulate(struct vr_vcpu *c);
 
 /* run.c */
 int  vr_run_prepare(void);
