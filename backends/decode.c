@@ -350,6 +350,9 @@ vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf, size
 	out->in_block = in_block(&in, op, out->rep_string);
 	gpr_use(&in, op, out);
 
+	if (in.mnemonic == ZYDIS_MNEMONIC_POPF || in.mnemonic == ZYDIS_MNEMONIC_POPFD ||
+	    in.mnemonic == ZYDIS_MNEMONIC_POPFQ)
+		out->flags_at = 1;
 	mf = mnemonic_flags(in.mnemonic);
 	if (mf & MN_NOT_BRANCH)
 		return (0);
@@ -359,6 +362,7 @@ vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf, size
 		out->far_return = true;
 		out->iret = true;
 		out->slot = in.operand_width / 8;
+		out->flags_at = (uint8_t)(1 + 2 * out->slot);	/* RIP, CS, RFLAGS */
 		return (0);
 	}
 	for (i = 0; i < VPMU_ARRAY_SIZE(branch_cats); i++) {

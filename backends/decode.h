@@ -98,6 +98,8 @@ struct vpmu_insn {
 	uint16_t writes;		/* general registers it writes, bit n for
 					   register n (RAX 0 .. R15 15), hidden
 					   operands and partial writes included */
+	uint8_t	 flags_at;		/* POPF, IRET: 1 + the offset from RSP of the
+					   RFLAGS image it loads; 0: none */
 	uint64_t target;		/* VPMU_FLOW_DIRECT: the branch target */
 	unsigned mnemonic;		/* ZydisMnemonic, for tests and messages */
 };

@@ -426,6 +426,21 @@ add(struct path *p, bool branch, unsigned cpl)
 }
 
 /*
+ * A POPF or IRET that retired loaded the RFLAGS image at addr: one with TF
+ * set means the guest steps itself, which the guest debugging the source
+ * needs hides from it (vpmu_exact(7), CAVEATS): count it.
+ */
+static void
+note_tf(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *ctx, uint64_t addr)
+{
+	uint16_t fl;
+
+	if (vpmu__gmem_read_gva(x->mem, PAGING(ctx), addr, &fl, sizeof(fl)) == sizeof(fl) &&
+	    (fl & RFLAGS_TF))
+		v->st.guest_tf++;
+}
+
+/*
  * Follow execution from addr to N (n->rip), adding each instruction to p.
  * With advance, at least one instruction retired even if addr is N (the
  * path went round a loop back to where it started).
@@ -455,6 +470,8 @@ walk(const struct exact *x, struct xvcpu *v, uint64_t addr, const struct vpmu_re
 			return (W_FETCH);
 		}
 		add(p, in.branch, cpl);
+		if (i == 0 && in.flags_at != 0 && rsp_known)
+			note_tf(x, v, ctx, rsp + in.flags_at - 1u);
 		switch (in.flow) {
 		case VPMU_FLOW_NEXT:
 			succ = addr + in.len;

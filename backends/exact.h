@@ -83,6 +83,8 @@ struct vpmu_exact_stats {
 	uint64_t user_unseen;		/* exits after user-mode (CPL 3) code that ran
 					   without being followed (vpmu_exact(7),
 					   DIAGNOSTICS): its counts are not exact */
+	uint64_t guest_tf;		/* POPF and IRET that set RFLAGS.TF while
+					   followed: the guest steps itself */
 };
 
 /* An enabled counter exists on cpu: follow it (step or block). */

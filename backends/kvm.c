@@ -35,6 +35,8 @@
 #define APIC_LVTPC	0x340
 #define MSR_X2APIC_LVTPC 0x834
 #define DR7_FIXED1	0x400u		/* DR7 bit 10 reads as 1 */
+#define DR7_ENABLES	0xFFu		/* L0-L3 and G0-G3 */
+#define DR6_FIXED1	0xFFFF0FF0ull	/* DR6 bits that read as 1 (SDM 18.2.3) */
 
 struct kvm_vcpu_ctx {
 	int fd;
@@ -47,6 +49,11 @@ struct kvm_vcpu_ctx {
 	bool applied_ok;		/* `applied` is what KVM has */
 	struct kvm_guest_debug applied;	/* the last KVM_SET_GUEST_DEBUG */
 	int injected;			/* vector injected before this run, -1: none */
+	bool db_pending;		/* a #DB of the guest's own was injected at the
+					   last exit: the next run delivers it */
+	bool breaking;			/* libvpmu's breakpoints are what KVM has */
+	bool guest_bp;			/* the guest's DR7 enables a breakpoint (read
+					   when libvpmu's last began) */
 	struct kvm_guest_debug vmm_dbg;	/* the VMM's own guest debugging */
 	uint64_t pmis_masked;
 	struct vpmu_kvm_stat emul;	/* KVM's "insn_emulation"; fd -1: none */
@@ -521,14 +528,34 @@ static int
 apply_debug(const vpmu_kvm *k, struct kvm_vcpu_ctx *c)
 {
 	struct kvm_guest_debug dbg = c->vmm_dbg;
+	struct kvm_debugregs dr;
+	bool breaking = false;
 
-	if ((c->debug & VPMU_DEBUG_BREAK) && !add_breaks(k, c, &dbg, true)) {
-		dbg = c->vmm_dbg;
-		dbg.control |= KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_SINGLESTEP;
+	/*
+	 * libvpmu's breakpoints would switch the guest's own off
+	 * (KVM_GUESTDBG_USE_HW_BP): not while its DR7 enables one.  The guest
+	 * writes DR7 only with MOV DR7, which ends a block (single-stepped),
+	 * so reading it when libvpmu's breakpoints begin is enough.
+	 */
+	if ((c->debug & (VPMU_DEBUG_BREAK | VPMU_DEBUG_CATCH)) && !c->breaking)
+		c->guest_bp = ioctl(c->fd, KVM_GET_DEBUGREGS, &dr) < 0 ||
+		    (dr.dr7 & DR7_ENABLES) != 0;
+	if (c->debug & VPMU_DEBUG_BREAK) {
+		if (!c->guest_bp && add_breaks(k, c, &dbg, true))
+			breaking = true;
+		else {
+			dbg = c->vmm_dbg;
+			dbg.control |= KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_SINGLESTEP;
+		}
 	} else if (c->debug & VPMU_DEBUG_STEP)
 		dbg.control |= KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_SINGLESTEP;
-	else if ((c->debug & VPMU_DEBUG_CATCH) && !add_breaks(k, c, &dbg, false))
-		dbg = c->vmm_dbg;	/* no room: the guest takes RDPMC's #GP */
+	else if (c->debug & VPMU_DEBUG_CATCH) {
+		if (!c->guest_bp && add_breaks(k, c, &dbg, false))
+			breaking = true;
+		else
+			dbg = c->vmm_dbg;	/* the guest takes RDPMC's #GP */
+	}
+	c->breaking = breaking;
 	if (c->applied_ok && memcmp(&dbg, &c->applied, sizeof(dbg)) == 0)
 		return (0);
 	c->applied_ok = false;
@@ -636,7 +663,9 @@ pre_run_work(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, const struct vpm
 		memcpy(c->bp, e->bp, sizeof(c->bp));
 		error = apply_debug(k, c);
 	}
-	if (e->pmi && error == 0) {
+	if (e->pmi && error == 0 && c->injected >= 0)
+		error = EAGAIN;		/* one event per run: the #DB first */
+	else if (e->pmi && error == 0) {
 		if (c->lapic)
 			error = lapic_pmi(k, cpu, c);
 		else if (ioctl(c->fd, KVM_NMI) < 0)
@@ -646,7 +675,7 @@ pre_run_work(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, const struct vpm
 	}
 	if (error != 0 && e->pmi)	/* not lost: due again at the next entry */
 		vpmu__vcpu_pmi_again(k->vm, cpu);
-	return (error);
+	return (error == EAGAIN ? 0 : error);
 }
 
 int
@@ -657,7 +686,8 @@ vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
 
 	if ((c = ctx_of(k, cpu)) == NULL)
 		return (EINVAL);
-	c->injected = -1;
+	c->injected = c->db_pending ? 1 : -1;	/* #DB: the guest's own (deliver_db) */
+	c->db_pending = false;
 	if (vpmu__vcpu_enter_quiet(k->vm, cpu))	/* ctx_of() checked cpu */
 		return (0);
 	vpmu__vcpu_enter(k->vm, cpu, &e);
@@ -670,6 +700,51 @@ int
 vpmu_kvm_post_run(vpmu_kvm *k, unsigned cpu)
 {
 	return (ctx_of(k, cpu) == NULL ? EINVAL : 0);
+}
+
+/* DR6's B0-B3 bits of the breakpoints the VMM's own DR7 enables. */
+static uint64_t
+vmm_breaks(const struct kvm_vcpu_ctx *c)
+{
+	const struct kvm_guest_debug *d = &c->vmm_dbg;
+	uint64_t bits = 0;
+	unsigned i;
+
+	if ((d->control & (KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_USE_HW_BP)) !=
+	    (KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_USE_HW_BP))
+		return (0);
+	for (i = 0; i < 4; i++)
+		if (d->arch.debugreg[7] >> (2 * i) & 3)
+			bits |= 1ull << i;
+	return (bits);
+}
+
+/*
+ * The guest's own #DB (vpmu_exit.guest_dr6): its DR6 gets the bits, as
+ * the processor would set them, and the exception is injected; the next
+ * run delivers it (reported to libvpmu as an injected vector 1).
+ */
+static int
+deliver_db(struct kvm_vcpu_ctx *c, uint64_t bits)
+{
+	struct kvm_debugregs dr;
+	struct kvm_vcpu_events ev;
+
+	if (ioctl(c->fd, KVM_GET_DEBUGREGS, &dr) < 0)
+		return (errno);
+	dr.dr6 |= DR6_FIXED1 | bits;
+	if (ioctl(c->fd, KVM_SET_DEBUGREGS, &dr) < 0 ||
+	    ioctl(c->fd, KVM_GET_VCPU_EVENTS, &ev) < 0)
+		return (errno);
+	ev.exception.injected = 1;
+	ev.exception.nr = 1;
+	ev.exception.has_error_code = 0;
+	ev.exception.error_code = 0;
+	ev.flags = 0;
+	if (ioctl(c->fd, KVM_SET_VCPU_EVENTS, &ev) < 0)
+		return (errno);
+	c->db_pending = true;
+	return (0);
 }
 
 /* Did the VMM's own debugging cause this debug exit too? */
@@ -779,6 +854,7 @@ handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 	struct vpmu_regs regs;
 	uint8_t *data;
 	bool vmm = false;
+	uint64_t guest = 0;	/* DR6 bits of the guest's own breakpoints */
 	int error;
 
 	run = c->run;
@@ -801,8 +877,17 @@ handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 			memcpy(&x.data, data, run->io.size);
 	} else if (run->exit_reason == KVM_EXIT_DEBUG) {
 		x.reason = VPMU_EXIT_DEBUG;
-		x.dr6 = run->debug.arch.dr6;
-		vmm = vmm_debug_exit(c, x.dr6);
+		vmm = vmm_debug_exit(c, run->debug.arch.dr6);
+		/*
+		 * Breakpoint hits that are neither libvpmu's nor the VMM's:
+		 * the guest's own, possible only while libvpmu's breakpoints
+		 * are not in KVM (KVM_GUESTDBG_USE_HW_BP turns the guest's
+		 * off).  libvpmu sees neither; the guest gets its #DB.
+		 */
+		x.dr6 = run->debug.arch.dr6 & ~vmm_breaks(c);
+		if (!c->breaking && !(c->vmm_dbg.control & KVM_GUESTDBG_USE_HW_BP))
+			guest = x.dr6 & VPMU_DR6_B0_3;
+		x.dr6 &= ~guest;
 	}
 	/*
 	 * Registers come with the exit (synced), and the ones libvpmu changes
@@ -825,6 +910,12 @@ handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 	c->injected = -1;
 	if (x.set != 0 && (error = set_regs(c, &x)) != 0)
 		return (error);
+	if (guest != 0) {
+		if ((error = deliver_db(c, guest)) != 0)
+			return (error);
+		if (!vmm)
+			*handled = true;
+	}
 	if (x.halted)
 		return (step_halt(c, cpu, x.set != 0, handled));
 	if (!x.handled)
@@ -914,6 +1005,7 @@ kvm_stats_exact(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st)
 			st->exact_ff_loops = xs.ff_loops;
 			st->exact_ff_insns = xs.ff_insns;
 			st->user_unseen = xs.user_unseen;
+			st->guest_tf = xs.guest_tf;
 		}
 		vpmu__vm_unlock(k->vm);
 	}

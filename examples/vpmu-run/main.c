@@ -381,6 +381,22 @@ parse_options(int argc, char **argv, struct vr_opts *o)
 #define USER_UNSEEN_WARNING	"exact: user-mode (CPL3) guest code ran without being " \
 	"stepped on this host: counts of user-mode events are not exact"
 
+#define GUEST_TF_WARNING	"exact: the guest set RFLAGS.TF itself while followed: " \
+	"its own single-step traps were not delivered (vpmu_exact(7), CAVEATS)"
+
+/* Some vCPU stepped itself (RFLAGS.TF) while the exact source followed it. */
+static bool
+guest_tf(struct vr_vm *vm)
+{
+	struct vpmu_kvm_stats st;
+	unsigned cpu;
+
+	for (cpu = 0; cpu < vm->nvcpus; cpu++)
+		if (vpmu_kvm_get_stats(vm->k, cpu, &st) == 0 && st.guest_tf != 0)
+			return (true);
+	return (false);
+}
+
 /* Some vCPU ran user-mode code the exact source could not follow. */
 static bool
 user_unseen(struct vr_vm *vm)
@@ -455,6 +471,8 @@ report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
 	    vm->nvcpus, vm->nvcpus == 1 ? "" : "s", o->mem);
 	if (exact && user_unseen(vm))
 		fprintf(f, "%s\n", USER_UNSEEN_WARNING);
+	if (exact && guest_tf(vm))
+		fprintf(f, "%s\n", GUEST_TF_WARNING);
 	if ((ci = calloc(MAX_COUNTERS, sizeof(*ci))) == NULL) {
 		fprintf(f, "(no memory for the counter table)\n");
 		return;
@@ -882,6 +900,8 @@ main(int argc, char **argv)
 	/* Once, on standard error, unless the report just said it there. */
 	if (src == &vpmu_source_exact && (o.quiet || rep != NULL) && user_unseen(&vm))
 		fprintf(stderr, "vpmu-run: %s\n", USER_UNSEEN_WARNING);
+	if (src == &vpmu_source_exact && (o.quiet || rep != NULL) && guest_tf(&vm))
+		fprintf(stderr, "vpmu-run: %s\n", GUEST_TF_WARNING);
 
 out:
 	if (rep != NULL && fclose(rep) != 0) {

@@ -183,7 +183,7 @@ vg_ncpus(void)
  * Every exception, NMI and interrupt, on the interrupted stack with IF
  * clear.  An NMI is counted and handed to the vCPU's hook; so is an
  * interrupt (vector 32..255) when the vCPU has an interrupt hook (the hook
- * writes the EOI).  A fault at an instruction in
+ * writes the EOI), and a #DB when the vCPU has a debug hook.  A fault at an instruction in
  * the exception table resumes at its fixup with the vector recorded.  Any
  * other exception is a bug in the guest: say where and end the run.
  */
@@ -197,6 +197,11 @@ vg__trap(struct vg_frame *f)
 		c->nmis++;
 		if (c->nmi_fn != NULL)
 			c->nmi_fn(c->index, f);
+		return;
+	}
+	if (f->vector == 1 && c->db_fn != NULL) {
+		c->dbs++;
+		c->db_fn(c->index, f);
 		return;
 	}
 	if (f->vector >= EXC_VECTORS && c->irq_fn != NULL) {

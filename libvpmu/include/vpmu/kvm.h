@@ -138,6 +138,9 @@ struct vpmu_kvm_stats {
 	 */
 	uint64_t insn_emulation;
 	uint32_t has_insn_emulation;
+	uint64_t guest_tf;		/* POPF and IRET the exact source saw load
+					   RFLAGS.TF: the guest stepping itself,
+					   whose traps are lost while followed */
 };
 VPMU_EXTERN int  vpmu_kvm_get_stats(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st);
 

@@ -110,6 +110,8 @@ struct vg_cpu {
 	struct vpmu_pv_ident pv_ident;
 	volatile uint64_t irqs;		/* interrupts taken by irq_fn on this vCPU */
 	vg_irq_fn	 irq_fn;	/* called for each interrupt, after counting */
+	volatile uint64_t dbs;		/* #DB traps taken by db_fn on this vCPU */
+	vg_nmi_fn	 db_fn;		/* called for each #DB, after counting */
 };
 
 static inline struct vg_cpu *
@@ -316,6 +318,25 @@ static inline uint64_t
 vg_nmi_count(void)
 {
 	return (vg_self()->nmis);
+}
+
+/*
+ * Debug exceptions (#DB, vector 1: single-step traps with RFLAGS.TF, the
+ * guest's own hardware breakpoints in DR0-DR3) go to fn, counted, instead
+ * of ending the run; fn reads DR6 itself and must clear it (a fault-type
+ * breakpoint sets f->rflags' RF, bit 16, to resume past it).  NULL: a #DB is
+ * an unexpected exception again.  Set for the calling vCPU only.
+ */
+static inline void
+vg_set_debug_handler(vg_nmi_fn fn)
+{
+	vg_self()->db_fn = fn;
+}
+
+static inline uint64_t
+vg_debug_count(void)
+{
+	return (vg_self()->dbs);
 }
 
 /* ---- interrupts and the local APIC in x2APIC mode -------------------------- */
