@@ -395,13 +395,35 @@ int
 vpmu__decode_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
     enum vpmu_decode_mode mode, uint64_t gva, struct vpmu_insn *out, uint64_t *bad)
 {
+	return (vpmu__decode_gva_cached(NULL, mem, pg, mode, gva, out, bad));
+}
+
+int
+vpmu__decode_gva_cached(struct vpmu_dcache *c, const struct vpmu_gmem *mem,
+    const struct vpmu_gmem_paging *pg, enum vpmu_decode_mode mode, uint64_t gva,
+    struct vpmu_insn *out, uint64_t *bad)
+{
 	uint8_t buf[VPMU_INSN_MAX];
 	int got, error;
+	unsigned i = (unsigned)(gva ^ gva >> 8) & (VPMU_DCACHE_SIZE - 1);
 
-	got = vpmu__gmem_read_gva(mem, pg, gva, buf, sizeof(buf));
+	got = vpmu__gmem_read_gva_memo(mem, pg, c != NULL ? &c->memo : NULL, gva, buf, sizeof(buf));
+	if (c != NULL && got > 0 && c->e[i].gva == gva && c->e[i].mode == (uint8_t)mode + 1 &&
+	    (unsigned)got >= c->e[i].in.len && memcmp(c->e[i].bytes, buf, c->e[i].in.len) == 0) {
+		c->hits++;
+		*out = c->e[i].in;
+		return (0);
+	}
 	error = got > 0 ? vpmu__decode(mode, gva, buf, (size_t)got, out) : EFAULT;
 	if (error != 0 && bad != NULL)
 		*bad = error == EILSEQ ? gva : gva + (uint64_t)(got > 0 ? got : 0);
+	if (c != NULL && error == 0) {
+		c->misses++;
+		c->e[i].gva = gva;
+		c->e[i].mode = (uint8_t)mode + 1;
+		memcpy(c->e[i].bytes, buf, out->len);
+		c->e[i].in = *out;
+	}
 	return (error);
 }
 

@@ -120,6 +120,33 @@ int	vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf,
  */
 int	vpmu__decode_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
 	    enum vpmu_decode_mode mode, uint64_t gva, struct vpmu_insn *out, uint64_t *bad);
+/*
+ * A cache of decoded instructions, direct-mapped by linear address, for
+ * one thread.  An entry is used only when the bytes now at its address
+ * are the bytes it was decoded from (and the mode is the same), so code
+ * the guest rewrites, or a page mapped elsewhere, is decoded again: what
+ * an instruction decodes to depends on nothing else.  Zeroed: empty.
+ */
+#define VPMU_DCACHE_SIZE	256		/* a power of two */
+struct vpmu_dcache {
+	struct {
+		uint64_t gva;
+		uint8_t	 mode;		/* enum vpmu_decode_mode + 1; 0: empty */
+		uint8_t	 bytes[VPMU_INSN_MAX];
+		struct vpmu_insn in;
+	} e[VPMU_DCACHE_SIZE];
+	uint64_t hits, misses;
+	struct vpmu_gmem_memo memo;	/* the page last read: the owner empties it
+					   at every exit */
+};
+/*
+ * vpmu__decode_gva() through cache c: the bytes at gva are read every
+ * time (through the guest's paging) and decoded only when c has no entry
+ * for them.  c NULL: no cache.
+ */
+int	vpmu__decode_gva_cached(struct vpmu_dcache *c, const struct vpmu_gmem *mem,
+	    const struct vpmu_gmem_paging *pg, enum vpmu_decode_mode mode, uint64_t gva,
+	    struct vpmu_insn *out, uint64_t *bad);
 /* "iretq", "nop", ... for a vpmu_insn.mnemonic; "?" if unknown. */
 const char *vpmu__decode_name(unsigned mnemonic);
 

@@ -159,6 +159,7 @@ struct xvcpu {
 	bool	 at_end;		/* the last exit stopped at bp */
 	bool	 setregs;		/* the VMM takes completed branches */
 	unsigned streak;		/* branches completed since the last step */
+	struct vpmu_dcache *dc;		/* instructions decoded (the vCPU's thread) */
 };
 
 struct exact {
@@ -370,7 +371,7 @@ fetch(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r, uint64_
 {
 	uint64_t bad;
 
-	if (vpmu__decode_gva(x->mem, PAGING(r), mode_of(r), gva, in, &bad) != 0)
+	if (vpmu__decode_gva_cached(v->dc, x->mem, PAGING(r), mode_of(r), gva, in, &bad) != 0)
 		return (failed(v, bad));
 	return (0);
 }
@@ -601,13 +602,14 @@ sync_event(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r,
  * far RET whose frame's CS (the slot above the return address) has RPL 3.
  */
 static bool
-to_user(const struct exact *x, const struct xvcpu *v)
+to_user(const struct exact *x, struct xvcpu *v)
 {
 	struct vpmu_insn in;
 	uint8_t cs;			/* the selector's low byte holds the RPL */
 
 	/* Read again without touching the stats: the walk counted any failure. */
-	if (vpmu__decode_gva(x->mem, PAGING(&v->p), mode_of(&v->p), v->p.rip, &in, NULL) != 0)
+	if (vpmu__decode_gva_cached(v->dc, x->mem, PAGING(&v->p), mode_of(&v->p), v->p.rip, &in,
+	    NULL) != 0)
 		return (false);
 	if (in.to_user)
 		return (true);
@@ -938,6 +940,7 @@ plan(const struct exact *x, struct xvcpu *v)
 	unsigned followed = 0;		/* JMP/CALL rel the run goes on through */
 
 	memset(&b, 0, sizeof(b));
+	v->dc->memo.valid = false;
 	v->planned = true;
 	v->plan_cap = cap;
 	v->bp = 0;
@@ -949,8 +952,8 @@ plan(const struct exact *x, struct xvcpu *v)
 	v->nseg = 1;
 	v->seg[0].lo = addr;
 	for (k = 0; ; k++) {
-		ends = vpmu__decode_gva(x->mem, PAGING(&v->p), VPMU_DECODE_64, addr, &in,
-		    NULL) == 0;
+		ends = vpmu__decode_gva_cached(v->dc, x->mem, PAGING(&v->p), VPMU_DECODE_64,
+		    addr, &in, NULL) == 0;
 		/* in: the instruction at addr, the end when the block stops here */
 		if (!ends || !(in.in_block || in.follow) || k == cap)
 			break;
@@ -1100,6 +1103,7 @@ vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r, unsigned 
 		return;
 	v = &x->vcpu[cpu];
 	v->st.syncs++;
+	v->dc->memo.valid = false;	/* the guest ran: its page tables may differ */
 	v->setregs = v->setregs || (flags & VPMU_SYNC_SETREGS);
 	v->at_end = x->mode == VPMU_EXACT_BLOCK && v->planned && v->bp != 0 &&
 	    r->rip == v->bp && !(flags & (VPMU_SYNC_RESYNC | VPMU_SYNC_STEP | VPMU_SYNC_EVENT));
@@ -1293,6 +1297,8 @@ vpmu__exact_get_stats(void *state, unsigned cpu, struct vpmu_exact_stats *st)
 	if (x == NULL || st == NULL || cpu >= x->nvcpus)
 		return (EINVAL);
 	*st = x->vcpu[cpu].st;
+	st->decode_hits = x->vcpu[cpu].dc->hits;
+	st->decode_misses = x->vcpu[cpu].dc->misses;
 	return (0);
 }
 
@@ -1314,6 +1320,14 @@ x_init(void **statep, unsigned nvcpus, void *arg)
 		free(x);
 		return (ENOMEM);
 	}
+	for (i = 0; i < nvcpus; i++)
+		if ((x->vcpu[i].dc = calloc(1, sizeof(*x->vcpu[i].dc))) == NULL) {
+			while (i-- > 0)
+				free(x->vcpu[i].dc);
+			free(x->vcpu);
+			free(x);
+			return (ENOMEM);
+		}
 	x->nvcpus = nvcpus;
 	x->mode = prm != NULL ? prm->mode : VPMU_EXACT_STEP;
 	x->ff_max = (prm != NULL && prm->ff_max != 0) ? prm->ff_max : FF_MAX_DEFAULT;
@@ -1336,11 +1350,13 @@ x_fini(void *state)
 
 	if (x == NULL)
 		return;
-	for (i = 0; i < x->nvcpus; i++)
+	for (i = 0; i < x->nvcpus; i++) {
 		while ((c = x->vcpu[i].ctrs) != NULL) {
 			x->vcpu[i].ctrs = c->next;
 			free(c);
 		}
+		free(x->vcpu[i].dc);
+	}
 	free(x->vcpu);
 	free(x);
 }

@@ -85,6 +85,8 @@ struct vpmu_exact_stats {
 					   DIAGNOSTICS): its counts are not exact */
 	uint64_t guest_tf;		/* POPF and IRET that set RFLAGS.TF while
 					   followed: the guest steps itself */
+	uint64_t decode_hits;		/* instructions taken from the decode cache */
+	uint64_t decode_misses;		/* ... and decoded (Zydis) */
 };
 
 /* An enabled counter exists on cpu: follow it (step or block). */

@@ -231,6 +231,29 @@ vpmu__gmem_read_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *
 }
 
 int
+vpmu__gmem_read_gva_memo(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+    struct vpmu_gmem_memo *memo, uint64_t gva, void *buf, size_t len)
+{
+	const struct vpmu_gmem_slot *s;
+	uint64_t page = gva & ~(uint64_t)(PAGE_4K - 1), off = gva & (PAGE_4K - 1), gpa;
+
+	if (memo == NULL || mem == NULL || pg == NULL || buf == NULL || off + len > PAGE_4K)
+		return (vpmu__gmem_read_gva(mem, pg, gva, buf, len));
+	if (!memo->valid || memo->page != page || memcmp(&memo->pg, pg, sizeof(*pg)) != 0) {
+		memo->valid = false;
+		if (vpmu__gmem_translate(mem, pg, page, &gpa) != 0 ||
+		    (s = slot_of(mem, gpa)) == NULL || s->size - (gpa - s->gpa) < PAGE_4K)
+			return (vpmu__gmem_read_gva(mem, pg, gva, buf, len));
+		memo->valid = true;
+		memo->page = page;
+		memo->pg = *pg;
+		memo->hva = s->hva + (gpa - s->gpa);
+	}
+	memcpy(buf, memo->hva + off, len);
+	return ((int)len);
+}
+
+int
 vpmu__gmem_idt_entry(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
     uint64_t idt_base, uint32_t idt_limit, unsigned vec, uint64_t *entry)
 {

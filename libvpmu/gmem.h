@@ -80,6 +80,26 @@ int	vpmu__gmem_translate(const struct vpmu_gmem *mem, const struct vpmu_gmem_pag
  */
 int	vpmu__gmem_read_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
 	    uint64_t gva, void *buf, size_t len);
+/*
+ * One page translation, kept by a caller while the guest cannot change
+ * its page tables under it (while its vCPU is out of KVM_RUN, say): the
+ * 4 KiB page at linear address page, under the paging pg, is at hva in
+ * this process.  Zeroed: empty.  The caller empties it (valid = false)
+ * when the vCPU may have run since.
+ */
+struct vpmu_gmem_memo {
+	bool valid;
+	uint64_t page;
+	struct vpmu_gmem_paging pg;
+	const uint8_t *hva;
+};
+/*
+ * vpmu__gmem_read_gva() that walks the guest's page tables only when memo
+ * (may be NULL) holds no translation for gva's page under pg, and then
+ * keeps the new one there.
+ */
+int	vpmu__gmem_read_gva_memo(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+	    struct vpmu_gmem_memo *memo, uint64_t gva, void *buf, size_t len);
 
 /*
  * 64-bit canonical form: bits 63:47 all equal (48-bit linear addresses),

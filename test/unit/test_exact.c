@@ -271,6 +271,112 @@ decode_classifies_instructions(void **state)
 
 /* ---- guest memory ------------------------------------------------------------ */
 
+/*
+ * The decode cache: a hit only where the bytes are the ones decoded, in
+ * the same mode; rewritten code is decoded again, by the cache and by the
+ * reconstruction that reads through it.
+ */
+static void
+decode_cache_checks_the_bytes(void **state)
+{
+	struct tx *t = *state;
+	struct vpmu_gmem_paging pg = { t->r.cr0, PML4, t->r.cr4, t->r.efer };
+	struct vpmu_dcache *dc = calloc(1, sizeof(*dc));
+	struct vpmu_insn in;
+	void *br;
+
+	assert_non_null(dc);
+	memcpy(t->ram + CODE, (const uint8_t[]){ 0x48, 0xff, 0xc8 }, 3);	/* dec rax */
+	assert_int_equal(vpmu__decode_gva_cached(dc, &t->mem, &pg, VPMU_DECODE_64, CODE, &in,
+	    NULL), 0);
+	assert_int_equal(in.len, 3);
+	assert_int_equal(dc->misses, 1);
+	assert_int_equal(vpmu__decode_gva_cached(dc, &t->mem, &pg, VPMU_DECODE_64, CODE, &in,
+	    NULL), 0);
+	assert_int_equal(in.len, 3);
+	assert_int_equal(dc->hits, 1);
+	assert_string_equal(vpmu__decode_name(in.mnemonic), "dec");
+	/* 32-bit mode: 48 is DEC EAX there, one byte */
+	assert_int_equal(vpmu__decode_gva_cached(dc, &t->mem, &pg, VPMU_DECODE_32, CODE, &in,
+	    NULL), 0);
+	assert_int_equal(in.len, 1);
+	assert_int_equal(dc->misses, 2);
+	/* the third byte rewritten: decoded again */
+	t->ram[CODE + 2] = 0xc0;					/* inc rax */
+	assert_int_equal(vpmu__decode_gva_cached(dc, &t->mem, &pg, VPMU_DECODE_64, CODE, &in,
+	    NULL), 0);
+	assert_string_equal(vpmu__decode_name(in.mnemonic), "inc");
+	assert_int_equal(dc->misses, 3);
+	assert_int_equal(dc->hits, 1);
+	/* the same slot for another address: both decode right */
+	memcpy(t->ram + CODE + VPMU_DCACHE_SIZE * 0x101ull, (const uint8_t[]){ 0x90 }, 1);
+	assert_int_equal(vpmu__decode_gva_cached(dc, &t->mem, &pg, VPMU_DECODE_64,
+	    CODE + VPMU_DCACHE_SIZE * 0x101ull, &in, NULL), 0);
+	assert_string_equal(vpmu__decode_name(in.mnemonic), "nop");
+	assert_int_equal(vpmu__decode_gva_cached(dc, &t->mem, &pg, VPMU_DECODE_64, CODE, &in,
+	    NULL), 0);
+	assert_string_equal(vpmu__decode_name(in.mnemonic), "inc");
+	/* unreadable: no entry used */
+	assert_int_equal(vpmu__decode_gva_cached(dc, &t->mem, &pg, VPMU_DECODE_64, RAM_SIZE, &in,
+	    NULL), EFAULT);
+	free(dc);
+
+	/* The source: two NOPs stepped, then the first rewritten into JMP $+2. */
+	br = ctr(t, VPMU_EV_BRANCHES, VPMU_EVF_OS, 0, 0);
+	memcpy(t->ram + CODE, (const uint8_t[]){ 0x90, 0x90, 0x90, 0x90 }, 4);
+	at(t, CODE, VPMU_SYNC_RESYNC);
+	STEPS(t, CODE + 1, CODE + 2);
+	assert_int_equal(val(t, br), 0);
+	at(t, CODE, VPMU_SYNC_RESYNC);
+	memcpy(t->ram + CODE, (const uint8_t[]){ 0xeb, 0x00 }, 2);
+	STEPS(t, CODE + 2);
+	assert_int_equal(val(t, br), 1);
+	assert_int_equal(stats(t).decode_hits, 0);
+	at(t, CODE, VPMU_SYNC_RESYNC);
+	STEPS(t, CODE + 2);
+	assert_int_equal(val(t, br), 2);
+	assert_int_equal(stats(t).retired, 4);
+	assert_int_equal(stats(t).decode_hits, 1);
+}
+
+/* The page memo: one walk per page, kept until emptied; reads across pages walk. */
+static void
+gmem_memo_keeps_one_page(void **state)
+{
+	struct tx *t = *state;
+	struct vpmu_gmem_paging pg = { t->r.cr0, PML4, t->r.cr4, t->r.efer };
+	struct vpmu_gmem_memo memo = { 0 };
+	uint8_t buf[4];
+
+	tables_4k(t);
+	t->ram[0x30010] = 0x11;
+	t->ram[0x50010] = 0x55;
+	t->ram[0x30ffe] = 1;
+	t->ram[0x30fff] = 2;
+	t->ram[0x50000] = 3;
+	assert_int_equal(vpmu__gmem_read_gva_memo(&t->mem, &pg, &memo, 0x20010, buf, 1), 1);
+	assert_int_equal(buf[0], 0x11);
+	assert_true(memo.valid);
+	assert_int_equal(memo.page, 0x20000);
+	/* remapped without emptying the memo: still the page it holds */
+	pte(t, PT, 0x20, 0x50000 | PTE_P);
+	assert_int_equal(vpmu__gmem_read_gva_memo(&t->mem, &pg, &memo, 0x20010, buf, 1), 1);
+	assert_int_equal(buf[0], 0x11);
+	memo.valid = false;
+	assert_int_equal(vpmu__gmem_read_gva_memo(&t->mem, &pg, &memo, 0x20010, buf, 1), 1);
+	assert_int_equal(buf[0], 0x55);
+	/* other paging registers: walked again */
+	pte(t, PT, 0x20, 0x30000 | PTE_P);
+	pg.cr4 |= VPMU_CR4_PKE;
+	assert_int_equal(vpmu__gmem_read_gva_memo(&t->mem, &pg, &memo, 0x20010, buf, 1), 1);
+	assert_int_equal(buf[0], 0x11);
+	/* across a page boundary, and into an unmapped page */
+	assert_int_equal(vpmu__gmem_read_gva_memo(&t->mem, &pg, &memo, 0x20ffe, buf, 3), 3);
+	assert_memory_equal(buf, ((const uint8_t[]){ 1, 2, 3 }), 3);
+	assert_int_equal(vpmu__gmem_read_gva_memo(&t->mem, &pg, &memo, 0x11000, buf, 1), 0);
+	assert_false(memo.valid);
+}
+
 static void
 gmem_slots_and_walks(void **state)
 {
@@ -1875,6 +1981,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(decode_classifies_instructions),
+		cmocka_unit_test_setup_teardown(decode_cache_checks_the_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(gmem_memo_keeps_one_page, setup, teardown),
 		cmocka_unit_test_setup_teardown(gmem_slots_and_walks, setup, teardown),
 #define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
 		T(steps_count_instructions_and_branches),
