@@ -384,31 +384,28 @@ parse_options(int argc, char **argv, struct vr_opts *o)
 #define GUEST_TF_WARNING	"exact: the guest set RFLAGS.TF itself while followed: " \
 	"its own single-step traps were not delivered (vpmu_exact(7), CAVEATS)"
 
-/* Some vCPU stepped itself (RFLAGS.TF) while the exact source followed it. */
+/* A vpmu_kvm_stats counter (at offset off) is not 0 on some vCPU. */
 static bool
-guest_tf(struct vr_vm *vm)
+any_vcpu(struct vr_vm *vm, size_t off)
 {
 	struct vpmu_kvm_stats st;
+	uint64_t n;
 	unsigned cpu;
 
-	for (cpu = 0; cpu < vm->nvcpus; cpu++)
-		if (vpmu_kvm_get_stats(vm->k, cpu, &st) == 0 && st.guest_tf != 0)
+	for (cpu = 0; cpu < vm->nvcpus; cpu++) {
+		if (vpmu_kvm_get_stats(vm->k, cpu, &st) != 0)
+			continue;
+		memcpy(&n, (const char *)&st + off, sizeof(n));
+		if (n != 0)
 			return (true);
+	}
 	return (false);
 }
 
 /* Some vCPU ran user-mode code the exact source could not follow. */
-static bool
-user_unseen(struct vr_vm *vm)
-{
-	struct vpmu_kvm_stats st;
-	unsigned cpu;
-
-	for (cpu = 0; cpu < vm->nvcpus; cpu++)
-		if (vpmu_kvm_get_stats(vm->k, cpu, &st) == 0 && st.user_unseen != 0)
-			return (true);
-	return (false);
-}
+#define user_unseen(vm)	any_vcpu(vm, offsetof(struct vpmu_kvm_stats, user_unseen))
+/* Some vCPU stepped itself (RFLAGS.TF) while the exact source followed it. */
+#define guest_tf(vm)	any_vcpu(vm, offsetof(struct vpmu_kvm_stats, guest_tf))
 
 /* The counter counts at CPL > 0: USR in an event select, in a fixed counter's nibble. */
 static bool
