@@ -45,11 +45,13 @@ probe_bp(void)
 {
 	uint64_t target;
 
-	__asm__ volatile("lea own_bp_target(%%rip), %0" : "=r"(target));
-	__asm__ volatile("mov %0, %%dr0" : : "r"(target));
-	__asm__ volatile("mov %0, %%dr7" : : "r"(0x401ull));	/* L0, execute, 1 byte */
-	__asm__ volatile("nop\n\tnop\n\tnop\n\tnop\n"
-	    "own_bp_target:\n\tnop\n\tnop\n\tnop\n\tnop\n\tnop" : : : "memory");
+	/* one statement, a local label: the compiler may inline this twice */
+	__asm__ volatile("lea 1f(%%rip), %0\n\t"
+	    "mov %0, %%dr0\n\t"
+	    "mov %1, %%dr7\n\t"			/* L0, execute, 1 byte */
+	    "nop\n\tnop\n\tnop\n\tnop\n"
+	    "1:\tnop\n\tnop\n\tnop\n\tnop\n\tnop"
+	    : "=&r"(target) : "r"(0x401ull) : "memory");
 	__asm__ volatile("mov %0, %%dr7" : : "r"(0x400ull));
 }
 
