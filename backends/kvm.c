@@ -655,6 +655,7 @@ static __attribute__((noinline)) int
 pre_run_work(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, const struct vpmu_entry *e)
 {
 	int error = 0;
+	bool held;
 
 	if (e->debug_changed) {
 		emul_window(c, (e->debug & (VPMU_DEBUG_STEP | VPMU_DEBUG_BREAK)) != 0);
@@ -663,9 +664,9 @@ pre_run_work(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, const struct vpm
 		memcpy(c->bp, e->bp, sizeof(c->bp));
 		error = apply_debug(k, c);
 	}
-	if (e->pmi && error == 0 && c->injected >= 0)
-		error = EAGAIN;		/* one event per run: the #DB first */
-	else if (e->pmi && error == 0) {
+	/* One event per run: the guest's own #DB (injected >= 0) goes first. */
+	held = c->injected >= 0;
+	if (e->pmi && error == 0 && !held) {
 		if (c->lapic)
 			error = lapic_pmi(k, cpu, c);
 		else if (ioctl(c->fd, KVM_NMI) < 0)
@@ -673,9 +674,9 @@ pre_run_work(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, const struct vpm
 		else
 			c->injected = 2;
 	}
-	if (error != 0 && e->pmi)	/* not lost: due again at the next entry */
+	if ((error != 0 || held) && e->pmi)	/* not lost: due at the next entry */
 		vpmu__vcpu_pmi_again(k->vm, cpu);
-	return (error == EAGAIN ? 0 : error);
+	return (error);
 }
 
 int
@@ -720,7 +721,7 @@ vmm_breaks(const struct kvm_vcpu_ctx *c)
 }
 
 /*
- * The guest's own #DB (vpmu_exit.guest_dr6): its DR6 gets the bits, as
+ * The guest's own #DB (its breakpoints' DR6 bits): its DR6 gets them, as
  * the processor would set them, and the exception is injected; the next
  * run delivers it (reported to libvpmu as an injected vector 1).
  */
@@ -752,19 +753,12 @@ static bool
 vmm_debug_exit(const struct kvm_vcpu_ctx *c, uint64_t dr6)
 {
 	const struct kvm_guest_debug *d = &c->vmm_dbg;
-	unsigned i;
 
 	if (!(d->control & KVM_GUESTDBG_ENABLE))
 		return (false);
 	if ((d->control & KVM_GUESTDBG_SINGLESTEP) && (dr6 & VPMU_DR6_BS))
 		return (true);
-	/* B0-B3: a breakpoint of the VMM's (enabled in its DR7) hit in the same exit */
-	if (!(d->control & KVM_GUESTDBG_USE_HW_BP))
-		return (false);
-	for (i = 0; i < 4; i++)
-		if ((dr6 >> i & 1) && (d->arch.debugreg[7] >> (2 * i) & 3))
-			return (true);
-	return (false);
+	return ((dr6 & vmm_breaks(c)) != 0);	/* B0-B3 of a breakpoint of the VMM's */
 }
 
 /*
