@@ -933,7 +933,12 @@ parse_owners(struct rd *r, const struct vpmu_vm *vm, struct snap *s)
 		for (k = 0; k < i; k++)
 			if (s->owners[k].cred.pid == o->cred.pid)
 				return (EBADMSG);
-		if (o->cred.pid < 0 || (o->has_log && o->cred.pid == 0))
+		/*
+		 * The perfmon and pctr devices' owners (pids above any guest
+		 * process's) hold PMCs in no snapshot: save refuses them.
+		 */
+		if (o->cred.pid < 0 || (o->has_log && o->cred.pid == 0) ||
+		    (o->cred.pid > (int32_t)VPMU_PV_PID_MAX && np != 0))
 			return (EBADMSG);
 		if (np != 0 && (o->pmcs = calloc(np, sizeof(*o->pmcs))) == NULL)
 			return (ENOMEM);

@@ -29,6 +29,7 @@
 
 #include "internal.h"		/* vm->src_state, for the exact source's point */
 #include "exact.h"
+#include <guest/include/vpmu-guest/pv.h>	/* VPMU_PV_PID_MAX */
 
 #define MS		1000000ull
 #define EVTSEL(i)	(0x186u + (i))
@@ -779,6 +780,47 @@ refuse_byte_flips(void **state)
 }
 
 /*
+ * An owner above the guest pids (the perfmon and pctr devices' owners)
+ * holding PMCs is in no blob save writes (EBUSY): restore refuses one, so
+ * that a restored VM can always be saved again (the snapshot fuzzer found
+ * a blob restore took and save then refused).
+ */
+static void
+refuse_device_owner_pmcs(void **state)
+{
+	static const struct vpmu_cred OWNER = { .pid = 0x2345, .uid = 0, .privileged = 1 };
+	vpmu_vm *a = mkvm("intel-v2", 2), *b;
+	struct vpmu_pmc_alloc al;
+	uint8_t *blob;
+	size_t len, i, at;
+	uint32_t crc, pid = 0x2345, dev = (uint32_t)VPMU_PV_PID_MAX + 1;
+
+	(void)state;
+	assert_int_equal(vpmu_proc_create(a, &OWNER, 0), 0);
+	memset(&al, 0, sizeof(al));
+	al.cpu = 0; al.cls = VPMU_CLASS_PV; al.event = VPMU_EV_INSTRUCTIONS;
+	al.mode = VPMU_MODE_SC;
+	assert_int_equal(vpmu_pmc_allocate(a, &OWNER, &al), 0);
+	blob = save(a, &len);
+	for (i = 0; i + 4 <= len && memcmp(blob + i, "OWNR", 4) != 0; i++)
+		;
+	for (at = i; at + 4 <= len && memcmp(blob + at, &pid, 4) != 0; at++)
+		;
+	assert_true(at + 4 <= len);
+	b = mkvm("intel-v2", 2);
+	assert_int_equal(vpmu_vm_restore(b, blob, len), 0);	/* as saved: taken */
+	vpmu_vm_destroy(b);
+	memcpy(blob + at, &dev, 4);			/* the test runs little-endian */
+	crc = vpmu__crc32(blob + 32, len - 32);
+	memcpy(blob + 24, &crc, 4);
+	b = mkvm("intel-v2", 2);
+	assert_int_equal(vpmu_vm_restore(b, blob, len), EBADMSG);
+	vpmu_vm_destroy(b);
+	free(blob);
+	vpmu_vm_destroy(a);
+}
+
+/*
  * Processes whose pids share a hash chain (4, 20 and 100 with the default
  * hashsize of 16) come back in their saved order: saving the restored VM
  * gives the same bytes (the snapshot fuzzer found the chains reversed).
@@ -827,6 +869,7 @@ main(void)
 		cmocka_unit_test(refuse_version_model_vcpus_busy_badf),
 		cmocka_unit_test(refuse_every_truncation),
 		cmocka_unit_test(refuse_byte_flips),
+		cmocka_unit_test(refuse_device_owner_pmcs),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
