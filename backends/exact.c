@@ -1218,19 +1218,25 @@ vpmu__exact_retire(void *state, unsigned cpu, const struct vpmu_regs *r)
 }
 
 unsigned
-vpmu__exact_breaks(void *state, unsigned cpu, uint64_t *bp, unsigned max)
+vpmu__exact_breaks(void *state, unsigned cpu, uint64_t *bp, unsigned max, unsigned *need)
 {
 	const struct exact *x = state;
 	const struct xvcpu *v;
-	unsigned i, n = 0;
+	unsigned i, n = 0, must = 0;
 
 	if (x == NULL || bp == NULL || max < VPMU_DEBUG_BP_MAX || cpu >= x->nvcpus)
 		return (0);
 	v = &x->vcpu[cpu];
 	if (!v->planned || v->bp == 0)
 		return (0);
-	for (i = 0; i < VPMU_DEBUG_BP_MAX; i++)
+	/* this plan's (arm(): the end, the handlers); the rest are kept ends */
+	for (i = 0; i < VPMU_DEBUG_BP_MAX; i++) {
+		if (v->used[i] == v->tick)
+			must |= 1u << i;
 		bp[n++] = v->arm[i];
+	}
+	if (need != NULL)
+		*need = must;
 	return (n);
 }
 

@@ -93,11 +93,14 @@ struct vpmu_exact_stats {
 bool	vpmu__exact_wants_step(void *state, unsigned cpu);
 /*
  * exec_wants: 0 (nothing enabled), VPMU_DEBUG_STEP, or in block mode
- * VPMU_DEBUG_BREAK with the breakpoints from vpmu__exact_breaks(): the
- * block's end, then the entries of the #PF, #GP and #SS handlers (four).
+ * VPMU_DEBUG_BREAK with the breakpoints from vpmu__exact_breaks(): four
+ * slots that keep their addresses from run to run; *need names the ones
+ * this run needs (its end, and the entries of the #PF, #GP and #SS
+ * handlers when it accesses memory), the others hold earlier runs' ends.
  */
 unsigned vpmu__exact_wants(void *state, unsigned cpu);
-unsigned vpmu__exact_breaks(void *state, unsigned cpu, uint64_t *bp, unsigned max);
+unsigned vpmu__exact_breaks(void *state, unsigned cpu, uint64_t *bp, unsigned max,
+    unsigned *need);
 /*
  * The end of the run planned by the last exec_wants: the breakpoint the
  * block (or fast-forwarded loop) runs to, among the four exec_breaks

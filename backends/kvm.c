@@ -45,6 +45,7 @@ struct kvm_vcpu_ctx {
 	bool resync;			/* the VMM moved the vCPU */
 	unsigned debug;			/* VPMU_DEBUG_* libvpmu wants */
 	unsigned nbp;			/* VPMU_DEBUG_BREAK: its breakpoints */
+	unsigned need;			/*  the ones the run needs (vpmu_entry) */
 	uint64_t bp[VPMU_DEBUG_BP_MAX];
 	bool applied_ok;		/* `applied` is what KVM has */
 	struct kvm_guest_debug applied;	/* the last KVM_SET_GUEST_DEBUG */
@@ -483,27 +484,27 @@ step_halt(struct kvm_vcpu_ctx *c, unsigned cpu, bool retired, bool *handled)
 	return (0);
 }
 
+static uint64_t vmm_breaks(const struct kvm_vcpu_ctx *c);
+
 /*
- * libvpmu's breakpoints in the debug registers the VMM's own debugging
- * leaves free (DR7 L/G bits clear), as instruction breakpoints (R/W 00,
- * LEN 00), with interrupts and NMIs held back if hold (a block's run;
- * not the catch of RDPMC's #GP).  false: they do not fit, or events
- * cannot be held back.
+ * Put bp[i] (the mask's bits) into the free debug registers of dbg (DR7's
+ * L/G bits clear), in order, one register per address.  false: one did
+ * not fit.
  */
 static bool
-add_breaks(const vpmu_kvm *k, const struct kvm_vcpu_ctx *c, struct kvm_guest_debug *dbg,
-    bool hold)
+put_breaks(const struct kvm_vcpu_ctx *c, unsigned mask, struct kvm_guest_debug *dbg)
 {
-	uint64_t dr7;
-	unsigned i, slot = 0;
+	uint64_t dr7 = dbg->arch.debugreg[7], vmm = vmm_breaks(c);
+	unsigned i, j, slot = 0;
 
-	if (hold && !k->blockirq)
-		return (false);
-	dr7 = (dbg->control & KVM_GUESTDBG_USE_HW_BP) ? dbg->arch.debugreg[7] :
-	    DR7_FIXED1;
-	if (!(dbg->control & KVM_GUESTDBG_USE_HW_BP))
-		memset(dbg->arch.debugreg, 0, sizeof(dbg->arch.debugreg));
 	for (i = 0; i < c->nbp; i++) {
+		if (!(mask & (1u << i)))
+			continue;
+		for (j = 0; j < 4 && !((dr7 >> (2 * j) & 1) && !(vmm >> j & 1) &&
+		    dbg->arch.debugreg[j] == c->bp[i]); j++)
+			;
+		if (j < 4)
+			continue;			/* already armed */
 		while (slot < 4 && (dr7 >> (2 * slot) & 3))
 			slot++;
 		if (slot == 4)
@@ -512,7 +513,40 @@ add_breaks(const vpmu_kvm *k, const struct kvm_vcpu_ctx *c, struct kvm_guest_deb
 		dr7 &= ~(0xFull << (16 + 4 * slot));	/* execution, one byte */
 		dr7 |= 1ull << (2 * slot);		/* L<slot> */
 	}
-	dbg->arch.debugreg[7] = dr7 | DR7_FIXED1;
+	dbg->arch.debugreg[7] = dr7;
+	return (true);
+}
+
+/*
+ * libvpmu's breakpoints in the debug registers the VMM's own debugging
+ * leaves free (DR7 L/G bits clear), as instruction breakpoints (R/W 00,
+ * LEN 00), with interrupts and NMIs held back if hold (a block's run;
+ * not the catch of RDPMC's #GP).  All of them in their order when they
+ * fit (the registers then keep their addresses from run to run), else
+ * the needed ones and as many others as fit.  false: the needed ones do
+ * not fit, or events cannot be held back.
+ */
+static bool
+add_breaks(const vpmu_kvm *k, const struct kvm_vcpu_ctx *c, struct kvm_guest_debug *dbg,
+    bool hold)
+{
+	struct kvm_guest_debug all;
+	unsigned every = (1u << c->nbp) - 1;
+
+	if (hold && !k->blockirq)
+		return (false);
+	if (!(dbg->control & KVM_GUESTDBG_USE_HW_BP)) {
+		memset(dbg->arch.debugreg, 0, sizeof(dbg->arch.debugreg));
+		dbg->arch.debugreg[7] = DR7_FIXED1;
+	}
+	all = *dbg;
+	if (put_breaks(c, every, &all))
+		*dbg = all;
+	else if (!put_breaks(c, c->need & every, dbg))
+		return (false);
+	else
+		(void)put_breaks(c, every & ~c->need, dbg);	/* as many as fit */
+	dbg->arch.debugreg[7] |= DR7_FIXED1;
 	dbg->control |= KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_USE_HW_BP |
 	    (hold ? KVM_GUESTDBG_BLOCKIRQ : 0);
 	return (true);
@@ -661,6 +695,7 @@ pre_run_work(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, const struct vpm
 		emul_window(c, (e->debug & (VPMU_DEBUG_STEP | VPMU_DEBUG_BREAK)) != 0);
 		c->debug = e->debug;
 		c->nbp = e->nbp;
+		c->need = e->need;
 		memcpy(c->bp, e->bp, sizeof(c->bp));
 		error = apply_debug(k, c);
 	}

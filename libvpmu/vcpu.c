@@ -81,7 +81,7 @@ static __attribute__((noinline)) void
 enter_work(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
-	unsigned want;
+	unsigned want, need;
 
 	/* Set under the VM lock by the overflow check, taken here without it. */
 	if (__atomic_load_n(&vm->gpmu->vcpu[cpu].pmi_pending, __ATOMIC_RELAXED) &&
@@ -112,25 +112,33 @@ enter_work(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 	} else if (want == 0 && (e->bp[0] = vpmu__rdpmc_catch_at(vm, cpu)) != 0) {
 		want = VPMU_DEBUG_CATCH;
 		e->nbp = 1;
+		e->need = 1;
 	}
 	/*
 	 * Breakpoints, unless an event is delivered at this entry: its
 	 * handler must not run uncounted to them (a step sees its start).
 	 */
 	if (want & VPMU_DEBUG_BREAK) {
+		need = 0;
 		if (!e->pmi && vm->src->exec_breaks != NULL)
 			e->nbp = vm->src->exec_breaks(vm->src_state, cpu, e->bp,
-			    VPMU_DEBUG_BP_MAX);
+			    VPMU_DEBUG_BP_MAX, &need);
 		if (e->nbp == 0 || e->nbp > VPMU_DEBUG_BP_MAX) {
 			e->nbp = 0;
 			want = (want & ~VPMU_DEBUG_BREAK) | VPMU_DEBUG_STEP;
+		} else {
+			/* none named: every one is needed */
+			e->need = need & ((1u << e->nbp) - 1);
+			if (e->need == 0)
+				e->need = (1u << e->nbp) - 1;
 		}
 	}
 	e->debug = want;
-	e->debug_changed = want != v->debug || e->nbp != v->nbp ||
+	e->debug_changed = want != v->debug || e->nbp != v->nbp || e->need != v->need ||
 	    memcmp(e->bp, v->bp, sizeof(v->bp)) != 0;
 	v->debug = want;
 	v->nbp = e->nbp;
+	v->need = e->need;
 	memcpy(v->bp, e->bp, sizeof(v->bp));
 }
 

@@ -1,7 +1,7 @@
 /*
  * embed.c -- the smallest KVM VMM with libvpmu in it, written to be copied.
  *
- *   embed [-s exact|synthetic] [-p MODEL] [-b ADDR] [-E] [-v] GUEST.elf
+ *   embed [-s exact|synthetic] [-m step|block] [-p MODEL] [-b ADDR] [-E] [-v] GUEST.elf
  *
  * One vCPU, KVM's in-kernel irqchip, a boot-protocol guest (a static ELF64
  * loaded at its physical addresses, entered in 64-bit mode with the first
@@ -248,8 +248,8 @@ set_debug(vpmu_kvm *k, uint64_t addr, bool step)				/* vpmu */
 _Noreturn static void
 usage(void)
 {
-	fprintf(stderr, "usage: embed [-s exact|synthetic] [-p MODEL] [-b ADDR] [-E] [-v] "
-	    "GUEST.elf\n");
+	fprintf(stderr, "usage: embed [-s exact|synthetic] [-m step|block] [-p MODEL] [-b ADDR] "
+	    "[-E] [-v] GUEST.elf\n");
 	exit(2);
 }
 
@@ -272,9 +272,14 @@ main(int argc, char **argv)
 	int opt, err, status = -1;
 	long sz;
 
-	while ((opt = getopt(argc, argv, "s:p:b:Ev")) != -1) {
+	while ((opt = getopt(argc, argv, "s:m:p:b:Ev")) != -1) {
 		switch (opt) {
 		case 's': source = optarg; break;
+		case 'm':
+			if (strcmp(optarg, "step") != 0 && strcmp(optarg, "block") != 0)
+				usage();
+			xp.mode = optarg[0] == 'b' ? VPMU_EXACT_BLOCK : VPMU_EXACT_STEP;	/* vpmu */
+			break;
 		case 'p': pmu = optarg; break;
 		case 'b': bp = strtoull(optarg, NULL, 0); break;
 		case 'E': too_big = true; break;
@@ -398,8 +403,9 @@ main(int argc, char **argv)
 		    PRIu64 " hits\n", st.misc_rd, st.misc_wr, st.tsc_wr, st.id_rd, st.bp);
 	if (verbose && vpmu_kvm_get_stats(k, 0, &ks) == 0)			/* vpmu */
 		fprintf(stderr, "embed: libvpmu: %" PRIu64 " reads %" PRIu64	/* vpmu */
-		    " writes %" PRIu64 " #GP %" PRIu64 " steps %" PRIu64 " PMIs\n",	/* vpmu */
-		    ks.msr_reads, ks.msr_writes, ks.msr_gp, ks.steps, ks.pmis);	/* vpmu */
+		    " writes %" PRIu64 " #GP %" PRIu64 " steps %" PRIu64		/* vpmu */
+		    " breakpoints %" PRIu64 " PMIs\n", ks.msr_reads, ks.msr_writes,	/* vpmu */
+		    ks.msr_gp, ks.steps, ks.breaks, ks.pmis);			/* vpmu */
 	vpmu_kvm_destroy(k);							/* vpmu */
 	vpmu_vm_destroy(pmu_vm);						/* vpmu */
 	return (status);

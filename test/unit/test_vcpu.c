@@ -537,6 +537,7 @@ rdpmc_gp_caught_at_the_handler_and_undone(void **state)
 	assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
 	assert_int_equal(e.debug, VPMU_DEBUG_CATCH);
 	assert_int_equal(e.nbp, 1);
+	assert_int_equal(e.need, 1);
 	assert_int_equal(e.bp[0], HANDLER);
 	assert_int_equal(e.debug_changed, 1);
 	/* The RDPMC faulted: the frame is undone, EDX:EAX answered. */

@@ -156,10 +156,13 @@ struct vpmu_source_ops {
 	/*
 	 * exec_breaks (optional): when exec_wants said VPMU_DEBUG_BREAK, the
 	 * breakpoints (linear addresses) of that entry in bp[0..max); returns
-	 * how many, 1..max.  0, or no hook: the core single-steps instead.
-	 * Called right after exec_wants, on the same thread.
+	 * how many, 1..max, and, when need is not NULL, sets bit i of *need
+	 * for each bp[i] the run cannot do without (the others are kept for
+	 * later runs: vpmu_entry.need).  0, or no hook: the core single-steps
+	 * instead.  Called right after exec_wants, on the same thread.
 	 */
-	unsigned (*exec_breaks)(void *state, unsigned vcpu, uint64_t *bp, unsigned max);
+	unsigned (*exec_breaks)(void *state, unsigned vcpu, uint64_t *bp, unsigned max,
+	    unsigned *need);
 	/*
 	 * exec_complete (optional): the vCPU stopped at one of the source's
 	 * breakpoints (after exec_sync of that exit), no PMI or sample is

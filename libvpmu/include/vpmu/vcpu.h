@@ -132,9 +132,13 @@ struct vpmu_exit {
  * struct vpmu_entry.debug: the guest debugging libvpmu wants.
  * VPMU_DEBUG_BREAK: run until the guest is about to execute the
  * instruction at one of bp[0..nbp) (instruction breakpoints), with
- * interrupts and NMIs held back during the run (KVM_GUESTDBG_BLOCKIRQ); a
- * VMM that cannot (its own breakpoints leave too few debug registers, no
- * way to hold events back) single-steps instead, which is always correct.
+ * interrupts and NMIs held back during the run (KVM_GUESTDBG_BLOCKIRQ).
+ * The breakpoints whose bits are set in need must be armed; the others
+ * only save a later change of the debug registers, and a VMM short of
+ * debug registers may leave them out (an address repeated in bp[] needs
+ * one register).  A VMM that cannot arm every needed one (its own
+ * breakpoints leave too few debug registers) or hold events back
+ * single-steps instead, which is always correct.
  */
 #define VPMU_DEBUG_STEP		0x1u	/* single-step every instruction */
 #define VPMU_DEBUG_BREAK	0x2u	/* run to one of the breakpoints bp[] */
@@ -150,6 +154,9 @@ struct vpmu_entry {
 	uint32_t debug_changed;		/* debug or bp[] differ from the last entry's */
 	uint32_t nbp;			/* VPMU_DEBUG_BREAK: breakpoints in bp[], 1..4 */
 	uint64_t bp[VPMU_DEBUG_BP_MAX];	/* their linear addresses */
+	uint32_t need;			/* bit i: bp[i] must be armed (the others
+					   may be left out); VPMU_DEBUG_CATCH: 1 */
+	uint32_t pad2;
 };
 
 /* What libvpmu saw of one vCPU through the contract. */
