@@ -64,12 +64,17 @@
  * kernel uses at CPL 0 once CPUID offers them that an instruction
  * emulator may not run (KVM's emulates all CPL 0 code on some nested
  * hosts): CMPXCHG16B (SLUB), POPCNT (hweight), PCID, MOVBE, XSAVE and
- * what depends on it (OSXSAVE, AVX, F16C), RDRAND; leaf 7 EBX: FSGSBASE,
- * INVPCID, RDSEED.
+ * what depends on it (OSXSAVE, AVX, F16C), RDRAND; the SIMD extensions a
+ * kernel's crypto uses inside kernel_fpu_begin() (SSSE3: BLAKE2s for the
+ * random pool at boot; SSE4.1, SSE4.2, AES-NI, PCLMULQDQ, FMA), so that it
+ * keeps to its generic C code; leaf 7 EBX: FSGSBASE, INVPCID, RDSEED.
+ * vr_linux_cmdline() (linux.c) turns the same features off by name on the
+ * kernel's command line, for hosts that answer CPUID otherwise.
  */
-#define CPUID_1_ECX_LINUX_HIDE	((1u << 13) | (1u << 17) | (1u << 22) | (1u << 23) | \
-				 (1u << 26) | (1u << 27) | (1u << 28) | (1u << 29) | \
-				 (1u << 30))
+#define CPUID_1_ECX_LINUX_HIDE	((1u << 1) | (1u << 9) | (1u << 12) | (1u << 13) | \
+				 (1u << 17) | (1u << 19) | (1u << 20) | (1u << 22) | \
+				 (1u << 23) | (1u << 25) | (1u << 26) | (1u << 27) | \
+				 (1u << 28) | (1u << 29) | (1u << 30))
 #define CPUID_7_EBX_LINUX_HIDE	((1u << 0) | (1u << 10) | (1u << 18))
 
 /* Local APIC (SDM Vol. 3A, 11.4.4 and 11.5.1): offsets in the register page. */

@@ -304,6 +304,35 @@ checksum(const uint8_t *p, size_t n)
 }
 
 /*
+ * What boot.c hides from a Linux guest's CPUID (CPUID_1_ECX_LINUX_HIDE,
+ * CPUID_7_EBX_LINUX_HIDE), by the names the kernel's clearcpuid= takes,
+ * with leaf 7's SIMD extensions (AVX2 and AVX-512 go with AVX).  A host's
+ * KVM may answer CPUID leaves 1 and 7 with the processor's own feature
+ * bits whatever KVM_SET_CPUID2 set: the kernel then took SSSE3 for
+ * BLAKE2s at boot, inside kernel_fpu_begin(), on a host whose instruction
+ * emulator runs no SSE.  The command line turns them off either way.
+ */
+const char VR_LINUX_CLEARCPUID[] = "clearcpuid=pclmulqdq,ssse3,fma,cx16,pcid,sse4_1,"
+    "sse4_2,movbe,popcnt,aes,xsave,avx,f16c,rdrand,fsgsbase,invpcid,rdseed,sha_ni,vaes,gfni";
+
+char *
+vr_linux_cmdline(const char *append)
+{
+	size_t n = strlen(append);
+	char *s;
+
+	if (strstr(append, "clearcpuid=") != NULL)
+		return (strdup(append));
+	if ((s = malloc(n + 1 + sizeof(VR_LINUX_CLEARCPUID))) == NULL)
+		return (NULL);
+	memcpy(s, append, n);
+	if (n != 0)
+		s[n++] = ' ';
+	memcpy(s + n, VR_LINUX_CLEARCPUID, sizeof(VR_LINUX_CLEARCPUID));
+	return (s);
+}
+
+/*
  * The MP floating pointer at BIOS_ADDR and the configuration table after
  * it: one processor entry per vCPU (APIC ID = index, vCPU 0 the BSP), an
  * ISA bus, the I/O APIC (ID ncpus), ISA IRQs 0..15 to its pins 0..15 (as

@@ -612,8 +612,16 @@ load_with_initrd(const struct vr_opts *o, const uint8_t *file, size_t flen,
 	struct vr_mb_boot mb = { .cmdline = o->append, .modname = o->initrd };
 	uint8_t *rd = NULL;
 	size_t rdlen = 0;
-	char err[256];
+	char err[256], *line = NULL;
 	int ret = 0;
+
+	if (linux_kernel) {
+		if ((line = vr_linux_cmdline(o->append)) == NULL) {
+			fprintf(stderr, "vpmu-run: %s\n", strerror(ENOMEM));
+			return (VR_EXIT_USAGE);
+		}
+		lb.cmdline = line;
+	}
 
 	if (o->initrd != NULL &&
 	    vr_elf_read(o->initrd, &rd, &rdlen, err, sizeof(err)) < 0) {
@@ -632,6 +640,7 @@ load_with_initrd(const struct vr_opts *o, const uint8_t *file, size_t flen,
 		(void)vr_linux_mptable(vm->ram, vm->nvcpus, 0, 0);
 	}
 	free(rd);
+	free(line);
 	return (ret);
 }
 

@@ -236,6 +236,12 @@ int	vr_linux_find(const uint8_t *file, size_t len);
  */
 int	vr_linux_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
     const struct vr_linux_boot *b, struct vr_image *img, char *err, size_t errlen);
+/*
+ * The kernel's command line for --append: append and, unless it has a
+ * clearcpuid= of its own, VR_LINUX_CLEARCPUID.  malloc'd; NULL: no memory.
+ */
+char	*vr_linux_cmdline(const char *append);
+extern const char VR_LINUX_CLEARCPUID[];
 /* The MP table for ncpus vCPUs at 0xf0000; the bytes it takes. */
 size_t	vr_linux_mptable(uint8_t *ram, unsigned ncpus, uint32_t signature, uint32_t features);
 
@@ -256,6 +262,7 @@ uint8_t	vr_fwcfg_read(struct vr_fwcfg *f, uint64_t ram_size, unsigned ncpus);
 /* boot.c */
 void vr_boot_tables(uint8_t *ram);
 void vr_boot_cpuid(struct vr_vm *vm, struct vr_vcpu *c, struct kvm_cpuid2 *cpuid);
+
 int  vr_boot_vcpu(struct vr_vm *vm, struct vr_vcpu *c, const struct vr_image *img);
 /*
  * After a PMI was delivered on vCPU c (in-kernel LAPIC, Intel model): keep

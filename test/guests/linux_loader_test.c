@@ -203,6 +203,32 @@ test_mptable(void)
 	    ram[0xf0074 + 4 * 8 + 6] == 2 && ram[0xf0074 + 4 * 8 + 7] == 4);
 }
 
+/*
+ * The command line: --append, then the features to turn off (clearcpuid=,
+ * exactly), unless --append has a clearcpuid= of its own.
+ */
+static void
+test_cmdline(void)
+{
+	char *s;
+
+	current = "cmdline";
+	s = vr_linux_cmdline("");
+	CHECK(s != NULL && strcmp(s, VR_LINUX_CLEARCPUID) == 0);
+	free(s);
+	s = vr_linux_cmdline("console=ttyS0 quiet");
+	CHECK(s != NULL && strncmp(s, "console=ttyS0 quiet clearcpuid=", 31) == 0 &&
+	    strcmp(s + 20, VR_LINUX_CLEARCPUID) == 0);
+	free(s);
+	s = vr_linux_cmdline("quiet clearcpuid=avx");
+	CHECK(s != NULL && strcmp(s, "quiet clearcpuid=avx") == 0);
+	free(s);
+	/* the names of what boot.c hides: SSSE3, XSAVE and CMPXCHG16B among them */
+	CHECK(strstr(VR_LINUX_CLEARCPUID, ",ssse3,") != NULL &&
+	    strstr(VR_LINUX_CLEARCPUID, ",xsave,") != NULL &&
+	    strstr(VR_LINUX_CLEARCPUID, ",cx16,") != NULL);
+}
+
 /* Each refusal, and its message. */
 static void
 test_refusals(void)
@@ -296,6 +322,7 @@ main(void)
 	test_good();
 	test_mptable();
 	test_refusals();
+	test_cmdline();
 	test_uart_irq();
 	free(ram);
 	if (failures != 0)
