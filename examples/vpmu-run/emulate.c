@@ -14,6 +14,9 @@
  *   FNINIT          FCW 0x37f, FSW, tags, last instruction and operand 0
  *   LDMXCSR m32     MXCSR from memory (reserved bits set: #GP, an error)
  *   STMXCSR m32     MXCSR to memory
+ *   VERR, VERW      ZF: the selector (register or m16) names a code or data
+ *                   segment in the GDT or LDT that the current privilege
+ *                   may read (VERR) or write (VERW); only ZF changes
  *
  * Registers go through KVM_GET/SET_REGS, SREGS, XSAVE and VCPU_EVENTS; a
  * memory operand through KVM_TRANSLATE and guest RAM, within one page.
@@ -243,6 +246,61 @@ mxcsr(struct state *s, bool load)
 	return (xsave_set(s, &xs, XFEATURE_SSE));
 }
 
+/*
+ * VERR (write false) or VERW: ZF set when the selector is not null, lies
+ * within its table's limit (the GDT, or the LDT with TI), names a code or
+ * data segment (S set) readable (data, or code with R) or writable (data
+ * with W), and, unless it is conforming code tested for reading, its DPL
+ * is at least the CPL and the selector's RPL (SDM Vol. 2B, VERR/VERW).
+ * A descriptor that cannot be read is an error.
+ */
+#define SEL_TI		0x4u
+#define DESC_S		(1ull << 44)
+#define DESC_CODE	0x8u		/* type bits, 40..43 */
+#define DESC_CONFORMING	0x4u
+#define DESC_RW		0x2u		/* data: writable; code: readable */
+
+static bool
+verify(struct state *s, bool write)
+{
+	const ZydisDecodedOperand *o = &s->op[0];
+	const struct kvm_dtable *gdt = &s->sr.gdt;
+	uint64_t la, base, d;
+	uint32_t limit;
+	unsigned type, dpl, cpl = s->sr.cs.selector & 3u;
+	uint16_t sel;
+	__u64 *v;
+	bool ok = false;
+
+	if (o->type == ZYDIS_OPERAND_TYPE_MEMORY) {
+		if (!mem_addr(s, o, &la) || !guest_copy(s->c, la, &sel, sizeof(sel), false))
+			return (false);
+	} else if (o->type == ZYDIS_OPERAND_TYPE_REGISTER &&
+	    (v = gpr(&s->r, o->reg.value)) != NULL)
+		sel = (uint16_t)*v;
+	else
+		return (false);
+	base = gdt->base;
+	limit = gdt->limit;
+	if (sel & SEL_TI) {
+		base = s->sr.ldt.base;
+		limit = s->sr.ldt.unusable ? 0 : s->sr.ldt.limit;
+	}
+	if ((sel & ~3u) != 0 && (sel & ~7u) != 0 && (uint32_t)(sel | 7u) <= limit) {
+		if (!guest_copy(s->c, base + (sel & ~7u), &d, sizeof(d), false))
+			return (false);
+		type = (unsigned)(d >> 40) & 0xFu;
+		dpl = (unsigned)(d >> 45) & 3u;
+		if (d & DESC_S)
+			ok = (write ? !(type & DESC_CODE) && (type & DESC_RW) :
+			    !(type & DESC_CODE) || (type & DESC_RW)) &&
+			    ((!write && (type & DESC_CODE) && (type & DESC_CONFORMING)) ||
+			    (dpl >= cpl && dpl >= (sel & 3u)));
+	}
+	s->r.rflags = ok ? s->r.rflags | RFLAGS_ZF : s->r.rflags & ~(uint64_t)RFLAGS_ZF;
+	return (true);
+}
+
 /* INT3: #BP injected, RIP past it.  Nothing may be pending already. */
 static bool
 int3(struct state *s)
@@ -304,6 +362,10 @@ vr_emulate(struct vr_vcpu *c)
 	case ZYDIS_MNEMONIC_LDMXCSR:
 	case ZYDIS_MNEMONIC_STMXCSR:
 		ok = mxcsr(&s, s.in.mnemonic == ZYDIS_MNEMONIC_LDMXCSR);
+		break;
+	case ZYDIS_MNEMONIC_VERR:
+	case ZYDIS_MNEMONIC_VERW:
+		ok = verify(&s, s.in.mnemonic == ZYDIS_MNEMONIC_VERW);
 		break;
 	default:
 		ok = false;

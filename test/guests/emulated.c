@@ -6,8 +6,10 @@
  * ZF, the other arithmetic flags clear, a 32-bit destination
  * zero-extended, a 16-bit one merged), CLAC and STAC (RFLAGS.AC; only
  * where CPUID offers SMAP), FNINIT and FWAIT (they complete), LDMXCSR and
- * STMXCSR through a stack slot.  Prints "emulated: ok" and exits 0, or
- * names the first difference and exits 1.
+ * STMXCSR through a stack slot, VERR and VERW of the boot protocol's GDT
+ * (code 0x08, data 0x10, the TSS 0x18), from a register and from memory
+ * (Linux's VERW on return to user mode).  Prints "emulated: ok" and exits
+ * 0, or names the first difference and exits 1.
  */
 #include <vpmu-guest/runtime.h>
 
@@ -84,6 +86,37 @@ fpu(void)
 	__asm__ volatile("ldmxcsr %0" : : "m"(csr));
 }
 
+/* ZF after VERR (write 0) or VERW of sel, from a register and from memory. */
+static void
+verify(const char *what, uint16_t sel, int write, uint64_t zf)
+{
+	uint64_t a, b;
+	uint16_t m = sel;
+
+	if (write)
+		__asm__ volatile("verw %w2\n\tpushfq\n\tpop %0\n\tverw %3\n\tpushfq\n\tpop %1"
+		    : "=&r"(a), "=&r"(b) : "r"(sel), "m"(m) : "cc");
+	else
+		__asm__ volatile("verr %w2\n\tpushfq\n\tpop %0\n\tverr %3\n\tpushfq\n\tpop %1"
+		    : "=&r"(a), "=&r"(b) : "r"(sel), "m"(m) : "cc");
+	want(what, a & RFLAGS_ZF, zf);
+	want(what, b & RFLAGS_ZF, zf);
+}
+
+static void
+verr_verw(void)
+{
+	verify("VERW data 0x10", 0x10, 1, RFLAGS_ZF);
+	verify("VERR data 0x10", 0x10, 0, RFLAGS_ZF);
+	verify("VERW code 0x08", 0x08, 1, 0);		/* code is never writable */
+	verify("VERR code 0x08", 0x08, 0, RFLAGS_ZF);	/* readable code */
+	verify("VERW TSS 0x18", 0x18, 1, 0);		/* a system descriptor */
+	verify("VERW null", 0, 1, 0);
+	verify("VERW past the GDT", 0x30, 1, 0);
+	verify("VERW LDT 0x14", 0x14, 1, 0);		/* no LDT */
+	verify("VERW data RPL 3", 0x13, 1, 0);		/* DPL 0 < RPL 3 */
+}
+
 int
 main(unsigned cpu)
 {
@@ -102,6 +135,7 @@ main(unsigned cpu)
 	else
 		vg_printf("emulated: no SMAP in CPUID: CLAC and STAC not checked\n");
 	fpu();
+	verr_verw();
 	if (fails != 0)
 		return (1);
 	vg_printf("emulated: ok\n");
