@@ -488,14 +488,15 @@ static uint64_t vmm_breaks(const struct kvm_vcpu_ctx *c);
 
 /*
  * Put bp[i] (the mask's bits) into the free debug registers of dbg (DR7's
- * L/G bits clear), in order, one register per address.  false: one did
- * not fit.
+ * L/G bits clear), in order, one register per address, as many as fit.
+ * false: one did not fit.
  */
 static bool
 put_breaks(const struct kvm_vcpu_ctx *c, unsigned mask, struct kvm_guest_debug *dbg)
 {
 	uint64_t dr7 = dbg->arch.debugreg[7], vmm = vmm_breaks(c);
 	unsigned i, j, slot = 0;
+	bool fit = true;
 
 	for (i = 0; i < c->nbp; i++) {
 		if (!(mask & (1u << i)))
@@ -507,14 +508,16 @@ put_breaks(const struct kvm_vcpu_ctx *c, unsigned mask, struct kvm_guest_debug *
 			continue;			/* already armed */
 		while (slot < 4 && (dr7 >> (2 * slot) & 3))
 			slot++;
-		if (slot == 4)
-			return (false);
+		if (slot == 4) {
+			fit = false;
+			continue;
+		}
 		dbg->arch.debugreg[slot] = c->bp[i];
 		dr7 &= ~(0xFull << (16 + 4 * slot));	/* execution, one byte */
 		dr7 |= 1ull << (2 * slot);		/* L<slot> */
 	}
 	dbg->arch.debugreg[7] = dr7;
-	return (true);
+	return (fit);
 }
 
 /*

@@ -247,7 +247,8 @@ mxcsr(struct state *s, bool load)
 }
 
 /*
- * VERR (write false) or VERW: ZF set when the selector is not null, lies
+ * VERR (write false) or VERW: ZF set when the selector is not null (GDT
+ * entry 0; the LDT's entry 0 is an entry), lies
  * within its table's limit (the GDT, or the LDT with TI), names a code or
  * data segment (S set) readable (data, or code with R) or writable (data
  * with W), and, unless it is conforming code tested for reading, its DPL
@@ -286,7 +287,7 @@ verify(struct state *s, bool write)
 		base = s->sr.ldt.base;
 		limit = s->sr.ldt.unusable ? 0 : s->sr.ldt.limit;
 	}
-	if ((sel & ~3u) != 0 && (sel & ~7u) != 0 && (uint32_t)(sel | 7u) <= limit) {
+	if ((sel & ~3u) != 0 && (uint32_t)(sel | 7u) <= limit) {	/* not null, inside */
 		if (!guest_copy(s->c, base + (sel & ~7u), &d, sizeof(d), false))
 			return (false);
 		type = (unsigned)(d >> 40) & 0xFu;
