@@ -278,25 +278,184 @@ stack_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
 		out->stack = 8;			/* POP RSP loads RSP: not a plain move */
 }
 
+/*
+ * vpmu_insn.alu: the integer instructions alu.c works out, when every
+ * visible operand is a general register or an immediate (LEA: an address
+ * computation, no access).  The condition codes of CMOVcc and SETcc in
+ * tttn order.
+ */
+static const struct {
+	ZydisMnemonic mnemonic;
+	uint8_t op;
+	uint8_t cond;
+} alu_ops[] = {
+	{ ZYDIS_MNEMONIC_ADD, VPMU_ALU_ADD, 0 },	{ ZYDIS_MNEMONIC_ADC, VPMU_ALU_ADC, 0 },
+	{ ZYDIS_MNEMONIC_SUB, VPMU_ALU_SUB, 0 },	{ ZYDIS_MNEMONIC_SBB, VPMU_ALU_SBB, 0 },
+	{ ZYDIS_MNEMONIC_CMP, VPMU_ALU_CMP, 0 },	{ ZYDIS_MNEMONIC_AND, VPMU_ALU_AND, 0 },
+	{ ZYDIS_MNEMONIC_OR, VPMU_ALU_OR, 0 },		{ ZYDIS_MNEMONIC_XOR, VPMU_ALU_XOR, 0 },
+	{ ZYDIS_MNEMONIC_TEST, VPMU_ALU_TEST, 0 },	{ ZYDIS_MNEMONIC_INC, VPMU_ALU_INC, 0 },
+	{ ZYDIS_MNEMONIC_DEC, VPMU_ALU_DEC, 0 },	{ ZYDIS_MNEMONIC_NEG, VPMU_ALU_NEG, 0 },
+	{ ZYDIS_MNEMONIC_NOT, VPMU_ALU_NOT, 0 },	{ ZYDIS_MNEMONIC_MOV, VPMU_ALU_MOV, 0 },
+	{ ZYDIS_MNEMONIC_MOVZX, VPMU_ALU_MOVZX, 0 },	{ ZYDIS_MNEMONIC_MOVSX, VPMU_ALU_MOVSX, 0 },
+	{ ZYDIS_MNEMONIC_MOVSXD, VPMU_ALU_MOVSX, 0 },	{ ZYDIS_MNEMONIC_SHL, VPMU_ALU_SHL, 0 },
+	{ ZYDIS_MNEMONIC_SHR, VPMU_ALU_SHR, 0 },	{ ZYDIS_MNEMONIC_SAR, VPMU_ALU_SAR, 0 },
+	{ ZYDIS_MNEMONIC_ROL, VPMU_ALU_ROL, 0 },	{ ZYDIS_MNEMONIC_ROR, VPMU_ALU_ROR, 0 },
+	{ ZYDIS_MNEMONIC_IMUL, VPMU_ALU_IMUL, 0 },	{ ZYDIS_MNEMONIC_LEA, VPMU_ALU_LEA, 0 },
+	{ ZYDIS_MNEMONIC_XCHG, VPMU_ALU_XCHG, 0 },
+	{ ZYDIS_MNEMONIC_CMOVO, VPMU_ALU_CMOV, 0x0 },	{ ZYDIS_MNEMONIC_CMOVNO, VPMU_ALU_CMOV, 0x1 },
+	{ ZYDIS_MNEMONIC_CMOVB, VPMU_ALU_CMOV, 0x2 },	{ ZYDIS_MNEMONIC_CMOVNB, VPMU_ALU_CMOV, 0x3 },
+	{ ZYDIS_MNEMONIC_CMOVZ, VPMU_ALU_CMOV, 0x4 },	{ ZYDIS_MNEMONIC_CMOVNZ, VPMU_ALU_CMOV, 0x5 },
+	{ ZYDIS_MNEMONIC_CMOVBE, VPMU_ALU_CMOV, 0x6 },	{ ZYDIS_MNEMONIC_CMOVNBE, VPMU_ALU_CMOV, 0x7 },
+	{ ZYDIS_MNEMONIC_CMOVS, VPMU_ALU_CMOV, 0x8 },	{ ZYDIS_MNEMONIC_CMOVNS, VPMU_ALU_CMOV, 0x9 },
+	{ ZYDIS_MNEMONIC_CMOVP, VPMU_ALU_CMOV, 0xA },	{ ZYDIS_MNEMONIC_CMOVNP, VPMU_ALU_CMOV, 0xB },
+	{ ZYDIS_MNEMONIC_CMOVL, VPMU_ALU_CMOV, 0xC },	{ ZYDIS_MNEMONIC_CMOVNL, VPMU_ALU_CMOV, 0xD },
+	{ ZYDIS_MNEMONIC_CMOVLE, VPMU_ALU_CMOV, 0xE },	{ ZYDIS_MNEMONIC_CMOVNLE, VPMU_ALU_CMOV, 0xF },
+	{ ZYDIS_MNEMONIC_SETO, VPMU_ALU_SET, 0x0 },	{ ZYDIS_MNEMONIC_SETNO, VPMU_ALU_SET, 0x1 },
+	{ ZYDIS_MNEMONIC_SETB, VPMU_ALU_SET, 0x2 },	{ ZYDIS_MNEMONIC_SETNB, VPMU_ALU_SET, 0x3 },
+	{ ZYDIS_MNEMONIC_SETZ, VPMU_ALU_SET, 0x4 },	{ ZYDIS_MNEMONIC_SETNZ, VPMU_ALU_SET, 0x5 },
+	{ ZYDIS_MNEMONIC_SETBE, VPMU_ALU_SET, 0x6 },	{ ZYDIS_MNEMONIC_SETNBE, VPMU_ALU_SET, 0x7 },
+	{ ZYDIS_MNEMONIC_SETS, VPMU_ALU_SET, 0x8 },	{ ZYDIS_MNEMONIC_SETNS, VPMU_ALU_SET, 0x9 },
+	{ ZYDIS_MNEMONIC_SETP, VPMU_ALU_SET, 0xA },	{ ZYDIS_MNEMONIC_SETNP, VPMU_ALU_SET, 0xB },
+	{ ZYDIS_MNEMONIC_SETL, VPMU_ALU_SET, 0xC },	{ ZYDIS_MNEMONIC_SETNL, VPMU_ALU_SET, 0xD },
+	{ ZYDIS_MNEMONIC_SETLE, VPMU_ALU_SET, 0xE },	{ ZYDIS_MNEMONIC_SETNLE, VPMU_ALU_SET, 0xF },
+};
+#define STATUS_FLAGS	(ZYDIS_CPUFLAG_CF | ZYDIS_CPUFLAG_PF | ZYDIS_CPUFLAG_AF | \
+			 ZYDIS_CPUFLAG_ZF | ZYDIS_CPUFLAG_SF | ZYDIS_CPUFLAG_OF)
+
+/* A general register operand as vpmu_alu numbers it, and its width; -1 if none. */
+static int
+alu_reg(ZydisRegister reg, unsigned *width)
+{
+	static const ZydisRegister high[4] = {
+		ZYDIS_REGISTER_AH, ZYDIS_REGISTER_CH, ZYDIS_REGISTER_DH, ZYDIS_REGISTER_BH,
+	};
+	ZydisRegisterClass c = ZydisRegisterGetClass(reg);
+	int i;
+
+	if (c != ZYDIS_REGCLASS_GPR8 && c != ZYDIS_REGCLASS_GPR16 &&
+	    c != ZYDIS_REGCLASS_GPR32 && c != ZYDIS_REGCLASS_GPR64)
+		return (-1);
+	*width = ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, reg);
+	for (i = 0; i < 4; i++)
+		if (reg == high[i])
+			return (i | VPMU_ALU_HIGH);
+	return (gpr_of(reg));
+}
+
+static void
+alu_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, uint64_t addr,
+    struct vpmu_insn *out)
+{
+	struct vpmu_alu a = { 0 };
+	unsigned i, n = in->operand_count_visible, w = 0, bw = 0;
+	ZyanU64 abs;
+	int r;
+
+	for (i = 0; i < VPMU_ARRAY_SIZE(alu_ops) && alu_ops[i].mnemonic != in->mnemonic; i++)
+		;
+	if (i == VPMU_ARRAY_SIZE(alu_ops) || in->machine_mode != ZYDIS_MACHINE_MODE_LONG_64 ||
+	    n < 1 || n > 3 || op[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
+	    (r = alu_reg(op[0].reg.value, &w)) < 0)
+		return;
+	a.op = alu_ops[i].op;
+	a.cond = alu_ops[i].cond;
+	a.a = (uint8_t)r;
+	a.width = (uint8_t)w;
+	a.b = VPMU_ALU_NOREG;
+	a.index = VPMU_ALU_NOREG;
+	if (a.op == VPMU_ALU_LEA) {
+		const ZydisDecodedOperandMem *m = &op[1].mem;
+
+		if (n != 2 || op[1].type != ZYDIS_OPERAND_TYPE_MEMORY ||
+		    m->type != ZYDIS_MEMOP_TYPE_AGEN)
+			return;
+		a.awidth = (uint8_t)in->address_width;
+		a.scale = m->scale;
+		a.imm = (uint64_t)m->disp.value;
+		if (m->base == ZYDIS_REGISTER_RIP || m->base == ZYDIS_REGISTER_EIP) {
+			if (m->index != ZYDIS_REGISTER_NONE ||
+			    !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(in, &op[1], addr, &abs)))
+				return;
+			a.imm = abs;
+		} else if (m->base != ZYDIS_REGISTER_NONE &&
+		    (r = alu_reg(m->base, &bw)) < 0)
+			return;
+		else if (m->base != ZYDIS_REGISTER_NONE)
+			a.b = (uint8_t)r;
+		if (m->index != ZYDIS_REGISTER_NONE) {
+			if ((r = alu_reg(m->index, &bw)) < 0)
+				return;
+			a.index = (uint8_t)r;
+		}
+		out->alu = a;
+		return;
+	}
+	for (i = 1; i < n; i++)
+		if (op[i].type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
+			if (i != n - 1)
+				return;
+			a.imm = op[i].imm.value.u;
+		} else if (op[i].type != ZYDIS_OPERAND_TYPE_REGISTER ||
+		    (r = alu_reg(op[i].reg.value, &bw)) < 0)
+			return;
+	if (n >= 2) {
+		a.b = op[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE ? VPMU_ALU_IMM :
+		    (uint8_t)alu_reg(op[1].reg.value, &bw);
+		a.bwidth = (uint8_t)(a.b == VPMU_ALU_IMM ? w : bw);
+	}
+	if (a.op == VPMU_ALU_IMUL) {
+		/* IMUL r/m (RDX:RAX) is not modelled; IMUL r, r, imm is IMUL3 */
+		if (n == 1 || (n == 3 && (a.b == VPMU_ALU_IMM ||
+		    op[2].type != ZYDIS_OPERAND_TYPE_IMMEDIATE)))
+			return;
+		if (n == 3)
+			a.op = VPMU_ALU_IMUL3;
+	} else if (n == 3)
+		return;
+	out->alu = a;
+}
+
 /* vpmu_insn.mem, writes and count: every operand, hidden ones included. */
 static void
 gpr_use(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
     struct vpmu_insn *out)
 {
+	bool string = in->meta.category == ZYDIS_CATEGORY_STRINGOP ||
+	    in->meta.category == ZYDIS_CATEGORY_IOSTRINGOP;
 	unsigned i;
 	int n;
 
 	for (i = 0; i < in->operand_count; i++) {
+		/*
+		 * A string instruction moves its pointers (RSI, RDI), which
+		 * Zydis's operands do not say for SCAS and CMPS; REP counts RCX.
+		 */
+		if (string && op[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+		    (n = gpr_of(op[i].mem.base)) >= 0)
+			out->writes |= (uint16_t)(1u << n);
 		if (op[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
-		    op[i].mem.type == ZYDIS_MEMOP_TYPE_MEM && op[i].actions != 0)
+		    op[i].mem.type == ZYDIS_MEMOP_TYPE_MEM && op[i].actions != 0) {
 			out->mem = true;
+			if (op[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
+				out->wmem = true;
+		}
 		if (op[i].type == ZYDIS_OPERAND_TYPE_REGISTER &&
 		    (op[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
 		    (n = gpr_of(op[i].reg.value)) >= 0)
 			out->writes |= (uint16_t)(1u << n);
 	}
+	if (string && (in->attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
+	    ZYDIS_ATTRIB_HAS_REPNE)))
+		out->writes |= 1u << 1;		/* RCX */
 	count_of(in, op, out);
 	stack_of(in, op, out);
+	if (out->stack < 0)
+		out->wmem = false;		/* the slot PUSH and CALL write */
+	if (in->cpu_flags != NULL) {
+		out->wflags = (uint16_t)((in->cpu_flags->modified | in->cpu_flags->set_0 |
+		    in->cpu_flags->set_1 | in->cpu_flags->undefined) & STATUS_FLAGS);
+		out->uflags = (uint16_t)(in->cpu_flags->undefined & STATUS_FLAGS);
+	}
 }
 
 static bool
@@ -349,6 +508,7 @@ vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf, size
 
 	out->in_block = in_block(&in, op, out->rep_string);
 	gpr_use(&in, op, out);
+	alu_of(&in, op, addr, out);
 
 	if (in.mnemonic == ZYDIS_MNEMONIC_POPF || in.mnemonic == ZYDIS_MNEMONIC_POPFD ||
 	    in.mnemonic == ZYDIS_MNEMONIC_POPFQ)

@@ -55,6 +55,41 @@ enum vpmu_insn_eval {
 #define VPMU_COUNT_REG(d)	(((d) & 0x1F) - 1)
 #define VPMU_COUNT_32		0x80	/* its low 32 bits (zero-extended) */
 
+/*
+ * vpmu_insn.alu: an integer instruction on general registers and
+ * immediates only, whose result and flags follow from its operands
+ * (alu.c works them out).  Registers are numbered RAX 0 .. R15 15;
+ * VPMU_ALU_HIGH marks AH, CH, DH, BH (bits 15:8 of register & 3).
+ */
+enum vpmu_alu_op {
+	VPMU_ALU_NONE,			/* anything else */
+	VPMU_ALU_ADD, VPMU_ALU_ADC, VPMU_ALU_SUB, VPMU_ALU_SBB, VPMU_ALU_CMP,
+	VPMU_ALU_AND, VPMU_ALU_OR, VPMU_ALU_XOR, VPMU_ALU_TEST,
+	VPMU_ALU_INC, VPMU_ALU_DEC, VPMU_ALU_NEG, VPMU_ALU_NOT,
+	VPMU_ALU_MOV, VPMU_ALU_MOVZX, VPMU_ALU_MOVSX,
+	VPMU_ALU_SHL, VPMU_ALU_SHR, VPMU_ALU_SAR, VPMU_ALU_ROL, VPMU_ALU_ROR,
+	VPMU_ALU_IMUL,			/* a = a * b */
+	VPMU_ALU_IMUL3,			/* a = b * imm */
+	VPMU_ALU_LEA,			/* a = b + index * scale + imm (b, index: a
+					   register or VPMU_ALU_NOREG) */
+	VPMU_ALU_XCHG, VPMU_ALU_CMOV, VPMU_ALU_SET,
+};
+#define VPMU_ALU_HIGH	0x10		/* AH, CH, DH, BH */
+#define VPMU_ALU_IMM	0xFE		/* operand b is imm */
+#define VPMU_ALU_NOREG	0xFF		/* LEA: no base or no index */
+struct vpmu_alu {
+	uint8_t	 op;			/* enum vpmu_alu_op */
+	uint8_t	 width;			/* operand size in bits: 8, 16, 32, 64 */
+	uint8_t	 a;			/* the first operand (the destination) */
+	uint8_t	 b;			/* the second: a register or VPMU_ALU_IMM */
+	uint8_t	 bwidth;		/* its size in bits (MOVZX, MOVSX, shift by CL) */
+	uint8_t	 index, scale;		/* LEA */
+	uint8_t	 awidth;		/* LEA: the address size in bits */
+	uint8_t	 cond;			/* CMOV, SET: the condition code (tttn) */
+	uint64_t imm;			/* the immediate (sign-extended to 64 bits), or
+					   LEA's displacement */
+};
+
 struct vpmu_insn {
 	uint8_t	 len;			/* bytes */
 	uint8_t	 flow;			/* enum vpmu_insn_flow */
@@ -100,6 +135,11 @@ struct vpmu_insn {
 					   operands and partial writes included */
 	uint8_t	 flags_at;		/* POPF, IRET: 1 + the offset from RSP of the
 					   RFLAGS image it loads; 0: none */
+	bool	 wmem;			/* writes memory other than a PUSH/CALL slot */
+	uint16_t wflags;		/* the status flags (RFLAGS bits CF PF AF ZF SF
+					   OF) it writes, undefined ones included */
+	uint16_t uflags;		/* ... of them, left undefined */
+	struct vpmu_alu alu;		/* a register-only integer operation */
 	uint64_t target;		/* VPMU_FLOW_DIRECT: the branch target */
 	unsigned mnemonic;		/* ZydisMnemonic, for tests and messages */
 };

@@ -38,11 +38,12 @@
 #include "internal.h"
 #include <vpmu/model.h>
 
+#include "alu.h"
 #include "branch.h"
 #include "decode.h"
 #include "exact.h"
 
-#define WALK_MAX	16	/* instructions one exit can account for */
+#define WALK_MAX	32	/* instructions one exit can account for */
 #define BLOCK_MAX	(WALK_MAX - 1)	/* instructions a block runs before its
 					   breakpoint: the walk reaches it */
 /*
@@ -55,12 +56,20 @@
 /*
  * A block that ends in a branch the source completes itself (branch.c,
  * when the VMM writes registers back) costs one exit and, round a loop, no
- * ioctl: shorter ones pay (short_min).  STREAK_MAX completions in a row, then the
- * branch is single-stepped once: interrupts and NMIs, held back while
- * breakpoints are armed, are delivered at steps.
+ * ioctl: shorter ones pay (short_min).  After STREAK_MAX runs and
+ * completions in a row one instruction is single-stepped: interrupts and
+ * NMIs, held back while breakpoints are armed, are delivered at steps.
  */
 #define STREAK_MAX	32
 #define CHAIN_MAX	8	/* branches completed at one exit */
+/*
+ * Branches inside a run (foresee()): conditional jumps whose flags the run
+ * computes from registers known at P (alu.c), and RETs to an address a CALL
+ * of the same run pushed.  At most PRED_MAX a run; RET_MAX return
+ * addresses followed.
+ */
+#define PRED_MAX	8
+#define RET_MAX		8
 #define FF_MAX_DEFAULT	(1ull << 24)	/* vpmu_exact_params.ff_max 0 */
 
 /*
@@ -156,9 +165,21 @@ struct xvcpu {
 		uint64_t cend;		/* its value when the loop ends */
 		uint64_t inc;		/* the instruction that changes it (LOOP: end) */
 	} ff;
+	/*
+	 * Branches the planned run goes through, their successors known
+	 * ahead (foresee()), and the registers and flags the run leaves at
+	 * bp as far as they follow from P's: checked at the exit.
+	 */
+	unsigned npred;
+	struct {
+		uint64_t addr, succ;
+	} pred[PRED_MAX];
+	struct vpmu_alu_state alu;
+	bool	 nopredict;		/* a run did not end as foreseen: no more */
 	bool	 at_end;		/* the last exit stopped at bp */
 	bool	 setregs;		/* the VMM takes completed branches */
-	unsigned streak;		/* branches completed since the last step */
+	unsigned streak;		/* runs ended at their breakpoint and branches
+					   completed since the last step */
 	struct vpmu_dcache *dc;		/* instructions decoded (the vCPU's thread) */
 };
 
@@ -169,6 +190,7 @@ struct exact {
 	unsigned vendors;		/* VENDOR_* bits: the guest's vendor, or both
 					   when not known */
 	unsigned mode;			/* VPMU_EXACT_STEP or VPMU_EXACT_BLOCK */
+	bool	 foresee;		/* branches inside runs (foresee()) */
 	uint64_t ff_max;		/* vpmu_exact_params.ff_max, 0 resolved */
 	const struct vpmu_gmem *mem;
 	struct xvcpu *vcpu;
@@ -453,6 +475,21 @@ note_tf(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *ctx, uin
 #define WALK_ADVANCE	0x1	/* at least one instruction, even if addr is N */
 #define WALK_FOLLOW	0x2	/* a JMP or CALL rel at addr ran on to its target
 				   (a block's start); later ones always do */
+#define WALK_PLAN	0x4	/* the planned run's branches went where foreseen */
+
+/* The successor the plan foresaw for the branch at addr; false: none. */
+static bool
+foreseen(const struct xvcpu *v, uint64_t addr, uint64_t *succ)
+{
+	unsigned i;
+
+	for (i = 0; i < v->npred; i++)
+		if (v->pred[i].addr == addr) {
+			*succ = v->pred[i].succ;
+			return (true);
+		}
+	return (false);
+}
 
 static enum walk_end
 walk(const struct exact *x, struct xvcpu *v, uint64_t addr, const struct vpmu_regs *ctx,
@@ -473,6 +510,12 @@ walk(const struct exact *x, struct xvcpu *v, uint64_t addr, const struct vpmu_re
 		add(p, in.branch, cpl);
 		if (i == 0 && in.flags_at != 0 && rsp_known)
 			note_tf(x, v, ctx, rsp + in.flags_at - 1u);
+		if ((how & WALK_PLAN) && in.flow != VPMU_FLOW_NEXT && foreseen(v, addr, &succ)) {
+			if (in.flow == VPMU_FLOW_STACK)
+				rsp += 8u + in.pop;
+			addr = succ;
+			continue;
+		}
 		switch (in.flow) {
 		case VPMU_FLOW_NEXT:
 			succ = addr + in.len;
@@ -760,21 +803,11 @@ arm(struct xvcpu *v, const uint64_t *need, unsigned n)
 			v->arm[i] = need[0];
 }
 
-/* General register n (RAX 0 .. R15 15) of r. */
-static uint64_t
-gpr(const struct vpmu_regs *r, unsigned n)
-{
-	const uint64_t v[16] = { r->rax, r->rcx, r->rdx, r->rbx, r->rsp, r->rbp, r->rsi,
-	    r->rdi, r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15 };
-
-	return (v[n & 15]);
-}
-
 /* The loop counter of v's fast-forwarded loop in r. */
 static uint64_t
 ff_counter(const struct xvcpu *v, const struct vpmu_regs *r)
 {
-	uint64_t c = gpr(r, v->ff.reg);
+	uint64_t c = vpmu__alu_gpr(r, v->ff.reg);
 
 	return (v->ff.dword ? (uint32_t)c : c);
 }
@@ -898,7 +931,7 @@ plan_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *end, uin
 		v->ff.dword = (last->cmp & VPMU_COUNT_32) != 0;
 		mask = v->ff.dword ? 0xFFFFFFFFull : UINT64_MAX;
 		v->ff.delta = 0 - b->wr[r].step;
-		v->ff.cend = (s < 16 ? gpr(&v->p, s) : last->cmp_imm) & mask;
+		v->ff.cend = (s < 16 ? vpmu__alu_gpr(&v->p, s) : last->cmp_imm) & mask;
 		v->ff.inc = b->wr_addr[r];
 	} else
 		return (false);
@@ -913,6 +946,31 @@ plan_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *end, uin
 	v->ff.end = addr;
 	v->ff.n = n;
 	return (true);
+}
+
+/*
+ * The successor of the branch in at addr, known before the run: a Jcc
+ * whose flags follow from P's registers (s, alu.c), or a near RET to the
+ * address a CALL of the run pushed (rets[0..nrets), the last on top; 0 a
+ * slot not known), with nothing else written to memory since.  0: not
+ * known, the branch ends the block.  The successor must be canonical (the
+ * branch would fault otherwise).
+ */
+static uint64_t
+foresee(const struct xvcpu *v, const struct vpmu_alu_state *s, const struct vpmu_insn *in,
+    uint64_t addr, const uint64_t *rets, unsigned nrets)
+{
+	uint64_t succ;
+	int c;
+
+	if (in->eval == VPMU_EVAL_JCC && (c = vpmu__alu_cond(s, in->cond)) >= 0)
+		succ = c ? in->target : addr + in->len;
+	else if (in->eval == VPMU_EVAL_RET && in->pop == 0 && nrets > 0 &&
+	    !(v->p.cr4 & VPMU_CR4_CET))
+		succ = rets[nrets - 1];
+	else
+		return (0);
+	return (vpmu__gmem_canonical(PAGING(&v->p), succ) ? succ : 0);
 }
 
 /*
@@ -937,46 +995,118 @@ plan(const struct exact *x, struct xvcpu *v)
 	uint64_t sp = v->p.rsp;
 	struct body b;
 	bool breaking = v->bp != 0;	/* the last run was a block: no switch */
-	unsigned followed = 0;		/* JMP/CALL rel the run goes on through */
+	unsigned followed = 0;		/* JMP/CALL rel the run goes on through, and
+					   branches foreseen */
+	uint64_t succ, rets[RET_MAX];	/* return addresses the run's CALLs pushed */
+	unsigned nrets = 0;
+	/* the plan as it was at the last branch it went through */
+	struct {
+		bool	 set;
+		uint64_t addr;
+		unsigned k, nseg, npred, followed;
+		bool	 mem, any;
+		struct vpmu_insn in;
+		struct vpmu_alu_state alu;
+	} mark = { .set = false };
 
 	memset(&b, 0, sizeof(b));
+	v->npred = 0;
+	vpmu__alu_init(&v->alu, &v->p);
 	v->dc->memo.valid = false;
 	v->planned = true;
 	v->plan_cap = cap;
 	v->bp = 0;
 	v->ff.on = false;
-	/* TF: the guest steps itself; #AC possible: step. */
-	if (!v->p.long_mode || (v->p.rflags & RFLAGS_TF) ||
+	/*
+	 * TF: the guest steps itself; #AC possible: step.  So after
+	 * STREAK_MAX runs and completions: interrupts, held back while
+	 * breakpoints are armed, come in at steps (a loop whose branches are
+	 * all foreseen or completed would never take one otherwise).
+	 */
+	if (!v->p.long_mode || (v->p.rflags & RFLAGS_TF) || v->streak >= STREAK_MAX ||
 	    (v->p.cpl == 3 && (v->p.cr0 & CR0_AM) && (v->p.rflags & RFLAGS_AC)))
 		return;
 	v->nseg = 1;
-	v->seg[0].lo = addr;
+	v->seg[0].lo = v->seg[0].hi = addr;
 	for (k = 0; ; k++) {
 		ends = vpmu__decode_gva_cached(v->dc, x->mem, PAGING(&v->p), VPMU_DECODE_64,
 		    addr, &in, NULL) == 0;
 		/* in: the instruction at addr, the end when the block stops here */
-		if (!ends || !(in.in_block || in.follow) || k == cap)
+		if (!ends || k == cap || in_run(v, addr))
 			break;
-		/* On through JMP/CALL rel, unless it leads back into the run. */
+		succ = in.follow ? in.target : 0;
+		if (!(in.in_block || in.follow) && (!x->foresee || v->nopredict ||
+		    v->npred == PRED_MAX ||
+		    (succ = foresee(v, &v->alu, &in, addr, rets, nrets)) == 0))
+			break;
+		/* On through JMP/CALL rel and foreseen branches, unless back into the run. */
 		v->seg[v->nseg - 1].hi = addr + in.len;
-		if (in.follow && (in_run(v, in.target) || v->nseg == WALK_MAX))
+		if (succ != 0 && (in_run(v, succ) || v->nseg == WALK_MAX))
 			break;
+		if (succ != 0) {
+			mark.set = true;
+			mark.addr = addr;
+			mark.k = k;
+			mark.nseg = v->nseg;
+			mark.npred = v->npred;
+			mark.followed = followed;
+			mark.mem = mem;
+			mark.any = any;
+			mark.in = in;
+			mark.alu = v->alu;
+		}
 		body_add(&b, &in, addr);
+		vpmu__alu_step(&v->alu, &in);
 		any = any || in.mem;
-		mem = mem || (in.mem && !stack_safe(x, v, &in, sp, sp_known));
-		if (in.stack != 0)
-			sp += (uint64_t)(int64_t)in.stack;
+		/* a foreseen RET reads the slot the run's CALL wrote */
+		mem = mem || (in.mem && in.eval != VPMU_EVAL_RET &&
+		    !stack_safe(x, v, &in, sp, sp_known));
+		if (in.wmem || (in.writes_sp && in.stack == 0 && in.eval != VPMU_EVAL_RET))
+			nrets = 0;		/* the return addresses may be gone */
+		if (in.stack < 0) {		/* PUSH, CALL */
+			if (nrets == RET_MAX)
+				memmove(rets, rets + 1, sizeof(rets[0]) * --nrets);
+			rets[nrets++] = in.follow ? addr + in.len : 0;
+		} else if (in.stack > 0 || in.eval == VPMU_EVAL_RET)
+			nrets -= nrets > 0;	/* POP, RET */
+		if (in.stack != 0 || in.eval == VPMU_EVAL_RET)
+			sp += in.eval == VPMU_EVAL_RET ? 8 : (uint64_t)(int64_t)in.stack;
 		else if (in.writes_sp)
 			sp_known = false;
 		addr += in.len;
-		if (in.follow) {
+		if (!in.in_block && !in.follow) {
+			v->pred[v->npred].addr = addr - in.len;
+			v->pred[v->npred].succ = succ;
+			v->npred++;
+		}
+		if (succ != 0) {
 			followed++;
-			addr = in.target;
-			v->seg[v->nseg].lo = addr;
-			v->nseg++;
+			if (succ != addr) {	/* a new piece, unless a Jcc falls through */
+				addr = succ;
+				v->seg[v->nseg].lo = v->seg[v->nseg].hi = addr;
+				v->nseg++;
+			}
 		}
 	}
+	/*
+	 * Fell through into the run (a breakpoint there would stop it
+	 * early): the block ends at the last branch it went through instead.
+	 */
 	v->seg[v->nseg - 1].hi = addr;
+	if (ends && in_run(v, addr)) {
+		if (!mark.set)
+			return;
+		addr = mark.addr;
+		k = mark.k;
+		v->nseg = mark.nseg;
+		v->npred = mark.npred;
+		followed = mark.followed + 1;	/* no fast-forward: b holds more */
+		mem = mark.mem;
+		any = mark.any;
+		in = mark.in;
+		v->alu = mark.alu;
+		v->seg[v->nseg - 1].hi = addr;
+	}
 	if (ends && k >= 1 && followed == 0 && plan_ff(x, v, &in, addr, k, &b)) {
 		bp = addr + in.len;
 		v->seg[0].hi = bp;
@@ -1005,6 +1135,7 @@ plan(const struct exact *x, struct xvcpu *v)
 	v->bp = bp;
 	v->st.blocks++;
 	v->st.block_insns += k;
+	v->st.foreseen += v->npred;
 	if (v->ff.on)
 		v->st.ff_loops++;
 }
@@ -1085,7 +1216,7 @@ sync_block_fault(const struct exact *x, struct xvcpu *v, const struct vpmu_regs 
 	 */
 	if (i == NFAULT_VECS || read_slot(x, v, r, r->rsp + 8, 8, &at.rip) != 0 ||
 	    !in_run(v, at.rip) ||
-	    walk(x, v, v->p.rip, &v->p, true, &at, &p, WALK_FOLLOW) != W_REACHED)
+	    walk(x, v, v->p.rip, &v->p, true, &at, &p, WALK_FOLLOW | WALK_PLAN) != W_REACHED)
 		return (false);
 	v->st.block_faults++;
 	account(x, v, W_REACHED, &p, v->p.cpl);
@@ -1109,6 +1240,8 @@ vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r, unsigned 
 	    r->rip == v->bp && !(flags & (VPMU_SYNC_RESYNC | VPMU_SYNC_STEP | VPMU_SYNC_EVENT));
 	if (flags & VPMU_SYNC_STEP)
 		v->streak = 0;
+	else if (v->at_end)
+		v->streak++;
 	if ((flags & VPMU_SYNC_RESYNC) || !v->known || v->nenabled == 0)
 		;			/* nothing to count, or nothing known */
 	else if (flags & VPMU_SYNC_EVENT)
@@ -1120,11 +1253,23 @@ vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r, unsigned 
 	}
 	else if (!(flags & VPMU_SYNC_STEP) && sync_block_fault(x, v, r))
 		;			/* the instructions before a fault */
-	else if (r->rip == v->p.rip)
+	else if (v->at_end && v->npred != 0 && !vpmu__alu_agrees(&v->alu, r)) {
+		/*
+		 * The run reached its end with registers other than its
+		 * foreseen branches imply: one went another way (the guest
+		 * changed its code, or alu.c is wrong).  Its path is not
+		 * known; nothing more is foreseen on this vCPU.
+		 */
+		v->st.mispredicted++;
+		v->nopredict = true;
+		account(x, v, W_LOST, &p, r->cpl);
+	} else if (r->rip == v->p.rip)
 		sync_same(x, v, r, flags);
 	else
 		account(x, v, walk(x, v, v->p.rip, &v->p, true, r, &p,
-		    (flags & VPMU_SYNC_STEP) ? 0 : WALK_FOLLOW), &p, r->cpl);
+		    (flags & VPMU_SYNC_STEP) ? 0 : WALK_FOLLOW |
+		    (x->mode == VPMU_EXACT_BLOCK && v->planned && v->bp != 0 ? WALK_PLAN : 0)),
+		    &p, r->cpl);
 	note_user(x, v, r, flags);
 	v->p = *r;
 	v->known = true;
@@ -1318,7 +1463,8 @@ x_init(void **statep, unsigned nvcpus, void *arg)
 	unsigned i;
 
 	if (statep == NULL || nvcpus == 0 ||
-	    (prm != NULL && (prm->vendor > VPMU_VENDOR_AMD || prm->mode > VPMU_EXACT_BLOCK)))
+	    (prm != NULL && (prm->vendor > VPMU_VENDOR_AMD || prm->mode > VPMU_EXACT_BLOCK ||
+	    (prm->flags & ~VPMU_EXACT_NO_FORESEE) != 0)))
 		return (EINVAL);
 	if ((x = calloc(1, sizeof(*x))) == NULL)
 		return (ENOMEM);
@@ -1336,6 +1482,7 @@ x_init(void **statep, unsigned nvcpus, void *arg)
 		}
 	x->nvcpus = nvcpus;
 	x->mode = prm != NULL ? prm->mode : VPMU_EXACT_STEP;
+	x->foresee = prm == NULL || !(prm->flags & VPMU_EXACT_NO_FORESEE);
 	x->ff_max = (prm != NULL && prm->ff_max != 0) ? prm->ff_max : FF_MAX_DEFAULT;
 	for (i = 0; i < nvcpus; i++)
 		x->vcpu[i].cap = BLOCK_MAX;

@@ -78,6 +78,12 @@ struct vpmu_exact_stats {
 					   guest: block-ending branches the source
 					   completed (exec_complete), and RDPMC and
 					   HLT the core retired (exec_retire) */
+	uint64_t foreseen;		/* branches runs went through, their way known
+					   before the run (Jcc from registers, RET
+					   to the run's own CALL) */
+	uint64_t mispredicted;		/* runs that ended with other registers than
+					   their foreseen branches imply (counted as
+					   unresolved; foreseeing stops) */
 	uint64_t ff_loops;		/* loop runs fast-forwarded */
 	uint64_t ff_insns;		/* instructions they retired */
 	uint64_t user_unseen;		/* exits after user-mode (CPL 3) code that ran

@@ -1038,6 +1038,8 @@ kvm_stats_exact(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st)
 			st->exact_ff_insns = xs.ff_insns;
 			st->user_unseen = xs.user_unseen;
 			st->guest_tf = xs.guest_tf;
+			st->exact_foreseen = xs.foreseen;
+			st->exact_mispredicted = xs.mispredicted;
 		}
 		vpmu__vm_unlock(k->vm);
 	}

@@ -53,6 +53,7 @@ struct vr_opts {
 	bool	    irqchip_user;	/* --irqchip user: no in-kernel LAPIC */
 	bool	    exact_block;	/* --exact-mode block */
 	unsigned    exact_ff_max;	/* --exact-ff-max: 0 libvpmu's default */
+	bool	    exact_no_foresee;	/* --exact-foresee off */
 	int	    pv_port;		/* -1: libvpmu's default (0x5650); 0: no channel */
 	const char *snapshot;		/* --snapshot FILE */
 	const char *resume;		/* --resume FILE */
@@ -65,7 +66,7 @@ struct vr_opts {
 
 /* ---- options, as a table ------------------------------------------------------ */
 
-enum { O_PMU, O_SOURCE, O_EXACT_MODE, O_EXACT_FF_MAX, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_REPORT,
+enum { O_PMU, O_SOURCE, O_EXACT_MODE, O_EXACT_FORESEE, O_EXACT_FF_MAX, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_REPORT,
     O_GUEST_LOG, O_FASTPAGE_HZ, O_IRQCHIP, O_PV_PORT, O_SNAPSHOT, O_RESUME,
     O_MULTIBOOT, O_MB_APPEND, O_INITRD, O_EXIT_STATUS, O_QUIET, O_HELP };
 
@@ -85,6 +86,10 @@ static const struct opt {
 	    "how the exact source follows the guest: step (every\n"
 	    "instruction) or block (straight-line code to a breakpoint)\n"
 	    "(default step)" },
+	[O_EXACT_FORESEE] = { "exact-foresee", required_argument, 0, "on|off",
+	    "in blocks, run on through conditional branches whose way\n"
+	    "follows from the registers, and RETs to the run's own CALLs\n"
+	    "(default on)" },
 	[O_EXACT_FF_MAX] = { "exact-ff-max", required_argument, 0, "N",
 	    "in blocks, the most instructions one fast-forwarded loop\n"
 	    "runs with interrupts held back (0: libvpmu's default, 2^24;\n"
@@ -317,6 +322,14 @@ parse_options(int argc, char **argv, struct vr_opts *o)
 			}
 			o->exact_block = strcmp(optarg, "block") == 0;
 			break;
+		case O_EXACT_FORESEE:
+			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
+				fprintf(stderr, "vpmu-run: --exact-foresee %s: want on or "
+				    "off\n", optarg);
+				return (-1);
+			}
+			o->exact_no_foresee = strcmp(optarg, "off") == 0;
+			break;
 		case O_EXACT_FF_MAX:
 			if (parse_uint("exact-ff-max", optarg, 0, UINT32_MAX,
 			    &o->exact_ff_max) < 0)
@@ -435,6 +448,10 @@ report_exact(FILE *f, const struct vpmu_kvm_stats *st)
 	if (st->exact_ff_loops != 0)
 		fprintf(f, " (%" PRIu64 " in %" PRIu64 " fast-forwarded loop%s)",
 		    st->exact_ff_insns, st->exact_ff_loops, st->exact_ff_loops == 1 ? "" : "s");
+	if (st->exact_foreseen != 0 || st->exact_mispredicted != 0)
+		fprintf(f, " (%" PRIu64 " branch%s foreseen, %" PRIu64 " mispredicted)",
+		    st->exact_foreseen, st->exact_foreseen == 1 ? "" : "es",
+		    st->exact_mispredicted);
 	fprintf(f, ", KVM insn_emulation ");
 	if (!st->has_insn_emulation)
 		fprintf(f, "n/a");
@@ -799,6 +816,7 @@ main(int argc, char **argv)
 	/* (The exact source takes the guest's vendor from the model.) */
 	exact_params.mode = o.exact_block ? VPMU_EXACT_BLOCK : VPMU_EXACT_STEP;
 	exact_params.ff_max = o.exact_ff_max;
+	exact_params.flags = o.exact_no_foresee ? VPMU_EXACT_NO_FORESEE : 0;
 	/* The virtual PMU: the model goes into the config before the VM exists. */
 	if ((e = vpmu_config_create(&cfg)) != 0 ||
 	    (e = vpmu_config_set_vcpus(cfg, vm.nvcpus)) != 0 ||

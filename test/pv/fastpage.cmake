@@ -8,7 +8,7 @@ endif()
 # The exact source in both modes (fastpage_exact.c): stepping, one page
 # update per instruction (5 NOPs apart = 6) and a lag of 2 instructions
 # against PMCRW; in blocks, no update inside a block (0) and the lag
-# vpmu_fastpage(4) gives as the most, 30 (two blocks of 15).  Both: no
+# vpmu_fastpage(4) gives as the most, 62 (two blocks of 31).  Both: no
 # reader retries, SET/CLEAR/GETMSR errors, CLEAR and process exit stop the
 # writes.  --fastpage-hz 0: the exits are the only writers.  (With the
 # thread on, a host-side pause of over 1 ms between two exits -- a
@@ -19,7 +19,7 @@ pv_test(pv_fastpage_exact 0
   "^fastpage exact: lag 2 instructions, gaps 6 6 6 6, 0 failed$"
   --source exact --exact-mode step --fastpage-hz 0 ${guest_pv_fastpage_exact_ELF})
 pv_test(pv_fastpage_exact_block 0
-  "^fastpage exact: lag 30 instructions, gaps 0 0 0 0, 0 failed$"
+  "^fastpage exact: lag 62 instructions, gaps 0 0 0 0, 0 failed$"
   --source exact --exact-mode block --fastpage-hz 0 ${guest_pv_fastpage_exact_ELF})
 
 # The refresh thread while the guest spins without an exit (perf's msr/tsc

@@ -15,10 +15,10 @@
  *     wants 6 each stepping (one update per instruction) and 0 in blocks
  *     (the seven instructions are one block, without an exit);
  *   - the lag: a load of the value followed at once by PMCRW's doorbell,
- *     after 29 NOPs: PMCRW counts the load, so value + 1 + lag == PMCRW;
- *     printed: 2 stepping, 30 in blocks (vpmu_fastpage(4): a load misses
+ *     after 61 NOPs: PMCRW counts the load, so value + 1 + lag == PMCRW;
+ *     printed: 2 stepping, 62 in blocks (vpmu_fastpage(4): a load misses
  *     the instructions of the run before its own and of its own up to it;
- *     the NOPs are two blocks of 15);
+ *     the NOPs are two blocks of 31);
  *   - vpmu_fast_read never retries here (exit updates are in place and
  *     the refresh thread leaves a page that exits keep fresh alone);
  *   - CLEAR: magic 0, EINVAL from the reader, the page no longer written;
@@ -116,7 +116,7 @@ main(unsigned cpu)
 	rwa->pmcid = id;
 	__asm__ volatile(
 	    "	clc\n"
-	    "	.rept 29\n"
+	    "	.rept 61\n"
 	    "	nop\n"
 	    "	.endr\n"
 	    "	movq (%1), %0\n"

@@ -99,15 +99,21 @@ static volatile struct vpmu_fastpage fpage __attribute__((aligned(4096)));
 
 /*
  * rdpmc() around spin(n): what the fast page shows the loop adding.  Not
- * inlined: both calls must run the same instructions around spin().
+ * inlined: both calls must run the same instructions around spin().  The
+ * page is as fresh as the last exit (vpmu_fastpage(4)); on the exact
+ * source in blocks that is where the last run ended, which depends on the
+ * code before: a CLC before each read (no block holds a flag operation,
+ * none runs through it) makes it the same in every call.
  */
 static __attribute__((noinline)) uint64_t
 rdpmc_span(unsigned ctr, uint64_t n)
 {
 	uint64_t a, b;
 
+	__asm__ volatile("clc" ::: "cc");
 	a = rdpmc(ctr);
 	spin(n);
+	__asm__ volatile("clc" ::: "cc");
 	b = rdpmc(ctr);
 	return (b - a);
 }

@@ -877,6 +877,7 @@ supports_answers(void **state)
 	assert_int_equal(X->capacity(t->st), 0);
 	assert_string_equal(X->name, "exact");
 	assert_int_equal(X->init(&c, 0, NULL), EINVAL);
+	assert_int_equal(X->init(&c, 1, &(struct vpmu_exact_params){ .flags = 0x2 }), EINVAL);
 	assert_int_equal(X->open(t->st, 2, 0, &ev, &c), EINVAL);
 }
 
@@ -1168,10 +1169,15 @@ decode_marks_block_instructions(void **state)
 	}
 }
 
+/*
+ * Block mode, with flags (vpmu_exact_params.flags).  block_mode(): blocks
+ * end at every conditional branch and RET, as the tests written before
+ * branches were foreseen inside runs expect.
+ */
 static void
-block_mode(struct tx *t, unsigned cpi)
+block_mode_flags(struct tx *t, unsigned cpi, unsigned flags)
 {
-	struct vpmu_exact_params prm = { .cpi = cpi, .mode = VPMU_EXACT_BLOCK };
+	struct vpmu_exact_params prm = { .cpi = cpi, .mode = VPMU_EXACT_BLOCK, .flags = flags };
 
 	X->fini(t->st);
 	t->st = NULL;
@@ -1183,6 +1189,12 @@ block_mode(struct tx *t, unsigned cpi)
 	/* add rax, rbx; xor ecx, ecx; mov [rax], rcx; inc rdx x 3; jnz $ */
 	PUT(t, CODE, 0x48, 0x01, 0xd8, 0x31, 0xc9, 0x48, 0x89, 0x08,
 	    0x48, 0xff, 0xc2, 0x48, 0xff, 0xc2, 0x48, 0xff, 0xc2, 0x75, 0xfe);
+}
+
+static void
+block_mode(struct tx *t, unsigned cpi)
+{
+	block_mode_flags(t, cpi, VPMU_EXACT_NO_FORESEE);
 }
 
 /*
@@ -1384,10 +1396,13 @@ block_completes_its_loop_branch(void **state)
 	assert_int_equal(X->exec_complete(t->st, 0, &r), 0);
 	assert_int_equal(r.rip, LOOP + 3);
 
-	/* STREAK_MAX (32) completions in a row after a step, then one step of the branch. */
+	/*
+	 * STREAK_MAX (32) runs and completions in a row after a step (16
+	 * rounds of a run to the JNZ and its completion), then one step.
+	 */
 	at(t, LOOP, RESYNC | STEP | SETREGS);
 	t->r.rflags = 0x2;
-	for (i = 0; i < 32; i++) {
+	for (i = 0; i < 16; i++) {
 		assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
 		at(t, LOOP + 6, SETREGS);
 		r = t->r;
@@ -1840,6 +1855,94 @@ blocks_run_through_calls(void **state)
 }
 
 /*
+ * Branches inside runs (exact.c foresee(), alu.c).  From FORE with RCX 5
+ * the JZ after TEST RCX is not taken: the run goes on through it, INC RDX
+ * and the JMP to the JNZ that closes the loop (its target is in the run:
+ * the block's end).  An exit there with the registers the run implies
+ * counts five instructions, two branches.  The next round ends with RDX
+ * as if the JZ had gone the other way: a misprediction, one unresolved
+ * instruction, and nothing is foreseen after it.  A RET to the run's own
+ * CALL is foreseen; with VPMU_EXACT_NO_FORESEE neither is.
+ */
+#define FORE	(CODE + 0x700)
+#define FORC	(CODE + 0x780)
+static void
+branches_inside_runs_are_foreseen(void **state)
+{
+	struct tx *t = *state;
+	uint64_t bp[VPMU_DEBUG_BP_MAX];
+	struct vpmu_regs r;
+	void *c, *b;
+
+	block_mode_flags(t, 1, 0);
+	/* test rcx, rcx; jz +5; inc rdx; jmp +3; dec rdx; dec rcx; jnz FORE */
+	PUT(t, FORE, 0x48, 0x85, 0xc9, 0x74, 0x05, 0x48, 0xff, 0xc2, 0xeb, 0x03,
+	    0x48, 0xff, 0xca, 0x48, 0xff, 0xc9, 0x75, 0xee);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	b = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+	t->r.rcx = 5;
+	t->r.rdx = 100;
+	t->r.rflags = 0x2;
+	armed_at(t, FORE, RESYNC | SETREGS, bp);
+	assert_int_equal(vpmu__exact_end(t->st, 0), FORE + 16);
+	assert_int_equal(stats(t).foreseen, 1);
+	t->r.rcx = 4;				/* DEC RCX: 4, flags all clear */
+	t->r.rdx = 101;
+	at(t, FORE + 16, SETREGS);
+	assert_int_equal(val(t, c), 5);
+	assert_int_equal(val(t, b), 2);
+	assert_int_equal(stats(t).mispredicted, 0);
+	assert_int_equal(stats(t).unresolved, 0);
+	r = t->r;
+	assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP);
+	assert_int_equal(r.rip, FORE);
+	t->r = r;
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+	assert_int_equal(vpmu__exact_end(t->st, 0), FORE + 16);
+	t->r.rcx = 3;
+	t->r.rdx = 100;				/* DEC RDX ran: not the way foreseen */
+	at(t, FORE + 16, SETREGS);
+	assert_int_equal(stats(t).mispredicted, 1);
+	assert_int_equal(stats(t).unresolved, 1);
+	assert_int_equal(val(t, c), 6 + 1);
+	/* nothing foreseen any more: the block ends at the JZ */
+	armed_at(t, FORE, RESYNC | SETREGS, bp);
+	assert_int_equal(vpmu__exact_end(t->st, 0), FORE + 3);
+
+	/*
+	 * RET to the run's CALL: on to the JMP $ after the return address.
+	 * call FORC + 0x40; nop; nop; inc rdx; jmp $ ... add rax, rbx; ret
+	 */
+	block_mode_flags(t, 1, 0);
+	PUT(t, FORC, 0xe8, 0x3b, 0x00, 0x00, 0x00, 0x90, 0x90, 0x48, 0xff, 0xc2, 0xeb, 0xfe);
+	PUT(t, FORC + 0x40, 0x48, 0x01, 0xd8, 0xc3);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	b = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+	t->r.rsp = STACK;
+	t->r.rax = 1;
+	t->r.rbx = 2;
+	t->r.rdx = 100;
+	armed_at(t, FORC, RESYNC | SETREGS, bp);
+	assert_int_equal(vpmu__exact_end(t->st, 0), FORC + 10);	/* the JMP $ */
+	assert_int_equal(stats(t).foreseen, 1);
+	t->r.rax = 3;
+	t->r.rdx = 101;
+	t->r.rflags = 0x2 | 0x4;		/* PF, from INC RDX (0x65) */
+	at(t, FORC + 10, SETREGS);
+	assert_int_equal(val(t, c), 6);		/* CALL ADD RET NOP NOP INC */
+	assert_int_equal(val(t, b), 2);
+	assert_int_equal(stats(t).mispredicted, 0);
+	block_mode(t, 1);
+	PUT(t, FORC, 0xe8, 0x3b, 0x00, 0x00, 0x00, 0x90, 0x90, 0x48, 0xff, 0xc2, 0xeb, 0xfe);
+	PUT(t, FORC + 0x40, 0x48, 0x01, 0xd8, 0xc3);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	t->r.rsp = STACK;
+	armed_at(t, FORC, RESYNC | SETREGS, bp);
+	assert_int_equal(vpmu__exact_end(t->st, 0), FORC + 0x43);	/* the RET */
+	assert_int_equal(stats(t).foreseen, 0);
+}
+
+/*
  * SUB imm and ADD imm count too: RCX 40 less 4 a round is 10 rounds; 42
  * would pass 0 (not fast-forwarded, the branch completed); R8D less 2
  * from 10 (upper half set) is 5.  An exit at the JNZ after the third SUB
@@ -2037,6 +2140,8 @@ main(void)
 		T(cmp_jne_loops_are_fast_forwarded),
 		T(breakpoints_stay_armed),
 		T(blocks_run_through_calls),
+		T(branches_inside_runs_are_foreseen),
+	T(branches_inside_runs_are_foreseen),
 		T(gmem_access_rules),
 #undef T
 	};

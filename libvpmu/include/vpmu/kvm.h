@@ -141,6 +141,11 @@ struct vpmu_kvm_stats {
 	uint64_t guest_tf;		/* POPF and IRET the exact source saw load
 					   RFLAGS.TF: the guest stepping itself,
 					   whose traps are lost while followed */
+	uint64_t exact_foreseen;	/* branches its runs went through, their way
+					   worked out before the run */
+	uint64_t exact_mispredicted;	/* runs that ended other than foreseen
+					   (each counted as one unresolved
+					   instruction; no more are foreseen) */
 };
 VPMU_EXTERN int  vpmu_kvm_get_stats(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st);
 

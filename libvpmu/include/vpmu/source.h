@@ -209,7 +209,7 @@ struct vpmu_exact_params {
 	unsigned ref_cpi;
 	unsigned vendor;
 	unsigned mode;			/* VPMU_EXACT_STEP (0) or VPMU_EXACT_BLOCK */
-	unsigned pad;
+	unsigned flags;			/* VPMU_EXACT_* below */
 	uint64_t ff_max;		/* VPMU_EXACT_BLOCK: the most instructions a
 					   fast-forwarded loop runs in one go (with
 					   interrupts held back); 0: 2^24; 1: no
@@ -219,6 +219,9 @@ struct vpmu_exact_params {
 /* struct vpmu_exact_params.mode: how the exact source follows the guest */
 #define VPMU_EXACT_STEP		0u	/* single-step every instruction */
 #define VPMU_EXACT_BLOCK	1u	/* run straight-line code to a breakpoint */
+/* struct vpmu_exact_params.flags */
+#define VPMU_EXACT_NO_FORESEE	0x1u	/* blocks end at every conditional branch
+					   and RET (none is worked out ahead) */
 
 /* Find a built-in source by name; NULL if there is none. */
 VPMU_EXTERN const struct vpmu_source_ops *vpmu_source_lookup(const char *name);

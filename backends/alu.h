@@ -1,0 +1,44 @@
+/*
+ * alu.h -- the general registers and status flags a run of integer
+ * instructions leaves, worked out ahead of the run (alu.c).
+ */
+#ifndef VPMU_ALU_H
+#define VPMU_ALU_H
+
+#include <stdint.h>
+
+#include <vpmu/vcpu.h>
+
+#include "decode.h"
+
+/*
+ * What is known of the registers: r[n] where bit n of `known` is set
+ * (RAX 0 .. R15 15), the status flags of rflags (CF PF AF ZF SF OF, at
+ * their RFLAGS positions) where `fknown` has them.
+ */
+struct vpmu_alu_state {
+	uint64_t r[16];
+	uint64_t rflags;
+	uint16_t known;
+	uint16_t fknown;
+};
+
+#define VPMU_ALU_STATUS	0x8D5u		/* CF PF AF ZF SF OF */
+
+/* General register n (RAX 0 .. R15 15) of r. */
+uint64_t vpmu__alu_gpr(const struct vpmu_regs *r, unsigned n);
+/* Everything known: the registers of r. */
+void	vpmu__alu_init(struct vpmu_alu_state *s, const struct vpmu_regs *r);
+/*
+ * The instruction in runs: its results where alu.c models it
+ * (vpmu_insn.alu) and its operands are known, else what it writes
+ * (vpmu_insn.writes, wflags) becomes unknown.  Flags the architecture
+ * leaves undefined are unknown after it.
+ */
+void	vpmu__alu_step(struct vpmu_alu_state *s, const struct vpmu_insn *in);
+/* Condition code cond (tttn): 1 holds, 0 does not, -1 not known. */
+int	vpmu__alu_cond(const struct vpmu_alu_state *s, unsigned cond);
+/* Do r's registers and flags agree with what s knows? */
+bool	vpmu__alu_agrees(const struct vpmu_alu_state *s, const struct vpmu_regs *r);
+
+#endif /* VPMU_ALU_H */

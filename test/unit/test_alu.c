@@ -1,0 +1,514 @@
+/*
+ * test_alu.c -- alu.c against the processor: every instruction form alu.c
+ * models is encoded (Zydis's encoder) with random registers, operands and
+ * flags, run on the host CPU, and worked out by alu.c from the same
+ * registers; every register and flag alu.c claims to know must be what the
+ * processor left.  Forms alu.c must be able to work out are checked to
+ * come out known (the destination, the flags the SDM defines), so the
+ * comparison cannot pass by knowing nothing.  Plus the decoder's summary
+ * (decode.c, vpmu_insn.alu) of fixed encodings, and unknown inputs.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <cmocka.h>
+#include <Zydis/Zydis.h>
+
+#include "alu.h"
+#include "decode.h"
+
+#define F_STATUS	VPMU_ALU_STATUS
+#define F_CF		0x001u
+#define F_ZF		0x040u
+#define F_SF		0x080u
+#define F_OF		0x800u
+
+/* The registers and RFLAGS the trampoline loads and stores (RSP is not used). */
+struct nstate {
+	uint64_t r[16];
+	uint64_t rflags;
+};
+
+void native_run(struct nstate *s, const void *code);
+__asm__(".text\n"
+    ".globl native_run\n"
+    "native_run:\n\t"
+    "push %rbx\n\tpush %rbp\n\tpush %r12\n\tpush %r13\n\tpush %r14\n\tpush %r15\n\t"
+    "push %rdi\n\t"			/* the state */
+    "push %rsi\n\t"			/* the code */
+    "pushq 128(%rdi)\n\tpopfq\n\t"
+    "mov 0(%rdi), %rax\n\tmov 8(%rdi), %rcx\n\tmov 16(%rdi), %rdx\n\t"
+    "mov 24(%rdi), %rbx\n\tmov 40(%rdi), %rbp\n\tmov 48(%rdi), %rsi\n\t"
+    "mov 64(%rdi), %r8\n\tmov 72(%rdi), %r9\n\tmov 80(%rdi), %r10\n\t"
+    "mov 88(%rdi), %r11\n\tmov 96(%rdi), %r12\n\tmov 104(%rdi), %r13\n\t"
+    "mov 112(%rdi), %r14\n\tmov 120(%rdi), %r15\n\tmov 56(%rdi), %rdi\n\t"
+    "call *(%rsp)\n\t"
+    "pushfq\n\t"
+    "push %rdi\n\t"
+    "mov 24(%rsp), %rdi\n\t"
+    "mov %rax, 0(%rdi)\n\tmov %rcx, 8(%rdi)\n\tmov %rdx, 16(%rdi)\n\t"
+    "mov %rbx, 24(%rdi)\n\tmov %rbp, 40(%rdi)\n\tmov %rsi, 48(%rdi)\n\t"
+    "mov %r8, 64(%rdi)\n\tmov %r9, 72(%rdi)\n\tmov %r10, 80(%rdi)\n\t"
+    "mov %r11, 88(%rdi)\n\tmov %r12, 96(%rdi)\n\tmov %r13, 104(%rdi)\n\t"
+    "mov %r14, 112(%rdi)\n\tmov %r15, 120(%rdi)\n\t"
+    "pop %rax\n\tmov %rax, 56(%rdi)\n\t"
+    "pop %rax\n\tmov %rax, 128(%rdi)\n\t"
+    "add $16, %rsp\n\t"
+    "pop %r15\n\tpop %r14\n\tpop %r13\n\tpop %r12\n\tpop %rbp\n\tpop %rbx\n\t"
+    "ret\n");
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+
+static uint64_t
+rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (rng);
+}
+
+/* Operand values that find edges: 0, 1, all ones, the sign bit, random. */
+static uint64_t
+value(void)
+{
+	static const uint64_t edge[] = {
+		0, 1, 2, 0x7F, 0x80, 0xFF, 0x7FFF, 0x8000, 0xFFFF, 0x7FFFFFFF, 0x80000000,
+		0xFFFFFFFF, 0x7FFFFFFFFFFFFFFFull, 0x8000000000000000ull, UINT64_MAX,
+	};
+
+	switch (rnd() % 4) {
+	case 0:
+		return (edge[rnd() % (sizeof(edge) / sizeof(edge[0]))]);
+	case 1:
+		return (rnd() & 0xFF);
+	default:
+		return (rnd());
+	}
+}
+
+/* General registers of each width, RSP's aliases left out. */
+static const ZydisRegister regs8[] = {
+	ZYDIS_REGISTER_AL, ZYDIS_REGISTER_CL, ZYDIS_REGISTER_DL, ZYDIS_REGISTER_BL,
+	ZYDIS_REGISTER_AH, ZYDIS_REGISTER_CH, ZYDIS_REGISTER_DH, ZYDIS_REGISTER_BH,
+	ZYDIS_REGISTER_BPL, ZYDIS_REGISTER_SIL, ZYDIS_REGISTER_DIL, ZYDIS_REGISTER_R8B,
+	ZYDIS_REGISTER_R9B, ZYDIS_REGISTER_R10B, ZYDIS_REGISTER_R11B, ZYDIS_REGISTER_R12B,
+	ZYDIS_REGISTER_R13B, ZYDIS_REGISTER_R14B, ZYDIS_REGISTER_R15B,
+};
+static const ZydisRegister regs16[] = {
+	ZYDIS_REGISTER_AX, ZYDIS_REGISTER_CX, ZYDIS_REGISTER_DX, ZYDIS_REGISTER_BX,
+	ZYDIS_REGISTER_BP, ZYDIS_REGISTER_SI, ZYDIS_REGISTER_DI, ZYDIS_REGISTER_R8W,
+	ZYDIS_REGISTER_R9W, ZYDIS_REGISTER_R10W, ZYDIS_REGISTER_R11W, ZYDIS_REGISTER_R12W,
+	ZYDIS_REGISTER_R13W, ZYDIS_REGISTER_R14W, ZYDIS_REGISTER_R15W,
+};
+static const ZydisRegister regs32[] = {
+	ZYDIS_REGISTER_EAX, ZYDIS_REGISTER_ECX, ZYDIS_REGISTER_EDX, ZYDIS_REGISTER_EBX,
+	ZYDIS_REGISTER_EBP, ZYDIS_REGISTER_ESI, ZYDIS_REGISTER_EDI, ZYDIS_REGISTER_R8D,
+	ZYDIS_REGISTER_R9D, ZYDIS_REGISTER_R10D, ZYDIS_REGISTER_R11D, ZYDIS_REGISTER_R12D,
+	ZYDIS_REGISTER_R13D, ZYDIS_REGISTER_R14D, ZYDIS_REGISTER_R15D,
+};
+static const ZydisRegister regs64[] = {
+	ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RDX, ZYDIS_REGISTER_RBX,
+	ZYDIS_REGISTER_RBP, ZYDIS_REGISTER_RSI, ZYDIS_REGISTER_RDI, ZYDIS_REGISTER_R8,
+	ZYDIS_REGISTER_R9, ZYDIS_REGISTER_R10, ZYDIS_REGISTER_R11, ZYDIS_REGISTER_R12,
+	ZYDIS_REGISTER_R13, ZYDIS_REGISTER_R14, ZYDIS_REGISTER_R15,
+};
+#define NREGS(a)	(sizeof(a) / sizeof((a)[0]))
+
+static ZydisRegister
+reg(unsigned width)
+{
+	switch (width) {
+	case 8:	 return (regs8[rnd() % NREGS(regs8)]);
+	case 16: return (regs16[rnd() % NREGS(regs16)]);
+	case 32: return (regs32[rnd() % NREGS(regs32)]);
+	default: return (regs64[rnd() % NREGS(regs64)]);
+	}
+}
+
+/* Operand kinds of a form. */
+enum { R, I, CL, M };
+
+/*
+ * A form: mnemonic, operand kinds and widths (second operand 0: the
+ * first's), and what alu.c must come out knowing: the first operand's
+ * register (dst) and these flags.
+ */
+struct form {
+	ZydisMnemonic mn;
+	unsigned n, kind[3];
+	unsigned w, w2;
+	bool dst;
+	uint16_t flags;
+};
+
+#define ARITH(m, f) \
+	{ m, 2, { R, R }, 8, 0, true, f }, { m, 2, { R, I }, 8, 0, true, f }, \
+	{ m, 2, { R, R }, 16, 0, true, f }, { m, 2, { R, I }, 16, 0, true, f }, \
+	{ m, 2, { R, R }, 32, 0, true, f }, { m, 2, { R, I }, 32, 0, true, f }, \
+	{ m, 2, { R, R }, 64, 0, true, f }, { m, 2, { R, I }, 64, 0, true, f }
+#define LOGIC(m, d) \
+	{ m, 2, { R, R }, 8, 0, d, 0x8C5 }, { m, 2, { R, I }, 8, 0, d, 0x8C5 }, \
+	{ m, 2, { R, R }, 16, 0, d, 0x8C5 }, { m, 2, { R, I }, 16, 0, d, 0x8C5 }, \
+	{ m, 2, { R, R }, 32, 0, d, 0x8C5 }, { m, 2, { R, I }, 32, 0, d, 0x8C5 }, \
+	{ m, 2, { R, R }, 64, 0, d, 0x8C5 }, { m, 2, { R, I }, 64, 0, d, 0x8C5 }
+#define UNARY(m, f) \
+	{ m, 1, { R }, 8, 0, true, f }, { m, 1, { R }, 16, 0, true, f }, \
+	{ m, 1, { R }, 32, 0, true, f }, { m, 1, { R }, 64, 0, true, f }
+#define SHIFT(m) \
+	{ m, 2, { R, I }, 8, 0, false, 0 }, { m, 2, { R, CL }, 8, 8, false, 0 }, \
+	{ m, 2, { R, I }, 16, 0, false, 0 }, { m, 2, { R, CL }, 16, 8, false, 0 }, \
+	{ m, 2, { R, I }, 32, 0, false, 0 }, { m, 2, { R, CL }, 32, 8, false, 0 }, \
+	{ m, 2, { R, I }, 64, 0, false, 0 }, { m, 2, { R, CL }, 64, 8, false, 0 }
+
+static const struct form forms[] = {
+	ARITH(ZYDIS_MNEMONIC_ADD, F_STATUS), ARITH(ZYDIS_MNEMONIC_SUB, F_STATUS),
+	ARITH(ZYDIS_MNEMONIC_CMP, F_STATUS), ARITH(ZYDIS_MNEMONIC_ADC, F_STATUS),
+	ARITH(ZYDIS_MNEMONIC_SBB, 0x8C5),	/* Zydis's table: AF undefined */
+	LOGIC(ZYDIS_MNEMONIC_AND, true), LOGIC(ZYDIS_MNEMONIC_OR, true),
+	LOGIC(ZYDIS_MNEMONIC_XOR, true), LOGIC(ZYDIS_MNEMONIC_TEST, true),
+	UNARY(ZYDIS_MNEMONIC_INC, 0x8D4), UNARY(ZYDIS_MNEMONIC_DEC, 0x8D4),
+	UNARY(ZYDIS_MNEMONIC_NEG, F_STATUS), UNARY(ZYDIS_MNEMONIC_NOT, 0),
+	{ ZYDIS_MNEMONIC_MOV, 2, { R, R }, 8, 0, true, 0 },
+	{ ZYDIS_MNEMONIC_MOV, 2, { R, I }, 16, 0, true, 0 },
+	{ ZYDIS_MNEMONIC_MOV, 2, { R, R }, 32, 0, true, 0 },
+	{ ZYDIS_MNEMONIC_MOV, 2, { R, I }, 32, 0, true, 0 },
+	{ ZYDIS_MNEMONIC_MOV, 2, { R, R }, 64, 0, true, 0 },
+	{ ZYDIS_MNEMONIC_MOV, 2, { R, I }, 64, 0, true, 0 },
+	{ ZYDIS_MNEMONIC_MOVZX, 2, { R, R }, 16, 8, true, 0 },
+	{ ZYDIS_MNEMONIC_MOVZX, 2, { R, R }, 32, 8, true, 0 },
+	{ ZYDIS_MNEMONIC_MOVZX, 2, { R, R }, 64, 16, true, 0 },
+	{ ZYDIS_MNEMONIC_MOVSX, 2, { R, R }, 16, 8, true, 0 },
+	{ ZYDIS_MNEMONIC_MOVSX, 2, { R, R }, 32, 16, true, 0 },
+	{ ZYDIS_MNEMONIC_MOVSX, 2, { R, R }, 64, 8, true, 0 },
+	{ ZYDIS_MNEMONIC_MOVSXD, 2, { R, R }, 64, 32, true, 0 },
+	SHIFT(ZYDIS_MNEMONIC_SHL), SHIFT(ZYDIS_MNEMONIC_SHR), SHIFT(ZYDIS_MNEMONIC_SAR),
+	SHIFT(ZYDIS_MNEMONIC_ROL), SHIFT(ZYDIS_MNEMONIC_ROR),
+	{ ZYDIS_MNEMONIC_IMUL, 2, { R, R }, 16, 0, true, F_CF | F_OF },
+	{ ZYDIS_MNEMONIC_IMUL, 2, { R, R }, 32, 0, true, F_CF | F_OF },
+	{ ZYDIS_MNEMONIC_IMUL, 2, { R, R }, 64, 0, true, F_CF | F_OF },
+	{ ZYDIS_MNEMONIC_IMUL, 3, { R, R, I }, 16, 0, true, F_CF | F_OF },
+	{ ZYDIS_MNEMONIC_IMUL, 3, { R, R, I }, 32, 0, true, F_CF | F_OF },
+	{ ZYDIS_MNEMONIC_IMUL, 3, { R, R, I }, 64, 0, true, F_CF | F_OF },
+	{ ZYDIS_MNEMONIC_LEA, 2, { R, M }, 16, 64, true, 0 },
+	{ ZYDIS_MNEMONIC_LEA, 2, { R, M }, 32, 64, true, 0 },
+	{ ZYDIS_MNEMONIC_LEA, 2, { R, M }, 64, 64, true, 0 },
+	{ ZYDIS_MNEMONIC_LEA, 2, { R, M }, 64, 32, true, 0 },
+	{ ZYDIS_MNEMONIC_XCHG, 2, { R, R }, 16, 0, true, 0 },
+	{ ZYDIS_MNEMONIC_XCHG, 2, { R, R }, 32, 0, true, 0 },
+	{ ZYDIS_MNEMONIC_XCHG, 2, { R, R }, 64, 0, true, 0 },
+	{ ZYDIS_MNEMONIC_CMOVZ, 2, { R, R }, 32, 0, true, 0 },
+	{ ZYDIS_MNEMONIC_CMOVL, 2, { R, R }, 16, 0, true, 0 },
+	{ ZYDIS_MNEMONIC_CMOVNBE, 2, { R, R }, 64, 0, true, 0 },
+	{ ZYDIS_MNEMONIC_CMOVP, 2, { R, R }, 32, 0, true, 0 },
+	{ ZYDIS_MNEMONIC_SETO, 1, { R }, 8, 0, true, 0 },
+	{ ZYDIS_MNEMONIC_SETB, 1, { R }, 8, 0, true, 0 },
+	{ ZYDIS_MNEMONIC_SETNLE, 1, { R }, 8, 0, true, 0 },
+	{ ZYDIS_MNEMONIC_SETS, 1, { R }, 8, 0, true, 0 },
+};
+
+/* An immediate of width w as the encoder takes it (imm32 sign-extended for 64). */
+static uint64_t
+imm_for(unsigned w, ZydisMnemonic mn)
+{
+	uint64_t v = value();
+
+	if (mn == ZYDIS_MNEMONIC_SHL || mn == ZYDIS_MNEMONIC_SHR || mn == ZYDIS_MNEMONIC_SAR ||
+	    mn == ZYDIS_MNEMONIC_ROL || mn == ZYDIS_MNEMONIC_ROR)
+		return (rnd() % 4 == 0 ? 1 : rnd() % 80);
+	if (w == 8)
+		return ((uint64_t)(int64_t)(int8_t)v);
+	if (w == 16)
+		return ((uint64_t)(int64_t)(int16_t)v);
+	if (w == 32 || mn != ZYDIS_MNEMONIC_MOV || rnd() % 2)
+		return ((uint64_t)(int64_t)(int32_t)v);
+	return (v);				/* MOV r64, imm64 */
+}
+
+/* Encode one random instance of f into buf; 0 if the encoder refuses it. */
+static size_t
+encode(const struct form *f, uint8_t *buf)
+{
+	ZydisEncoderRequest q;
+	ZyanUSize len = VPMU_INSN_MAX;
+	unsigned i;
+
+	memset(&q, 0, sizeof(q));
+	q.machine_mode = ZYDIS_MACHINE_MODE_LONG_64;
+	q.mnemonic = f->mn;
+	q.operand_count = (ZyanU8)f->n;
+	for (i = 0; i < f->n; i++) {
+		ZydisEncoderOperand *o = &q.operands[i];
+
+		switch (f->kind[i]) {
+		case R:
+			o->type = ZYDIS_OPERAND_TYPE_REGISTER;
+			o->reg.value = reg(i == 0 ? f->w : (f->w2 ? f->w2 : f->w));
+			break;
+		case CL:
+			o->type = ZYDIS_OPERAND_TYPE_REGISTER;
+			o->reg.value = ZYDIS_REGISTER_CL;
+			break;
+		case I:
+			o->type = ZYDIS_OPERAND_TYPE_IMMEDIATE;
+			o->imm.u = imm_for(i == 2 && f->w == 16 ? 16 : f->w, f->mn);
+			if (i == 2 && f->w == 64)
+				o->imm.u = (uint64_t)(int64_t)(int32_t)o->imm.u;
+			break;
+		default:			/* M: an address, LEA */
+			o->type = ZYDIS_OPERAND_TYPE_MEMORY;
+			o->mem.base = rnd() % 5 == 0 ? ZYDIS_REGISTER_NONE : reg(f->w2);
+			o->mem.index = rnd() % 3 == 0 ? ZYDIS_REGISTER_NONE : reg(f->w2);
+			o->mem.scale = o->mem.index == ZYDIS_REGISTER_NONE ? 0 :
+			    (ZyanU8)(1u << (rnd() % 4));
+			o->mem.displacement = (int32_t)value();
+			o->mem.size = (ZyanU16)(f->w2 / 8);	/* the address size */
+			if (o->mem.base == ZYDIS_REGISTER_NONE && o->mem.index == ZYDIS_REGISTER_NONE)
+				o->mem.base = reg(f->w2);
+			break;
+		}
+	}
+	if (ZYAN_FAILED(ZydisEncoderEncodeInstruction(&q, buf, &len)))
+		return (0);
+	return (len);
+}
+
+static void
+regs_of(const struct nstate *n, struct vpmu_regs *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->rax = n->r[0]; r->rcx = n->r[1]; r->rdx = n->r[2]; r->rbx = n->r[3];
+	r->rsp = n->r[4]; r->rbp = n->r[5]; r->rsi = n->r[6]; r->rdi = n->r[7];
+	r->r8 = n->r[8]; r->r9 = n->r[9]; r->r10 = n->r[10]; r->r11 = n->r[11];
+	r->r12 = n->r[12]; r->r13 = n->r[13]; r->r14 = n->r[14]; r->r15 = n->r[15];
+	r->rflags = n->rflags;
+	r->long_mode = true;
+}
+
+#define TRIES	400
+
+static void
+native_agrees(void **state)
+{
+	uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct vpmu_alu_state s;
+	struct vpmu_regs before, after;
+	struct nstate n;
+	struct vpmu_insn in;
+	unsigned fi, t, k, done, known_dst;
+	size_t len;
+
+	(void)state;
+	assert_true(page != MAP_FAILED);
+	for (fi = 0; fi < sizeof(forms) / sizeof(forms[0]); fi++) {
+		const struct form *f = &forms[fi];
+
+		for (t = done = known_dst = 0; t < TRIES; t++) {
+			if ((len = encode(f, page)) == 0)
+				continue;
+			page[len] = 0xC3;	/* RET */
+			assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0x1000, page, len, &in), 0);
+			if (in.mnemonic != f->mn)
+				continue;	/* XCHG AX, AX: 66 90 is a NOP */
+			if (in.alu.op == VPMU_ALU_NONE)
+				fail_msg("form %u (%s/%u): not modelled", fi,
+				    vpmu__decode_name(f->mn), f->w);
+			for (k = 0; k < 16; k++)
+				n.r[k] = value();
+			n.r[4] = 0;
+			n.rflags = 0x202 | (rnd() & F_STATUS);
+			regs_of(&n, &before);
+			vpmu__alu_init(&s, &before);
+			vpmu__alu_step(&s, &in);
+			native_run(&n, page);
+			regs_of(&n, &after);
+			after.rsp = before.rsp;
+			after.rflags &= F_STATUS;
+			if (!vpmu__alu_agrees(&s, &after)) {
+				for (k = 0; k < 16; k++)
+					if ((s.known & (1u << k)) && s.r[k] != vpmu__alu_gpr(&after, k))
+						print_message("r%u: model %#llx cpu %#llx\n", k,
+						    (unsigned long long)s.r[k],
+						    (unsigned long long)vpmu__alu_gpr(&after, k));
+				fail_msg("form %u (%s/%u, %zu bytes %02x %02x %02x %02x): "
+				    "flags model %#llx cpu %#llx known %#x",
+				    fi, vpmu__decode_name(f->mn), f->w, len, page[0], page[1],
+				    page[2], page[3], (unsigned long long)(s.rflags & s.fknown),
+				    (unsigned long long)(after.rflags & s.fknown), s.fknown);
+			}
+			/* what must be known */
+			if ((s.fknown & f->flags) != f->flags)
+				fail_msg("form %u (%s/%u): flags %#x not known (%#x)", fi,
+				    vpmu__decode_name(f->mn), f->w, f->flags, s.fknown);
+			if (f->dst && in.alu.width >= 32 && !(in.alu.a & VPMU_ALU_HIGH) &&
+			    (s.known & (1u << (in.alu.a & 15))))
+				known_dst++;
+			done++;
+		}
+		if (done < TRIES / 4)
+			fail_msg("form %u (%s/%u): encoded %u of %u", fi,
+			    vpmu__decode_name(f->mn), f->w, done, TRIES);
+		if (f->dst && f->w >= 32 && known_dst != done)
+			fail_msg("form %u (%s/%u): destination known %u of %u", fi,
+			    vpmu__decode_name(f->mn), f->w, known_dst, done);
+	}
+	munmap(page, 4096);
+}
+
+/* Shifts and rotates: the flags are known for counts where they are defined. */
+static void
+shift_flags(void **state)
+{
+	/* shl $1, %eax; shr $5, %rbx; ror $1, %cl */
+	static const uint8_t shl1[] = { 0xD1, 0xE0 }, shr5[] = { 0x48, 0xC1, 0xEB, 0x05 },
+	    ror1[] = { 0xD0, 0xC9 };
+	struct vpmu_regs r = { .rax = 0x80000001, .rbx = 0xF0, .rcx = 0x01, .long_mode = true };
+	struct vpmu_alu_state s;
+	struct vpmu_insn in;
+
+	(void)state;
+	vpmu__alu_init(&s, &r);
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, shl1, sizeof(shl1), &in), 0);
+	assert_int_equal(in.alu.op, VPMU_ALU_SHL);
+	vpmu__alu_step(&s, &in);
+	assert_int_equal(s.r[0], 2);
+	assert_true(s.fknown & F_CF);
+	assert_true(s.rflags & F_CF);		/* bit 31 went out */
+	assert_int_equal(vpmu__alu_cond(&s, 0x2), 1);	/* JB */
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, shr5, sizeof(shr5), &in), 0);
+	vpmu__alu_step(&s, &in);
+	assert_int_equal(s.r[3], 7);
+	assert_true(s.rflags & F_CF);		/* bit 4 of 0xF0 */
+	assert_int_equal(vpmu__alu_cond(&s, 0x4), 0);	/* JZ */
+	assert_int_equal(vpmu__alu_cond(&s, 0x0), -1);	/* JO: OF undefined */
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, ror1, sizeof(ror1), &in), 0);
+	vpmu__alu_step(&s, &in);
+	assert_int_equal(s.r[1], 0x80);
+	assert_int_equal(vpmu__alu_cond(&s, 0x4), 0);	/* ZF kept from SHR */
+}
+
+/*
+ * What is not known stays unknown: a load, an operand loaded, a partial
+ * write of an unknown register, flags of an unmodelled instruction, ADC
+ * with CF unknown; XOR of a register with itself is known regardless.
+ */
+static void
+unknowns(void **state)
+{
+	static const uint8_t load[] = { 0x48, 0x8B, 0x03 },	/* mov (%rbx), %rax */
+	    addax[] = { 0x48, 0x01, 0xC1 },			/* add %rax, %rcx */
+	    movb[] = { 0x88, 0xD8 },				/* mov %bl, %al */
+	    xorax[] = { 0x31, 0xC0 },				/* xor %eax, %eax */
+	    bsf[] = { 0x48, 0x0F, 0xBC, 0xD3 },			/* bsf %rbx, %rdx */
+	    adc[] = { 0x48, 0x11, 0xD8 },			/* adc %rbx, %rax */
+	    popcnt[] = { 0xF3, 0x48, 0x0F, 0xB8, 0xC3 };	/* popcnt %rbx, %rax */
+	struct vpmu_regs r = { .rax = 5, .rbx = 0x1000, .rcx = 7, .long_mode = true };
+	struct vpmu_alu_state s;
+	struct vpmu_insn in;
+
+	(void)state;
+	vpmu__alu_init(&s, &r);
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, load, sizeof(load), &in), 0);
+	assert_int_equal(in.alu.op, VPMU_ALU_NONE);
+	vpmu__alu_step(&s, &in);
+	assert_false(s.known & 1);			/* RAX */
+	assert_int_equal(s.fknown, F_STATUS);		/* MOV: no flags */
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, addax, sizeof(addax), &in), 0);
+	vpmu__alu_step(&s, &in);
+	assert_false(s.known & 2);			/* RCX from RAX */
+	assert_int_equal(vpmu__alu_cond(&s, 0x4), -1);
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, movb, sizeof(movb), &in), 0);
+	vpmu__alu_step(&s, &in);
+	assert_false(s.known & 1);			/* AL of an unknown RAX */
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, xorax, sizeof(xorax), &in), 0);
+	vpmu__alu_step(&s, &in);
+	assert_true(s.known & 1);
+	assert_int_equal(s.r[0], 0);
+	assert_int_equal(vpmu__alu_cond(&s, 0x4), 1);	/* JZ */
+	assert_int_equal(vpmu__alu_cond(&s, 0x2), 0);	/* JB: CF 0 */
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, adc, sizeof(adc), &in), 0);
+	vpmu__alu_step(&s, &in);
+	assert_int_equal(s.r[0], 0x1000);		/* 0 + 0x1000 + CF 0 */
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, bsf, sizeof(bsf), &in), 0);
+	assert_int_equal(in.alu.op, VPMU_ALU_NONE);
+	vpmu__alu_step(&s, &in);
+	assert_false(s.known & 4);			/* RDX */
+	assert_int_equal(vpmu__alu_cond(&s, 0x4), -1);	/* BSF writes ZF */
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, adc, sizeof(adc), &in), 0);
+	vpmu__alu_step(&s, &in);
+	assert_false(s.known & 1);			/* ADC with CF unknown */
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, popcnt, sizeof(popcnt), &in), 0);
+	vpmu__alu_step(&s, &in);
+	assert_false(s.known & 1);
+}
+
+/* The decoder's summary of fixed encodings. */
+static void
+decoded_forms(void **state)
+{
+	static const uint8_t test_dl[] = { 0xF6, 0xC2, 0x01 },	/* test $1, %dl */
+	    imul3[] = { 0x4D, 0x6B, 0xC1, 0xF9 },		/* imul $-7, %r9, %r8 */
+	    lea_rip[] = { 0x48, 0x8D, 0x05, 0x10, 0x00, 0x00, 0x00 },	/* lea 0x10(%rip), %rax */
+	    mov_ah[] = { 0x88, 0xE7 },				/* mov %ah, %bh */
+	    add_mem[] = { 0x48, 0x01, 0x03 },			/* add %rax, (%rbx) */
+	    push[] = { 0x50 },					/* push %rax */
+	    scasb[] = { 0xAE }, cmpsb[] = { 0xA6 }, repe_cmpsb[] = { 0xF3, 0xA6 };
+	struct vpmu_insn in;
+
+	(void)state;
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, test_dl, sizeof(test_dl), &in), 0);
+	assert_int_equal(in.alu.op, VPMU_ALU_TEST);
+	assert_int_equal(in.alu.width, 8);
+	assert_int_equal(in.alu.a, 2);
+	assert_int_equal(in.alu.b, VPMU_ALU_IMM);
+	assert_int_equal(in.alu.imm, 1);
+	assert_int_equal(in.wflags, F_STATUS);
+	assert_int_equal(in.uflags, 0x010);		/* AF */
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, imul3, sizeof(imul3), &in), 0);
+	assert_int_equal(in.alu.op, VPMU_ALU_IMUL3);
+	assert_int_equal(in.alu.a, 8);
+	assert_int_equal(in.alu.b, 9);
+	assert_int_equal(in.alu.imm, (uint64_t)-7);
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0x1000, lea_rip, sizeof(lea_rip), &in), 0);
+	assert_int_equal(in.alu.op, VPMU_ALU_LEA);
+	assert_int_equal(in.alu.b, VPMU_ALU_NOREG);
+	assert_int_equal(in.alu.imm, 0x1000 + 7 + 0x10);
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, mov_ah, sizeof(mov_ah), &in), 0);
+	assert_int_equal(in.alu.a, 3 | VPMU_ALU_HIGH);
+	assert_int_equal(in.alu.b, 0 | VPMU_ALU_HIGH);
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, add_mem, sizeof(add_mem), &in), 0);
+	assert_int_equal(in.alu.op, VPMU_ALU_NONE);
+	assert_true(in.wmem);
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, push, sizeof(push), &in), 0);
+	assert_false(in.wmem);				/* the stack slot: vpmu_insn.stack */
+	assert_int_equal(in.stack, -8);
+	/* SCAS and CMPS move RDI (and RSI), which Zydis's operands leave out */
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, scasb, sizeof(scasb), &in), 0);
+	assert_int_equal(in.writes, 1u << 7);
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, cmpsb, sizeof(cmpsb), &in), 0);
+	assert_int_equal(in.writes, 1u << 6 | 1u << 7);
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, repe_cmpsb, sizeof(repe_cmpsb), &in), 0);
+	assert_int_equal(in.writes, 1u << 1 | 1u << 6 | 1u << 7);
+	/* 32-bit code: nothing is modelled */
+	assert_int_equal(vpmu__decode(VPMU_DECODE_32, 0, test_dl, sizeof(test_dl), &in), 0);
+	assert_int_equal(in.alu.op, VPMU_ALU_NONE);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(native_agrees),
+		cmocka_unit_test(shift_flags),
+		cmocka_unit_test(unknowns),
+		cmocka_unit_test(decoded_forms),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
