@@ -1943,6 +1943,49 @@ branches_inside_runs_are_foreseen(void **state)
 }
 
 /*
+ * A loop whose branches are all foreseen or completed still lets
+ * interrupts in: after STREAK_MAX (32) runs and completions, 16 rounds of
+ * the FORE loop (one run to the JNZ and its completion each), the next
+ * instruction is stepped.  Every round ends with the registers the run
+ * implies (nothing mispredicted).
+ */
+static void
+foreseen_loops_still_step(void **state)
+{
+	struct tx *t = *state;
+	struct vpmu_regs r;
+	uint64_t bp[VPMU_DEBUG_BP_MAX], v;
+	unsigned i;
+	void *c;
+
+	block_mode_flags(t, 1, 0);
+	PUT(t, FORE, 0x48, 0x85, 0xc9, 0x74, 0x05, 0x48, 0xff, 0xc2, 0xeb, 0x03,
+	    0x48, 0xff, 0xca, 0x48, 0xff, 0xc9, 0x75, 0xee);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	t->r.rcx = 100;
+	t->r.rdx = 0;
+	t->r.rflags = 0x2;
+	at(t, FORE, RESYNC | STEP | SETREGS);
+	for (i = 0; i < 16; i++) {
+		assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+		assert_int_equal(X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX, NULL), 4);
+		assert_int_equal(vpmu__exact_end(t->st, 0), FORE + 16);
+		/* DEC RCX from v: ZF, SF and OF clear here; PF, AF from the result */
+		v = t->r.rcx--;
+		t->r.rdx++;
+		t->r.rflags = 0x2 | (__builtin_parityll(t->r.rcx & 0xFF) ? 0 : 0x4) |
+		    ((v ^ 1 ^ t->r.rcx) & 0x10);
+		at(t, FORE + 16, SETREGS);
+		r = t->r;
+		assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP);
+		t->r = r;
+	}
+	assert_int_equal(stats(t).mispredicted, 0);
+	assert_int_equal(val(t, c), 16 * 6);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
+}
+
+/*
  * SUB imm and ADD imm count too: RCX 40 less 4 a round is 10 rounds; 42
  * would pass 0 (not fast-forwarded, the branch completed); R8D less 2
  * from 10 (upper half set) is 5.  An exit at the JNZ after the third SUB
@@ -2141,6 +2184,7 @@ main(void)
 		T(breakpoints_stay_armed),
 		T(blocks_run_through_calls),
 		T(branches_inside_runs_are_foreseen),
+		T(foreseen_loops_still_step),
 	T(branches_inside_runs_are_foreseen),
 		T(gmem_access_rules),
 #undef T
