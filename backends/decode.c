@@ -214,47 +214,43 @@ gpr_of(ZydisRegister reg)
  * vpmu_insn.count and step: DEC r, INC r, SUB r, imm or ADD r, imm on a
  * 64- or 32-bit general register, the step in that width; and cmp,
  * cmp_with, cmp_imm: CMP of such a register with another of the same
- * width or an immediate.
+ * width or an immediate.  From the summary alu_of() made.
  */
 static void
-count_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
-    struct vpmu_insn *out)
+count_of(struct vpmu_insn *out)
 {
-	uint64_t step, mask;
-	unsigned width;
+	const struct vpmu_alu *a = &out->alu;
+	uint64_t mask = a->width == 64 ? UINT64_MAX : 0xFFFFFFFFull, step;
 	uint8_t reg;
-	int n, m;
 
-	if (in->operand_count_visible < 1 || op[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
-	    (n = gpr_of(op[0].reg.value)) < 0)
+	if ((a->width != 64 && a->width != 32) || a->op == VPMU_ALU_NONE)
 		return;
-	width = ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, op[0].reg.value);
-	if (width != 64 && width != 32)
-		return;
-	mask = width == 64 ? UINT64_MAX : 0xFFFFFFFFull;
-	reg = (uint8_t)(n + 1) | (width == 32 ? VPMU_COUNT_32 : 0);
-	if (in->mnemonic == ZYDIS_MNEMONIC_CMP && in->operand_count_visible == 2) {
-		if (op[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
-			out->cmp_imm = op[1].imm.value.u & mask;
-		else if (op[1].type == ZYDIS_OPERAND_TYPE_REGISTER &&
-		    (m = gpr_of(op[1].reg.value)) >= 0 &&
-		    ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, op[1].reg.value) == width)
-			out->cmp_with = (uint8_t)(m + 1);
+	reg = (uint8_t)(a->a + 1) | (a->width == 32 ? VPMU_COUNT_32 : 0);
+	switch (a->op) {
+	case VPMU_ALU_CMP:
+		if (a->b == VPMU_ALU_IMM)
+			out->cmp_imm = a->imm & mask;
+		else if (a->bwidth == a->width)
+			out->cmp_with = (uint8_t)(a->b + 1);
 		else
 			return;
 		out->cmp = reg;
 		return;
-	}
-	if (in->mnemonic == ZYDIS_MNEMONIC_DEC && in->operand_count_visible == 1)
+	case VPMU_ALU_DEC:
 		step = 1;
-	else if (in->mnemonic == ZYDIS_MNEMONIC_INC && in->operand_count_visible == 1)
+		break;
+	case VPMU_ALU_INC:
 		step = 0 - 1ull;
-	else if ((in->mnemonic == ZYDIS_MNEMONIC_SUB || in->mnemonic == ZYDIS_MNEMONIC_ADD) &&
-	    in->operand_count_visible == 2 && op[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
-		step = in->mnemonic == ZYDIS_MNEMONIC_SUB ? op[1].imm.value.u :
-		    0 - op[1].imm.value.u;
-	else
+		break;
+	case VPMU_ALU_SUB:
+	case VPMU_ALU_ADD:
+		if (a->b != VPMU_ALU_IMM)
+			return;
+		step = a->op == VPMU_ALU_SUB ? a->imm : 0 - a->imm;
+		break;
+	default:
 		return;
+	}
 	out->count = reg;
 	out->step = step & mask;
 }
@@ -415,7 +411,7 @@ alu_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, uint64_
 	out->alu = a;
 }
 
-/* vpmu_insn.mem, writes and count: every operand, hidden ones included. */
+/* vpmu_insn.mem, wmem, writes, stack and the flags: every operand, hidden ones included. */
 static void
 gpr_use(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
     struct vpmu_insn *out)
@@ -447,7 +443,6 @@ gpr_use(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
 	if (string && (in->attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
 	    ZYDIS_ATTRIB_HAS_REPNE)))
 		out->writes |= 1u << 1;		/* RCX */
-	count_of(in, op, out);
 	stack_of(in, op, out);
 	if (out->stack < 0)
 		out->wmem = false;		/* the slot PUSH and CALL write */
@@ -509,6 +504,7 @@ vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf, size
 	out->in_block = in_block(&in, op, out->rep_string);
 	gpr_use(&in, op, out);
 	alu_of(&in, op, addr, out);
+	count_of(out);
 
 	if (in.mnemonic == ZYDIS_MNEMONIC_POPF || in.mnemonic == ZYDIS_MNEMONIC_POPFD ||
 	    in.mnemonic == ZYDIS_MNEMONIC_POPFQ)

@@ -1056,7 +1056,8 @@ plan(const struct exact *x, struct xvcpu *v)
 			mark.alu = v->alu;
 		}
 		body_add(&b, &in, addr);
-		vpmu__alu_step(&v->alu, &in);
+		if (x->foresee && !v->nopredict)
+			vpmu__alu_step(&v->alu, &in);
 		any = any || in.mem;
 		/* a foreseen RET reads the slot the run's CALL wrote */
 		mem = mem || (in.mem && in.eval != VPMU_EVAL_RET &&

@@ -45,7 +45,7 @@ struct kvm_vcpu_ctx {
 	bool resync;			/* the VMM moved the vCPU */
 	unsigned debug;			/* VPMU_DEBUG_* libvpmu wants */
 	unsigned nbp;			/* VPMU_DEBUG_BREAK: its breakpoints */
-	unsigned need;			/*  the ones the run needs (vpmu_entry) */
+	unsigned need;			/* the ones the run needs (vpmu_entry) */
 	uint64_t bp[VPMU_DEBUG_BP_MAX];
 	bool applied_ok;		/* `applied` is what KVM has */
 	struct kvm_guest_debug applied;	/* the last KVM_SET_GUEST_DEBUG */

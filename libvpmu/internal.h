@@ -240,7 +240,7 @@ struct vpmu_vcpu {
 	uint64_t entered;		/* ns at entry while a PMC wanted to count; 0: none */
 	unsigned debug;			/* VPMU_DEBUG_* the last entry asked for */
 	unsigned nbp;			/* and its breakpoints (VPMU_DEBUG_BREAK) */
-	unsigned need;			/*  the ones it cannot do without */
+	unsigned need;			/* the ones it cannot do without */
 	uint64_t bp[VPMU_DEBUG_BP_MAX];
 	bool faulted;			/* the last exit answered an MSR access with #GP */
 	uint64_t last_rip;		/* RIP at the last exit (exec sources): a
