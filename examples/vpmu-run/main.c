@@ -62,13 +62,14 @@ struct vr_opts {
 	const char *append;		/* --append STR: the Multiboot command line */
 	const char *initrd;		/* --initrd FILE: Multiboot module 0 */
 	bool	    exit_qemu;		/* --exit-status qemu */
+	int	    user_syscall;	/* --user-syscall: VR_SYSCALL_* (syscall.c) */
 };
 
 /* ---- options, as a table ------------------------------------------------------ */
 
 enum { O_PMU, O_SOURCE, O_EXACT_MODE, O_EXACT_FORESEE, O_EXACT_FF_MAX, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_REPORT,
     O_GUEST_LOG, O_FASTPAGE_HZ, O_IRQCHIP, O_PV_PORT, O_SNAPSHOT, O_RESUME,
-    O_MULTIBOOT, O_MB_APPEND, O_INITRD, O_EXIT_STATUS, O_QUIET, O_HELP };
+    O_MULTIBOOT, O_MB_APPEND, O_INITRD, O_EXIT_STATUS, O_USER_SYSCALL, O_QUIET, O_HELP };
 
 static const struct opt {
 	const char *name;
@@ -136,6 +137,10 @@ static const struct opt {
 	    "a write of V to port 0xf4 exits with raw: V & 0xff,\n"
 	    "qemu: (V << 1 | 1) & 0xff, as QEMU's isa-debug-exit\n"
 	    "(default raw)" },
+	[O_USER_SYSCALL] = { "user-syscall", required_argument, 0, "HOW",
+	    "a guest's SYSCALL from user mode: auto completes it where\n"
+	    "a probe finds that the host's KVM leaves it at CPL 3,\n"
+	    "complete always catches it, host leaves it to KVM (default auto)" },
 	[O_QUIET] = { "quiet", no_argument, 'q', NULL, "print no report" },
 	[O_HELP] = { "help", no_argument, 'h', NULL, "print this help and exit" },
 };
@@ -330,6 +335,19 @@ parse_options(int argc, char **argv, struct vr_opts *o)
 			}
 			o->exact_no_foresee = strcmp(optarg, "off") == 0;
 			break;
+		case O_USER_SYSCALL:
+			if (strcmp(optarg, "auto") == 0)
+				o->user_syscall = VR_SYSCALL_AUTO;
+			else if (strcmp(optarg, "complete") == 0)
+				o->user_syscall = VR_SYSCALL_COMPLETE;
+			else if (strcmp(optarg, "host") == 0)
+				o->user_syscall = VR_SYSCALL_HOST;
+			else {
+				fprintf(stderr, "vpmu-run: --user-syscall %s: want auto, "
+				    "complete or host\n", optarg);
+				return (-1);
+			}
+			break;
 		case O_EXACT_FF_MAX:
 			if (parse_uint("exact-ff-max", optarg, 0, UINT32_MAX,
 			    &o->exact_ff_max) < 0)
@@ -464,6 +482,25 @@ report_exact(FILE *f, const struct vpmu_kvm_stats *st)
 	    st->user_unseen == 1 ? "" : "s");
 }
 
+/* What became of user-mode SYSCALLs, once the guest set IA32_LSTAR (syscall.c). */
+static void
+report_syscall(FILE *f, struct vr_vm *vm)
+{
+	static const char *const host[] = {
+		[VR_SYSCALL_HOST_COMPLETES] = "this host's KVM completes it (probed)",
+		[VR_SYSCALL_HOST_CPL3] = "this host's KVM leaves it at CPL 3 (probed)",
+		[VR_SYSCALL_HOST_UNKNOWN] = "the probe of this host's KVM was inconclusive",
+	};
+	uint64_t n = __atomic_load_n(&vm->sys_completed, __ATOMIC_RELAXED);
+
+	if (vm->sys_mode == VR_SYSCALL_COMPLETE)
+		fprintf(f, "user-mode SYSCALL: caught (--user-syscall complete), "
+		    "%" PRIu64 " completed by vpmu-run\n", n);
+	else if (vm->sys_host != VR_SYSCALL_HOST_UNPROBED)
+		fprintf(f, "user-mode SYSCALL: %s, %" PRIu64 " completed by vpmu-run\n",
+		    host[vm->sys_host], n);
+}
+
 static void
 report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
     const char *source)
@@ -485,6 +522,7 @@ report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
 	    vm->nvcpus, vm->nvcpus == 1 ? "" : "s", o->mem);
 	if (exact && user_unseen(vm))
 		fprintf(f, "%s\n", USER_UNSEEN_WARNING);
+	report_syscall(f, vm);
 	if (exact && guest_tf(vm))
 		fprintf(f, "%s\n", GUEST_TF_WARNING);
 	if ((ci = calloc(MAX_COUNTERS, sizeof(*ci))) == NULL) {
@@ -685,7 +723,7 @@ main(int argc, char **argv)
 	static struct vr_vm vm;		/* large; zeroed */
 	static const char *const known[] = { "exact", "perf", "synthetic" };
 	struct vr_opts o = { .pmu = "intel-v2", .source = "exact", .vcpus = 1,
-	    .fastpage_hz = -1, .pv_port = -1, .append = "" };
+	    .fastpage_hz = -1, .pv_port = -1, .append = "", .user_syscall = VR_SYSCALL_AUTO };
 	const struct vpmu_source_ops *src;
 	struct vpmu_exact_params exact_params = { 0 };	/* CPI 1; vendor below */
 	struct kvm_userspace_memory_region region;
@@ -776,6 +814,7 @@ main(int argc, char **argv)
 	    .irqchip_kernel = !o.irqchip_user };
 	vm.snapshot_path = o.snapshot;
 	vm.exit_qemu = o.exit_qemu;
+	vm.sys_mode = o.user_syscall;
 	free(file);
 	file = NULL;
 	/* Each vCPU owns the 64 KiB below its RSP: above the image. */
@@ -873,6 +912,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "vpmu-run: vpmu_kvm_create: %s\n", vpmu_strerror(e));
 		goto out;
 	}
+	if (vr_syscall_filter(&vm) < 0)
+		goto out;
 	if (ioctl(vm.vm_fd, KVM_SET_TSS_ADDR, TSS_ADDR_KVM) < 0) {
 		fprintf(stderr, "vpmu-run: KVM_SET_TSS_ADDR: %s\n", strerror(errno));
 		goto out;

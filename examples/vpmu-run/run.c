@@ -324,8 +324,8 @@ emulation_report(struct vr_vcpu *c)
 
 /* ---- the run loop ------------------------------------------------------------ */
 
-static uint64_t
-mono_ns(void)
+uint64_t
+vr_mono_ns(void)
 {
 	struct timespec ts;
 
@@ -429,7 +429,7 @@ watchdog(void *arg)
 		(void)pthread_cond_timedwait(&vm->ended, &vm->lock, &until);
 		if (vm->stopping)
 			break;
-		t = mono_ns();
+		t = vr_mono_ns();
 		for (i = 0; i < vm->nvcpus; i++) {
 			since = __atomic_load_n(&vm->vcpu[i].in_run, __ATOMIC_ACQUIRE);
 			if (vm->vcpu[i].started && since != 0 && t - since > WATCHDOG_NS &&
@@ -496,7 +496,7 @@ vcpu_run(void *arg)
 		}
 		if (vm->lvtpc_rearm && pmi_rearm(c, true) < 0)
 			goto fail;
-		__atomic_store_n(&c->in_run, mono_ns(), __ATOMIC_RELEASE);
+		__atomic_store_n(&c->in_run, vr_mono_ns(), __ATOMIC_RELEASE);
 		err = ioctl(c->fd, KVM_RUN, 0);
 		__atomic_store_n(&c->in_run, 0, __ATOMIC_RELEASE);
 		if (err < 0) {
@@ -517,6 +517,7 @@ vcpu_run(void *arg)
 
 		switch (run->exit_reason) {
 		case KVM_EXIT_IO:
+			vr_syscall_look(c);
 			if (!io(c)) {
 				guest_fail(c, "%s of %u byte%s at port %#x: the VMM "
 				    "emulates 0x3f8..0x3ff (COM1), 0x510..0x511 "
@@ -539,6 +540,8 @@ vcpu_run(void *arg)
 			break;		/* the loop's top sees why */
 		case KVM_EXIT_X86_RDMSR:
 		case KVM_EXIT_X86_WRMSR:
+			if (vr_syscall_lstar(c))
+				break;		/* IA32_LSTAR, --user-syscall */
 			/*
 			 * An MSR exit libvpmu did not take: no PMU MSR of the
 			 * model.  Fault it as hardware does an MSR that does
@@ -578,6 +581,12 @@ vcpu_run(void *arg)
 			if (vr_emulate(c))
 				break;
 			emulation_report(c);
+			goto panic;
+		case KVM_EXIT_DEBUG:
+			if (vr_syscall_debug(c))
+				break;		/* --user-syscall's breakpoint */
+			guest_fail(c, "a debug exit vpmu-run did not ask for (DR6 %#llx)",
+			    (unsigned long long)run->debug.arch.dr6);
 			goto panic;
 		case KVM_EXIT_MMIO:
 			guest_fail(c, "%s of %u bytes at guest-physical %#llx, which "

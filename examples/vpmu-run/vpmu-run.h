@@ -12,6 +12,7 @@
  *   boot.c   long mode: page tables, GDT, CPUID, each vCPU's registers
  *   run.c    vCPU threads, the run loop, the port table, stopping the run
  *   emulate.c  instructions KVM's emulator failed on, completed (Zydis)
+ *   syscall.c  SYSCALL from user mode, where the host leaves it at CPL 3
  *   snapshot.c  --snapshot and --resume: the VM to a file and back
  */
 #ifndef VPMU_RUN_H
@@ -81,6 +82,11 @@ struct vr_vcpu {
 	uint64_t	 pmis;		/* PMIs delivered, as last seen (lvtpc_rearm) */
 	int		 stats_fd;	/* KVM_GET_STATS_FD, -1: none (watchdog) */
 	uint64_t	 blocking_off;	/* its "blocking" statistic's offset */
+	/* syscall.c: the breakpoint on the guest's #PF entry (0: none), and
+	   when the guest's IDT was last read (0: never) */
+	uint64_t	 sys_bp;
+	uint64_t	 sys_look;
+	bool		 sys_stepping;	/* one step past the breakpoint, then it again */
 	/* console bytes since the last newline: lines of vCPUs never mix */
 	size_t		 conslen;
 	char		 cons[256];
@@ -120,6 +126,13 @@ struct vr_vm {
 	uint64_t	 emulated;	/* instructions KVM could not emulate, completed
 					   by vpmu-run (INT3, POPCNT; atomic) */
 	struct vr_fwcfg	 fwcfg;
+	/*
+	 * --user-syscall (syscall.c): the mode (set before the threads), the
+	 * probe's answer (under lock), SYSCALLs completed (atomic).
+	 */
+	int		 sys_mode;
+	int		 sys_host;
+	uint64_t	 sys_completed;
 	/* #GP injected for MSR exits libvpmu did not take; by the vCPU's thread */
 	uint64_t	 gp_injected[VR_MAX_VCPUS];
 
@@ -293,7 +306,26 @@ size_t vr_insn_bytes(struct vr_vcpu *c, uint64_t rip, uint8_t *b, size_t n);
 /* Complete it if vpmu-run can (emulate.c lists which): true, the guest goes on. */
 bool vr_emulate(struct vr_vcpu *c);
 
+/* syscall.c: --user-syscall */
+#define VR_SYSCALL_HOST		0	/* leave SYSCALL to the host (the zero value) */
+#define VR_SYSCALL_AUTO		1	/* complete it if the probe says the host does not */
+#define VR_SYSCALL_COMPLETE	2	/* catch it whatever the host does */
+#define VR_SYSCALL_HOST_UNPROBED	0	/* the probe's answers */
+#define VR_SYSCALL_HOST_COMPLETES	1
+#define VR_SYSCALL_HOST_CPL3		2
+#define VR_SYSCALL_HOST_UNKNOWN		3
+/* A VM of its own: does this host's KVM finish a user-mode SYSCALL? */
+int  vr_syscall_probe(int kvm_fd);
+/* The VMM's MSR filter (IA32_LSTAR's writes), after vpmu_kvm_create: 0, or -1. */
+int  vr_syscall_filter(struct vr_vm *vm);
+/* Exits: true when it was the LSTAR write, or the catch's breakpoint. */
+bool vr_syscall_lstar(struct vr_vcpu *c);
+bool vr_syscall_debug(struct vr_vcpu *c);
+/* At console output: the catch follows the guest's IDT. */
+void vr_syscall_look(struct vr_vcpu *c);
+
 /* run.c */
+uint64_t vr_mono_ns(void);
 int  vr_run_prepare(void);
 int  vr_run_start(struct vr_vm *vm);
 void vr_run_wait(struct vr_vm *vm);

@@ -42,6 +42,9 @@
 #ifndef USER_RDPMC
 #define USER_RDPMC	0
 #endif
+#ifndef USER_SYSCALL
+#define USER_SYSCALL	0
+#endif
 #define STR2(x)	#x
 #define STR(x)	STR2(x)
 
@@ -76,6 +79,9 @@ static uint8_t idt[256 * 16] __attribute__((aligned(16)));
 
 /* Set by the stubs below (CPL 0); um_rd by the user code's RDPMC. */
 volatile uint64_t um_gp, um_db, um_gp_rip, um_saved_rsp, um_rd;
+volatile uint64_t um_sys, um_sys_cs, um_sys_ss, um_sys_rcx1, um_sys_rcx2, um_sys_r11,
+    um_sys_rflags;
+volatile uint64_t um_pf, um_pf_cr2, um_pf_err, um_pf_rip, um_pf_cs;
 
 /*
  * um_run_user(n): IRETQ to um_user at CPL 3, n in RDI; back at um_back
@@ -86,6 +92,11 @@ volatile uint64_t um_gp, um_db, um_gp_rip, um_saved_rsp, um_rd;
  */
 extern void um_run_user(uint64_t n);
 extern char um_user[], um_user_hlt[], um_user_rdpmc[], um_gp_stub[], um_db_stub[];
+extern char um_sys_stub[], um_sys_end[], um_user_sys1[], um_user_sys2[], um_user_pf[];
+extern char um_pf_stub[];
+#define SYS_PAGE	0x600000	/* 2 MiB page 3 of the boot protocol's map */
+#define SFMASK		0x47700ul	/* IA32_FMASK: TF IF DF IOPL AC cleared */
+#define RFLAGS_ARITH	0x8d7ul		/* CF PF AF ZF SF OF and bit 1 */
 __asm__(
     ".text\n"
     ".globl um_run_user\n"
@@ -117,7 +128,46 @@ __asm__(
     "1:\n\t"
     "dec %ecx\n\tjnz 1b\n"
     "um_user_hlt:\n\t"
+    ".if " STR(USER_SYSCALL) "\n\t"
+    "syscall\n"
+    ".globl um_user_sys1\n"
+    "um_user_sys1:\n\t"
+    "syscall\n"
+    ".globl um_user_sys2\n"
+    "um_user_sys2:\n\t"
+    ".globl um_user_pf\n"
+    "um_user_pf:\n\t"
+    "movb " STR(SYS_PAGE) ", %al\n\t"		/* #PF: a supervisor page */
+    ".endif\n\t"
     "hlt\n"
+    /*
+     * SYSCALL's target, copied to SYS_PAGE (supervisor-only): absolute
+     * addresses only.  Back to the user code with SYSRET.
+     */
+    ".globl um_sys_stub, um_sys_end\n"
+    "um_sys_stub:\n\t"
+    "mov %cs, %eax\n\tmov %eax, um_sys_cs\n\t"
+    "mov %ss, %eax\n\tmov %eax, um_sys_ss\n\t"
+    "pushfq\n\tpopq um_sys_rflags\n\t"
+    "mov %r11, um_sys_r11\n\t"
+    "incq um_sys\n\t"
+    "testq $1, um_sys\n\t"
+    "jz 2f\n\t"
+    "mov %rcx, um_sys_rcx1\n\t"
+    "sysretq\n"
+    "2:\n\t"
+    "mov %rcx, um_sys_rcx2\n\t"
+    "sysretq\n"
+    "um_sys_end:\n"
+    ".globl um_pf_stub\n"
+    "um_pf_stub:\n\t"
+    "incq um_pf(%rip)\n\t"
+    "mov %cr2, %rax\n\tmov %rax, um_pf_cr2(%rip)\n\t"
+    "mov (%rsp), %rax\n\tmov %rax, um_pf_err(%rip)\n\t"
+    "mov 8(%rsp), %rax\n\tmov %rax, um_pf_rip(%rip)\n\t"
+    "mov 16(%rsp), %rax\n\tmov %rax, um_pf_cs(%rip)\n\t"
+    "mov $0x10, %eax\n\tmov %eax, %ds\n\tmov %eax, %es\n\tmov %eax, %ss\n\t"
+    "jmp um_back\n"
     ".globl um_gp_stub\n"
     "um_gp_stub:\n\t"
     "incq um_gp(%rip)\n\t"
@@ -171,6 +221,7 @@ setup(void)
 	memcpy(idt, (void *)(uintptr_t)dt.base, sizeof(idt));
 	gate(13, um_gp_stub);
 	gate(1, um_db_stub);
+	gate(14, um_pf_stub);
 	dt.limit = sizeof(idt) - 1;
 	dt.base = (uint64_t)(uintptr_t)idt;
 	__asm__ volatile("lidt %0" : : "m"(dt) : "memory");
@@ -223,6 +274,19 @@ main(unsigned cpu)
 	if (cpu != 0)
 		return (0);
 	setup();
+	if (USER_SYSCALL) {
+		uint64_t *pml4 = (uint64_t *)(uintptr_t)(vg_read_cr3() & ~0xfffull);
+		uint64_t *pdpt = (uint64_t *)(uintptr_t)(pml4[0] & 0xffffffffff000ull);
+		uint64_t *pd = (uint64_t *)(uintptr_t)(pdpt[0] & 0xffffffffff000ull);
+
+		memcpy((void *)SYS_PAGE, um_sys_stub, (size_t)(um_sys_end - um_sys_stub));
+		pd[SYS_PAGE >> 21] &= ~4ull;		/* U/S: supervisor only */
+		__asm__ volatile("invlpg (%0)" : : "r"(SYS_PAGE) : "memory");
+		vg_wrmsr(0xC0000080u, vg_rdmsr(0xC0000080u) | 1);	/* EFER.SCE */
+		vg_wrmsr(0xC0000081u, 0x10ull << 48 | (uint64_t)SEL_KCODE << 32);	/* STAR */
+		vg_wrmsr(0xC0000082u, SYS_PAGE);	/* LSTAR */
+		vg_wrmsr(0xC0000084u, SFMASK);
+	}
 	if (USER_RDPMC == 1)		/* CR4.PCE: RDPMC allowed at CPL 3 */
 		__asm__ volatile("mov %0, %%cr4" : : "r"(vg_read_cr4() | 1ul << 8));
 	run(iters, &u1, &o1);
@@ -230,8 +294,18 @@ main(unsigned cpu)
 	vg_printf("user_mode: usr n=%lu 2n=%lu diff %lu, os diff %lu, #DB %lu, #GP %lu%s\n",
 	    (unsigned long)u1, (unsigned long)u2, (unsigned long)(u2 - u1),
 	    (unsigned long)(o2 - o1), (unsigned long)um_db, (unsigned long)um_gp,
-	    !KERNEL_ONLY && um_gp_rip != (uint64_t)(uintptr_t)um_user_hlt ?
+	    !KERNEL_ONLY && !USER_SYSCALL && um_gp_rip != (uint64_t)(uintptr_t)um_user_hlt ?
 	    " (#GP not at the HLT)" : "");
+	if (USER_SYSCALL)
+		vg_printf("user_mode: syscall %lu, cs %#lx ss %#lx, rcx %d %d, r11 flags %#lx, "
+		    "masked %d, #PF %lu at lstar %d user %d, cr2 %#lx err %#lx cs %#lx\n",
+		    (unsigned long)um_sys, (unsigned long)um_sys_cs, (unsigned long)um_sys_ss,
+		    um_sys_rcx1 == (uint64_t)(uintptr_t)um_user_sys1,
+		    um_sys_rcx2 == (uint64_t)(uintptr_t)um_user_sys2,
+		    (unsigned long)(um_sys_r11 & RFLAGS_ARITH), (um_sys_rflags & SFMASK) == 0,
+		    (unsigned long)um_pf, um_pf_rip == SYS_PAGE,
+		    um_pf_rip == (uint64_t)(uintptr_t)um_user_pf, (unsigned long)um_pf_cr2,
+		    (unsigned long)um_pf_err, (unsigned long)um_pf_cs);
 	if (USER_RDPMC)
 		vg_printf("user_mode: rdpmc %#lx, #GP at rdpmc %d\n", (unsigned long)um_rd,
 		    um_gp_rip == (uint64_t)(uintptr_t)um_user_rdpmc);

@@ -25,7 +25,9 @@ VCPUS=${VPMU_LINUX_VCPUS:-1}
 # algorithms at late_initcall (RSA's and DH's modular exponentiations among
 # them); on a host that emulates the guest's kernel code they take tens of
 # minutes (test/linux/README.md), and the demo is about the PMU.
-APPEND="console=ttyS0 nmi_watchdog=0 cryptomgr.notests=1 quiet${VPMU_LINUX_APPEND:+ $VPMU_LINUX_APPEND}"
+# rodata=off: no read-only kernel data, and so no W+X check of every page
+# table after it (CONFIG_DEBUG_WX), minutes of emulated page walks.
+APPEND="console=ttyS0 nmi_watchdog=0 cryptomgr.notests=1 rodata=off quiet${VPMU_LINUX_APPEND:+ $VPMU_LINUX_APPEND}"
 VPMU_RUN=$BUILD/examples/vpmu-run
 LOG=$BUILD/linux-demo.log
 REPORT=$BUILD/linux-demo.report
