@@ -27,6 +27,12 @@
  * stored for the kernel to print ("rdpmc 0x..."), with CR4.PCE set (1:
  * allowed, libvpmu answers the #GP KVM raises) or clear (2: the #GP is the
  * guest's, and its handler sees it at the RDPMC: "#GP at rdpmc 1").
+ * USER_SYSCALL: EFER.SCE, IA32_STAR (kernel CS 0x08, SYSRET base 0x10),
+ * IA32_LSTAR (a copy of um_sys_stub on SYS_PAGE, made supervisor-only) and
+ * IA32_FMASK set; the user code ends in two SYSCALLs, each SYSRETed by the
+ * stub (which notes CS, SS, RCX, R11 and RFLAGS at its entry), then a read
+ * of SYS_PAGE, a #PF from CPL 3 whose handler goes back to the kernel
+ * (user_syscall.sh).
  */
 #include <vpmu-guest/runtime.h>
 
