@@ -745,8 +745,7 @@ main(int argc, char **argv)
 		o.glog_fd[i] = -1;
 	for (i = 0; i < VR_MAX_VCPUS; i++)
 		vm.vcpu[i].fd = -1;
-	pthread_mutex_init(&vm.lock, NULL);
-	pthread_cond_init(&vm.ended, NULL);
+	vr_vm_sync_init(&vm);
 
 	if (parse_options(argc, argv, &o) < 0) {
 		usage(stderr);
@@ -998,7 +997,6 @@ out_logs:
 	for (i = 0; i < VPMU_PV_MAX_LOGFDS; i++)
 		if (o.glog_fd[i] >= 0)
 			close(o.glog_fd[i]);
-	pthread_cond_destroy(&vm.ended);
-	pthread_mutex_destroy(&vm.lock);
+	vr_vm_sync_destroy(&vm);
 	return (ret);
 }

@@ -410,6 +410,31 @@ halted_cli(struct vr_vcpu *c)
 	    ioctl(c->fd, KVM_GET_REGS, &r) == 0 && !(r.rflags & RFLAGS_IF));
 }
 
+/*
+ * The VM's lock and its condition "ended", whose timed waits (the
+ * watchdog's) are on CLOCK_MONOTONIC: with the default clock
+ * (CLOCK_REALTIME) a monotonic deadline is long past, and the wait
+ * returns at once.
+ */
+void
+vr_vm_sync_init(struct vr_vm *vm)
+{
+	pthread_condattr_t ca;
+
+	pthread_mutex_init(&vm->lock, NULL);
+	pthread_condattr_init(&ca);
+	(void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&vm->ended, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
+void
+vr_vm_sync_destroy(struct vr_vm *vm)
+{
+	pthread_cond_destroy(&vm->ended);
+	pthread_mutex_destroy(&vm->lock);
+}
+
 static void *
 watchdog(void *arg)
 {

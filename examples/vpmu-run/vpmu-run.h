@@ -326,6 +326,8 @@ void vr_syscall_look(struct vr_vcpu *c);
 
 /* run.c */
 uint64_t vr_mono_ns(void);
+void vr_vm_sync_init(struct vr_vm *vm);		/* lock and cond, before any thread */
+void vr_vm_sync_destroy(struct vr_vm *vm);
 int  vr_run_prepare(void);
 int  vr_run_start(struct vr_vm *vm);
 void vr_run_wait(struct vr_vm *vm);

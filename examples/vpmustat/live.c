@@ -658,7 +658,7 @@ vs_live(struct vs_live_opts *o, const char *modelstr)
 	vm.kvm_fd = vm.vm_fd = -1;
 	for (i = 0; i < VR_MAX_VCPUS; i++)
 		vm.vcpu[i].fd = -1;
-	pthread_mutex_init(&vm.lock, NULL);
+	vr_vm_sync_init(&vm);
 	for (i = 0; i < o->nev; i++) {
 		l.sampling |= o->ev[i].scope == VS_SS || o->ev[i].scope == VS_TS;
 		l.counting |= o->ev[i].scope == VS_SC || o->ev[i].scope == VS_TC;
@@ -754,6 +754,6 @@ out:
 	vm_teardown(&vm, cfg);
 	if (l.logfd >= 0)
 		close(l.logfd);
-	pthread_mutex_destroy(&vm.lock);
+	vr_vm_sync_destroy(&vm);
 	return (ret);
 }

@@ -14,6 +14,7 @@
  * own instructions are not part of the check (PMC0 is read after
  * disabling it, so it holds at least 3).
  * Prints "hlt_wake: ok" and exits 0, or says what differed and exits 1.
+ * TICKS: the timer's count (default 20 ms; idle_cpu.sh uses 2 s).
  */
 #include <vpmu-guest/runtime.h>
 
@@ -26,6 +27,9 @@
 #define MSR_X2APIC_TMICT	0x838
 #define MSR_X2APIC_TDCR		0x83e
 #define TIMER_VECTOR		0x40
+#ifndef TICKS
+#define TICKS			20000000	/* KVM's APIC timer: 1 ns a tick */
+#endif
 
 extern const char hlt_wake_after[];
 static volatile uint64_t woke_rip;
@@ -55,7 +59,7 @@ main(unsigned cpu)
 	vg_wrmsr(MSR_GLOBAL_CTRL, 1);
 	vg_wrmsr(MSR_X2APIC_TDCR, 0xb);			/* divide by 1 */
 	vg_wrmsr(MSR_X2APIC_LVTT, TIMER_VECTOR);	/* one-shot, unmasked */
-	vg_wrmsr(MSR_X2APIC_TMICT, 20000000);
+	vg_wrmsr(MSR_X2APIC_TMICT, TICKS);
 	__asm__ volatile("wrmsr\n\t"
 	    "sti\n\t"
 	    "hlt\n"
