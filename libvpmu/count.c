@@ -438,6 +438,7 @@ vpmu__pmc_set_base(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint64_t v)
 			(void)slot_take(vm, pm, cpu_of(pm, i));
 	}
 	pm->base = v;
+	pm->counted_past += pm->counted;
 	pm->counted = 0;
 	pm->t_enabled = 0;
 	pm->t_running = 0;

@@ -798,6 +798,7 @@ ctr_info(struct vpmu_vm *vm, struct gpmu_ctr *c, const char *name,
 	ci->control = GPMU_LOAD(c->ctl);
 	ci->value = vpmu__model_pmc_value(vm, c->pm, &t) & c->mask;
 	ci->raw = t.value & c->mask;
+	ci->counted = c->pm->counted_past + vpmu__pmc_counted(vm, c->pm);
 	ci->time_enabled = t.time_enabled;
 	ci->time_running = t.time_running;
 	ci->scaled = c->pm->t_running != 0 && c->pm->t_running < c->pm->t_enabled;

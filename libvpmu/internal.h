@@ -178,6 +178,8 @@ struct vpmu_pmc {
 	uint64_t t_running;
 	uint64_t tot_enabled;		/* ns over the PMC's life, for reports */
 	uint64_t tot_running;
+	uint64_t counted_past;		/* counted before base was last set, for
+					   reports (not in snapshots) */
 	uint64_t shown;			/* highest estimate a guest has read */
 	uint64_t reload;
 	uint64_t sample_mark;		/* counted at the last sample */

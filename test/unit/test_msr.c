@@ -591,6 +591,33 @@ counters_report_names_events_and_unsupported_ones(void **state)
 	vpmu_vm_destroy(vm);
 }
 
+/* counted: the events over the counter's life, across the guest's writes. */
+static void
+counters_report_counted_across_writes(void **state)
+{
+	vpmu_vm *vm = vm_with("intel-v2", 1);
+	struct vpmu_counter_info ci[8];
+	unsigned n = 8;
+
+	(void)state;
+	WR(vm, EVTSEL(0), INSTR);
+	assert_int_equal(vpmu_synthetic_advance(vm, 0, 1 * MS), 0);
+	WR(vm, PMC(0), 5);			/* a driver sets its start */
+	assert_int_equal(vpmu_synthetic_advance(vm, 0, 1 * MS), 0);
+	assert_int_equal(vpmu_vcpu_get_counters(vm, 0, ci, &n), 0);
+	assert_int_equal(ci[0].value, 1005);
+	assert_int_equal(ci[0].counted, 2000);
+	WR(vm, EVTSEL(0), 0);			/* stopped: counted holds */
+	WR(vm, PMC(0), 0);
+	assert_int_equal(vpmu_synthetic_advance(vm, 0, 1 * MS), 0);
+	n = 8;
+	assert_int_equal(vpmu_vcpu_get_counters(vm, 0, ci, &n), 0);
+	assert_int_equal(ci[0].value, 0);
+	assert_int_equal(ci[0].counted, 2000);
+	assert_int_equal(ci[1].counted, 0);	/* never counted */
+	vpmu_vm_destroy(vm);
+}
+
 static void
 guest_counters_hold_their_rows_for_the_guest(void **state)
 {
@@ -762,6 +789,7 @@ main(void)
 		cmocka_unit_test(amd_absent_counters_and_msrs_gp),
 		cmocka_unit_test(amd_v2_global_enable_overflow_and_cpuid),
 		cmocka_unit_test(counters_report_names_events_and_unsupported_ones),
+		cmocka_unit_test(counters_report_counted_across_writes),
 		cmocka_unit_test(guest_counters_hold_their_rows_for_the_guest),
 		cmocka_unit_test(interrupting_source_is_given_events_left_before_the_wrap),
 		cmocka_unit_test(sampling_pmc_is_given_events_left_to_its_next_sample),

@@ -135,6 +135,8 @@ struct vpmu_counter_info {
 	uint32_t enabled;		/* counting now */
 	uint32_t unsupported;		/* the source cannot count the event */
 	char	 why[160];
+	uint64_t counted;		/* the events the source counted into it, unscaled,
+					   over its life, whatever the guest wrote */
 };
 /* *n: in, entries at out; out, the vCPU's counters (EINVAL if too few). */
 VPMU_EXTERN int vpmu_vcpu_get_counters(struct vpmu_vm *vm, unsigned cpu,
