@@ -585,6 +585,7 @@ report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
 				    ci[i].why[0] ? ci[i].why : "the source cannot count it");
 	}
 	free(ci);
+	vr_marks_report(f, vm);
 }
 
 /* ---- the guest image ------------------------------------------------------------- */
@@ -997,6 +998,7 @@ out_logs:
 	for (i = 0; i < VPMU_PV_MAX_LOGFDS; i++)
 		if (o.glog_fd[i] >= 0)
 			close(o.glog_fd[i]);
+	vr_marks_free(&vm);
 	vr_vm_sync_destroy(&vm);
 	return (ret);
 }

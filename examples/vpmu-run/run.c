@@ -255,6 +255,20 @@ snapshot_io(struct vr_vcpu *c, uint16_t port, bool out, uint8_t *data, unsigned 
 	return (true);
 }
 
+/* 0xf6: a mark of every counter, any size of write (marks.c). */
+static bool
+mark_io(struct vr_vcpu *c, uint16_t port, bool out, uint8_t *data, unsigned size)
+{
+	uint32_t v = 0;
+
+	(void)port;
+	if (!out)
+		return (false);
+	memcpy(&v, data, size);
+	vr_mark_take(c, v);
+	return (true);
+}
+
 static const struct port {
 	uint16_t    first, last;
 	bool	  (*io)(struct vr_vcpu *c, uint16_t port, bool out, uint8_t *data,
@@ -264,6 +278,7 @@ static const struct port {
 	{ VR_PORT_FWCFG_SEL, VR_PORT_FWCFG_DATA,		fwcfg_io },
 	{ VR_PORT_EXIT, VR_PORT_EXIT,				exit_io },
 	{ VR_PORT_SNAPSHOT, VR_PORT_SNAPSHOT,			snapshot_io },
+	{ VR_PORT_MARK, VR_PORT_MARK,				mark_io },
 };
 
 /* KVM_EXIT_IO: true if a port handler took every item. */

@@ -13,6 +13,7 @@
  *   run.c    vCPU threads, the run loop, the port table, stopping the run
  *   emulate.c  instructions KVM's emulator failed on, completed (Zydis)
  *   syscall.c  SYSCALL from user mode, where the host leaves it at CPL 3
+ *   marks.c  port 0xf6: the guest's marks of its counters, for the report
  *   snapshot.c  --snapshot and --resume: the VM to a file and back
  */
 #ifndef VPMU_RUN_H
@@ -22,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <vpmu/vpmu.h>
@@ -41,6 +43,7 @@
 #define VR_PORT_CONSOLE	0x3f8
 #define VR_PORT_EXIT	0xf4
 #define VR_PORT_SNAPSHOT 0xf5		/* with --snapshot: save the VM and exit 0 */
+#define VR_PORT_MARK	0xf6		/* a mark of every counter (marks.c) */
 
 /* What the loader found: where the guest starts and what it occupies. */
 struct vr_image {
@@ -69,6 +72,7 @@ struct vr_fwcfg {
 };
 
 struct vr_vm;
+struct vr_mark_row;
 
 /* One vCPU: its thread is the only one to run it (libvpmu's rule too). */
 struct vr_vcpu {
@@ -133,6 +137,10 @@ struct vr_vm {
 	int		 sys_mode;
 	int		 sys_host;
 	uint64_t	 sys_completed;
+	/* port 0xf6 (marks.c), under lock */
+	struct vr_mark_row *mark_rows;
+	size_t		 nmark_rows;
+	uint64_t	 marks_taken, marks_dropped;
 	/* #GP injected for MSR exits libvpmu did not take; by the vCPU's thread */
 	uint64_t	 gp_injected[VR_MAX_VCPUS];
 
@@ -323,6 +331,11 @@ bool vr_syscall_lstar(struct vr_vcpu *c);
 bool vr_syscall_debug(struct vr_vcpu *c);
 /* At console output: the catch follows the guest's IDT. */
 void vr_syscall_look(struct vr_vcpu *c);
+
+/* marks.c: port 0xf6 */
+void vr_mark_take(struct vr_vcpu *c, uint32_t mark);
+void vr_marks_report(FILE *f, struct vr_vm *vm);
+void vr_marks_free(struct vr_vm *vm);
 
 /* run.c */
 uint64_t vr_mono_ns(void);

@@ -754,6 +754,7 @@ out:
 	vm_teardown(&vm, cfg);
 	if (l.logfd >= 0)
 		close(l.logfd);
+	vr_marks_free(&vm);
 	vr_vm_sync_destroy(&vm);
 	return (ret);
 }

@@ -1,0 +1,95 @@
+/*
+ * marks.c -- port 0xf6: a guest's marks (vpmu-run(1), DEVICES).
+ *
+ * An OUT of V to port 0xf6 takes mark V: for every vCPU, every counter the
+ * guest used, its name, its event and the events counted into it over its
+ * life (vpmu_counter_info.counted), as the counters stand at the OUT; the
+ * report lists them (THE REPORT).  The difference of two marks is what a
+ * counter counted in between, whatever the guest wrote to it: a host-side
+ * count of a stretch of guest work (test/linux's perf checks).  Other
+ * vCPUs' counters are as of their last exit.  At most VR_MARK_ROWS rows
+ * are kept; marks past them are counted as dropped.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <inttypes.h>
+
+#include "vpmu-run.h"
+
+#define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
+
+#define VR_MARK_ROWS	65536
+
+struct vr_mark_row {
+	uint32_t mark;
+	uint32_t cpu;
+	uint64_t counted;
+	char	 counter[32];
+	char	 event[40];
+};
+
+void
+vr_mark_take(struct vr_vcpu *c, uint32_t mark)
+{
+	struct vr_vm *vm = c->vm;
+	struct vpmu_counter_info ci[16];		/* a model has at most 11 */
+	struct vr_mark_row *r;
+	unsigned cpu, i, n;
+
+	pthread_mutex_lock(&vm->lock);
+	vm->marks_taken++;
+	for (cpu = 0; cpu < vm->nvcpus; cpu++) {
+		n = NELEM(ci);
+		if (vpmu_vcpu_get_counters(vm->pmu, cpu, ci, &n) != 0)
+			continue;
+		for (i = 0; i < n; i++) {
+			if (!ci[i].used)
+				continue;
+			if (vm->nmark_rows == VR_MARK_ROWS) {
+				vm->marks_dropped++;
+				goto out;
+			}
+			if (vm->nmark_rows % 256 == 0) {
+				r = realloc(vm->mark_rows, (vm->nmark_rows + 256) * sizeof(*r));
+				if (r == NULL) {
+					vm->marks_dropped++;
+					goto out;
+				}
+				vm->mark_rows = r;
+			}
+			r = &vm->mark_rows[vm->nmark_rows++];
+			r->mark = mark;
+			r->cpu = cpu;
+			r->counted = ci[i].counted;
+			snprintf(r->counter, sizeof(r->counter), "%s", ci[i].name);
+			snprintf(r->event, sizeof(r->event), "%s", ci[i].event[0] ? ci[i].event : "-");
+		}
+	}
+out:
+	pthread_mutex_unlock(&vm->lock);
+}
+
+void
+vr_marks_report(FILE *f, struct vr_vm *vm)
+{
+	size_t i;
+
+	if (vm->marks_taken == 0)
+		return;
+	fprintf(f, "marks (port 0xf6): %" PRIu64 " taken, %" PRIu64 " dropped\n",
+	    vm->marks_taken, vm->marks_dropped);
+	fprintf(f, "  %-10s %-5s %-16s %-20s %20s\n", "mark", "vCPU", "counter", "event",
+	    "counted");
+	for (i = 0; i < vm->nmark_rows; i++)
+		fprintf(f, "  %-10" PRIu32 " %-5" PRIu32 " %-16s %-20s %20" PRIu64 "\n",
+		    vm->mark_rows[i].mark, vm->mark_rows[i].cpu, vm->mark_rows[i].counter,
+		    vm->mark_rows[i].event, vm->mark_rows[i].counted);
+}
+
+void
+vr_marks_free(struct vr_vm *vm)
+{
+	free(vm->mark_rows);
+	vm->mark_rows = NULL;
+	vm->nmark_rows = 0;
+}
