@@ -93,6 +93,32 @@ host_count() {
 	host_rows "$1" | awk -v c="$2" '$2 == c { s += $4; found = 1 } END { if (found) print s }'
 }
 
+# mark_counts REPORT A B EVENT: per vCPU (one line each, in vCPU order),
+# what its counters of EVENT (the report's event name: instructions,
+# branches, cycles, ...) counted between marks A and B: the sum, over the
+# counters whose event at mark B is EVENT, of their counted figure at B
+# less that at A (0 for a counter not yet used at A).  Nothing for a vCPU
+# without such a counter, or when mark B is not in the report.
+mark_counts() {
+	awk -v a="$2" -v b="$3" -v ev="$4" '
+		/^marks \(port 0xf6\):/ { on = 1; next }
+		!on || $1 !~ /^[0-9]+$/ || NF != 5 { next }
+		$1 == a { at_a[$2 " " $3] = $5 }
+		$1 == b && $4 == ev { at_b[$2 " " $3] = $5; cpus[$2] = 1 }
+		END {
+			for (k in at_b) {
+				split(k, p, " ")
+				sum[p[1]] += at_b[k] - ((k in at_a) ? at_a[k] : 0)
+			}
+			n = 0
+			for (c in cpus) order[n++] = c + 0
+			for (i = 0; i < n; i++)
+				for (j = i + 1; j < n; j++)
+					if (order[j] < order[i]) { t = order[i]; order[i] = order[j]; order[j] = t }
+			for (i = 0; i < n; i++) print sum[order[i]]
+		}' "$1"
+}
+
 # The checks print "PASS name: ...", "FAIL name: ..." or "SKIP name: ...";
 # check_failed counts the failures.
 check_failed=0

@@ -67,6 +67,12 @@ eq "host rows" "$(host_rows "$R" | tr '\n' ';')" \
 	"0 IA32_PMC0 instructions 506;0 IA32_PMC1 branches 100;0 IA32_FIXED_CTR1 cycles 506;1 IA32_PMC0 instructions 10000100;1 IA32_FIXED_CTR0 instructions 1;"
 eq "host_count PMC0 over the vCPUs" "$(host_count "$R" IA32_PMC0)" 10000606
 eq "host_count absent" "$(host_count "$R" IA32_PMC3)" ""
+# Marks: a stale counter of the event adds 0, a counter new at mark 2
+# counts from 0, vCPUs in order, one line each.
+eq "mark_counts instructions" "$(mark_counts "$R" 1 2 instructions | tr '\n' ' ')" "700 50 "
+eq "mark_counts branches" "$(mark_counts "$R" 1 2 branches | tr '\n' ' ')" "300 20 "
+eq "mark_counts cycles" "$(mark_counts "$R" 1 2 cycles | tr '\n' ' ')" "900 "
+eq "mark_counts no such mark" "$(mark_counts "$R" 1 7 cycles)" ""
 
 # The checks: each must pass and fail where it should.
 # verdict CMD...: the first word the check prints (PASS/FAIL).

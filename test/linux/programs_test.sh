@@ -43,6 +43,10 @@ run 0 "vpmu-exit: would write 0xffffffff to port 0xf4" "$W/vpmu-exit" -n 4294967
 run 2 "" "$W/vpmu-exit"
 run 2 "" "$W/vpmu-exit" -n 4294967296
 run 2 "" "$W/vpmu-exit" x
+run 0 "vpmu-exit: would write 0x3 to port 0xf6" "$W/vpmu-exit" -n -m 3
+run 2 "" "$W/vpmu-exit" -m
+run 2 "" "$W/vpmu-exit" -m -n 3
+run 2 "" "$W/vpmu-exit" -n -m 3 4
 
 # loop's hot part is exactly "dec REG; jne back to the dec": 2 instructions
 # and 1 branch per iteration.
