@@ -29,15 +29,17 @@
  *                CPL 3 at RIP = CR2 = LSTAR, a user-mode access, with
  *                EFER.SCE set in long mode: the fault is undone and the
  *                SYSCALL finished as the processor would have, from the
- *                frame the fault pushed: RSP the user's, R11 its RFLAGS
- *                (RF clear), RFLAGS those masked by IA32_FMASK, CS and SS
- *                from IA32_STAR at CPL 0, RIP = LSTAR.  RCX stays as the
- *                host set it.  Any other #PF goes on to the handler (one
+ *                frame the fault pushed: RSP the user's, R11 the RFLAGS
+ *                the host saved there (saved_rflags: IOPL from the frame,
+ *                IF set below IOPL 3), RFLAGS those masked by IA32_FMASK,
+ *                CS and SS from IA32_STAR at CPL 0, RIP = LSTAR.  RCX
+ *                stays as the host set it.  Any other #PF goes on to the handler (one
  *                single step with the breakpoint off, then it is set again).
  *
  * Sound also for a user jump to LSTAR (which faults the same way): the
  * kernel is entered as by a SYSCALL at the jump's target with the user's
- * own RCX and its real RFLAGS in R11, which a user program can do anyway.
+ * own RCX and R11 (but IOPL as the frame has it, and IF set below IOPL 3),
+ * which a user program can do anyway.
  * CR2 keeps the fault's address (LSTAR).  While the catch is set KVM
  * gets KVM_GUESTDBG_USE_HW_BP, which switches the guest's own hardware
  * breakpoints off.  SYSCALL from compatibility mode (IA32_CSTAR) is not
@@ -63,7 +65,10 @@
 #define EFER_SCE	(1ull << 0)
 #define EFER_LMA	(1ull << 10)
 #define RFLAGS_FIXED	0x2ull
+#define RFLAGS_IF	(1ull << 9)
+#define RFLAGS_IOPL	(3ull << 12)
 #define RFLAGS_RF	(1ull << 16)
+#define RFLAGS_VM	(1ull << 17)
 #define DR6_BS		(1ull << 14)	/* a single step */
 #define PF_VECTOR	14
 #define PF_USER		(1ull << 2)	/* error code: the access was at CPL 3 */
@@ -378,6 +383,24 @@ vr_syscall_look(struct vr_vcpu *c)
 }
 
 /*
+ * R11 of the completed SYSCALL: the RFLAGS the host saved there (its
+ * arithmetic flags are the user's), with RF and VM clear, IOPL the one the
+ * fault's frame shows, and IF set unless that IOPL is 3: below IOPL 3 user
+ * mode cannot clear IF, so the SYSCALL was made with it set.  (Such a
+ * host's frames may show IF and IOPL clear whatever the user had; SYSRET
+ * with IF clear would leave user mode unable to take an interrupt.)
+ */
+static uint64_t
+saved_rflags(uint64_t r11, uint64_t frame)
+{
+	uint64_t f = (r11 & ~(RFLAGS_RF | RFLAGS_VM | RFLAGS_IOPL)) | (frame & RFLAGS_IOPL);
+
+	if ((frame & RFLAGS_IOPL) != RFLAGS_IOPL)
+		f |= RFLAGS_IF;
+	return (f | RFLAGS_FIXED);
+}
+
+/*
  * At the breakpoint: the SYSCALL the host left at CPL 3, completed; or
  * any other #PF sent on to the handler.  false: not the catch's exit.
  */
@@ -405,7 +428,7 @@ vr_syscall_debug(struct vr_vcpu *c)
 	    (f[2] & 3) == 3 && f[1] == val[1] && sr.cr2 == val[1] &&
 	    (f[0] & (PF_USER | PF_RSVD)) == PF_USER) {
 		sel = (uint16_t)(val[0] >> 32);
-		r.r11 = f[3] & ~RFLAGS_RF;
+		r.r11 = saved_rflags(r.r11, f[3]);
 		r.rflags = (r.r11 & ~val[2]) | RFLAGS_FIXED;
 		r.rsp = f[4];
 		r.rip = val[1];

@@ -51,6 +51,12 @@
 #ifndef USER_SYSCALL
 #define USER_SYSCALL	0
 #endif
+/* User mode's RFLAGS: IOPL 3, IF clear; for SYSCALL as a Linux process has them, IF set. */
+#if USER_SYSCALL
+#define USER_RFLAGS	0x202
+#else
+#define USER_RFLAGS	0x3002
+#endif
 #define STR2(x)	#x
 #define STR(x)	STR2(x)
 
@@ -102,7 +108,7 @@ extern char um_sys_stub[], um_sys_end[], um_user_sys1[], um_user_sys2[], um_user
 extern char um_pf_stub[];
 #define SYS_PAGE	0x600000	/* 2 MiB page 3 of the boot protocol's map */
 #define SFMASK		0x47700ul	/* IA32_FMASK: TF IF DF IOPL AC cleared */
-#define RFLAGS_ARITH	0x8d7ul		/* CF PF AF ZF SF OF and bit 1 */
+#define RFLAGS_SAVED	0x3fd7ul	/* CF PF AF ZF SF OF, bit 1, IF, IOPL */
 __asm__(
     ".text\n"
     ".globl um_run_user\n"
@@ -111,7 +117,7 @@ __asm__(
     "mov %rsp, um_saved_rsp(%rip)\n\t"
     "pushq $0x1b\n\t"				/* SS: user data, RPL 3 */
     "lea um_ustack+4096(%rip), %rax\n\tpush %rax\n\t"
-    "pushq $0x3002\n\t"			/* RFLAGS: IOPL 3 */
+    "pushq $" STR(USER_RFLAGS) "\n\t"
     "pushq $0x23\n\t"				/* CS: user code, RPL 3 */
     "lea um_user(%rip), %rax\n\tpush %rax\n\t"
     "iretq\n"
@@ -308,7 +314,7 @@ main(unsigned cpu)
 		    (unsigned long)um_sys, (unsigned long)um_sys_cs, (unsigned long)um_sys_ss,
 		    um_sys_rcx1 == (uint64_t)(uintptr_t)um_user_sys1,
 		    um_sys_rcx2 == (uint64_t)(uintptr_t)um_user_sys2,
-		    (unsigned long)(um_sys_r11 & RFLAGS_ARITH), (um_sys_rflags & SFMASK) == 0,
+		    (unsigned long)(um_sys_r11 & RFLAGS_SAVED), (um_sys_rflags & SFMASK) == 0,
 		    (unsigned long)um_pf, um_pf_rip == SYS_PAGE,
 		    um_pf_rip == (uint64_t)(uintptr_t)um_user_pf, (unsigned long)um_pf_cr2,
 		    (unsigned long)um_pf_err, (unsigned long)um_pf_cs);

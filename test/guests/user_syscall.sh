@@ -9,11 +9,12 @@
 # (a #PF that is the guest's own: its handler returns to the kernel).  It
 # prints what the stub saw:
 #
-#   user_mode: syscall 4, cs 0x8 ss 0x10, rcx 1 1, r11 flags 0x46, masked 1,
+#   user_mode: syscall 4, cs 0x8 ss 0x10, rcx 1 1, r11 flags 0x246, masked 1,
 #     #PF 2 at lstar 0 user 1, cr2 0x600000 err 0x5 cs 0x23
 #
 # (four entries at CPL 0 with CS and SS from STAR, RCX the address past each
-# SYSCALL, R11 the user's flags, RFLAGS masked by FMASK; the two #PF at the
+# SYSCALL, R11 the user's flags (ZF and PF from the loop, IF set as user
+# mode entered, IOPL 0), RFLAGS masked by FMASK; the two #PF at the
 # user code's read, none at LSTAR).  That must hold with --user-syscall auto
 # and complete, with the synthetic source and the exact source in both
 # modes (whose kernel-mode count must not change between the runs: "os diff
@@ -25,7 +26,7 @@
 [ $# -eq 2 ] || { echo "usage: user_syscall.sh VPMU_RUN SYSCALL.elf" >&2; exit 2; }
 run=$1 guest=$2
 fail=0
-good='user_mode: syscall 4, cs 0x8 ss 0x10, rcx 1 1, r11 flags 0x46, masked 1, #PF 2 at lstar 0 user 1, cr2 0x600000 err 0x5 cs 0x23'
+good='user_mode: syscall 4, cs 0x8 ss 0x10, rcx 1 1, r11 flags 0x246, masked 1, #PF 2 at lstar 0 user 1, cr2 0x600000 err 0x5 cs 0x23'
 left='user_mode: syscall 0, cs 0x0 ss 0x0, rcx 0 0, r11 flags 0x0, masked 1, #PF 2 at lstar 1 user 0, cr2 0x600000 err 0x5 cs 0x23'
 
 # vr ARGS...: run the guest, output in $out; skip on status 77.
