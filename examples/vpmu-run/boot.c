@@ -289,6 +289,30 @@ vr_boot_vcpu(struct vr_vm *vm, struct vr_vcpu *c, const struct vr_image *img)
 
 /* ---- set-up shared with the benchmarks ------------------------------------ */
 
+int
+vr_msrs(int fd, bool set, const uint32_t *idx, uint64_t *val, unsigned n)
+{
+	/* struct kvm_msrs ends in a flexible array: room for VR_MSRS_MAX, aligned */
+	_Alignas(struct kvm_msrs) uint8_t buf[sizeof(struct kvm_msrs) +
+	    VR_MSRS_MAX * sizeof(struct kvm_msr_entry)];
+	struct kvm_msrs *m = (struct kvm_msrs *)buf;
+	unsigned i;
+
+	if (n == 0 || n > VR_MSRS_MAX)
+		return (-1);
+	memset(buf, 0, sizeof(buf));
+	m->nmsrs = n;
+	for (i = 0; i < n; i++) {
+		m->entries[i].index = idx[i];
+		m->entries[i].data = val[i];
+	}
+	if (ioctl(fd, set ? KVM_SET_MSRS : KVM_GET_MSRS, m) != (int)n)
+		return (-1);
+	for (i = 0; i < n; i++)
+		val[i] = m->entries[i].data;
+	return (0);
+}
+
 /* KVM_GET_SUPPORTED_CPUID into a table with room to spare for libvpmu. */
 struct kvm_cpuid2 *
 vr_supported_cpuid(int kvm_fd, unsigned *maxp)

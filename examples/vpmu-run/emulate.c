@@ -49,9 +49,8 @@ struct state {
 	ZydisDecodedOperand op[ZYDIS_MAX_OPERAND_COUNT];
 };
 
-/* n bytes at guest linear address la (within one page) into or from RAM. */
-static bool
-guest_copy(struct vr_vcpu *c, uint64_t la, void *buf, size_t n, bool write)
+bool
+vr_guest_copy(struct vr_vcpu *c, uint64_t la, void *buf, size_t n, bool write)
 {
 	struct kvm_translation t = { .linear_address = la };
 
@@ -83,7 +82,7 @@ vr_insn_bytes(struct vr_vcpu *c, uint64_t rip, uint8_t *b, size_t n)
 	}
 	k = PAGE - (rip & (PAGE - 1));		/* to the page's end */
 	k = k < n ? k : n;
-	return (guest_copy(c, rip, b, k, false) ? k : 0);
+	return (vr_guest_copy(c, rip, b, k, false) ? k : 0);
 }
 
 /* The kvm_regs field of a general register of any width; NULL: none. */
@@ -238,9 +237,9 @@ mxcsr(struct state *s, bool load)
 		return (false);
 	if (!load) {
 		memcpy(&v, a + XS_MXCSR, sizeof(v));
-		return (guest_copy(s->c, la, &v, sizeof(v), true));
+		return (vr_guest_copy(s->c, la, &v, sizeof(v), true));
 	}
-	if (!guest_copy(s->c, la, &v, sizeof(v), false) || (v & MXCSR_RESERVED))
+	if (!vr_guest_copy(s->c, la, &v, sizeof(v), false) || (v & MXCSR_RESERVED))
 		return (false);
 	memcpy(a + XS_MXCSR, &v, sizeof(v));
 	return (xsave_set(s, &xs, XFEATURE_SSE));
@@ -274,7 +273,7 @@ verify(struct state *s, bool write)
 	bool ok = false;
 
 	if (o->type == ZYDIS_OPERAND_TYPE_MEMORY) {
-		if (!mem_addr(s, o, &la) || !guest_copy(s->c, la, &sel, sizeof(sel), false))
+		if (!mem_addr(s, o, &la) || !vr_guest_copy(s->c, la, &sel, sizeof(sel), false))
 			return (false);
 	} else if (o->type == ZYDIS_OPERAND_TYPE_REGISTER &&
 	    (v = gpr(&s->r, o->reg.value)) != NULL)
@@ -288,7 +287,7 @@ verify(struct state *s, bool write)
 		limit = s->sr.ldt.unusable ? 0 : s->sr.ldt.limit;
 	}
 	if ((sel & ~3u) != 0 && (uint32_t)(sel | 7u) <= limit) {	/* not null, inside */
-		if (!guest_copy(s->c, base + (sel & ~7u), &d, sizeof(d), false))
+		if (!vr_guest_copy(s->c, base + (sel & ~7u), &d, sizeof(d), false))
 			return (false);
 		type = (unsigned)(d >> 40) & 0xFu;
 		dpl = (unsigned)(d >> 45) & 3u;

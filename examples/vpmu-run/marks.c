@@ -16,7 +16,6 @@
 
 #include "vpmu-run.h"
 
-#define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
 
 #define VR_MARK_ROWS	65536
 

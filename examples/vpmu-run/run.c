@@ -28,7 +28,6 @@
 
 #define SIG_KICK	SIGRTMIN
 #define RFLAGS_IF	(1ull << 9)
-#define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
 
 static void console_flush(struct vr_vcpu *c);
 
@@ -561,8 +560,8 @@ vcpu_run(void *arg)
 			if (!io(c)) {
 				guest_fail(c, "%s of %u byte%s at port %#x: the VMM "
 				    "emulates 0x3f8..0x3ff (COM1), 0x510..0x511 "
-				    "(fw_cfg), writes to 0xf4 (exit) and, with "
-				    "--snapshot, 0xf5 (snapshot) only",
+				    "(fw_cfg), writes to 0xf4 (exit), 0xf6 (mark) "
+				    "and, with --snapshot, 0xf5 (snapshot) only",
 				    run->io.direction == KVM_EXIT_IO_OUT ?
 				    "OUT" : "IN", run->io.size,
 				    run->io.size == 1 ? "" : "s", run->io.port);

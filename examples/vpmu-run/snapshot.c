@@ -177,28 +177,6 @@ get_rec(struct out *o, int fd, unsigned long req, const char *reqname, const cha
 	return (0);
 }
 
-/*
- * One MSR through KVM_GET_MSRS / KVM_SET_MSRS (struct kvm_msrs ends in a
- * flexible array: a buffer of the right size, aligned for it).  true if
- * KVM did it.
- */
-static bool
-msr_io(int fd, bool set, uint32_t index, uint64_t *value)
-{
-	uint64_t buf[(sizeof(struct kvm_msrs) + sizeof(struct kvm_msr_entry)) /
-	    sizeof(uint64_t) + 1];
-	struct kvm_msrs *m = (struct kvm_msrs *)buf;
-
-	memset(buf, 0, sizeof(buf));
-	m->nmsrs = 1;
-	m->entries[0].index = index;
-	m->entries[0].data = *value;
-	if (ioctl(fd, set ? KVM_SET_MSRS : KVM_GET_MSRS, m) != 1)
-		return (false);
-	*value = m->entries[0].data;
-	return (true);
-}
-
 /* The MSRs KVM lists and lets us read, but not the PMU's (libvpmu's blob has them). */
 static int
 save_msrs(struct vr_vm *vm, struct vr_vcpu *c, struct out *o, const struct kvm_msr_list *list)
@@ -218,7 +196,7 @@ save_msrs(struct vr_vm *vm, struct vr_vcpu *c, struct out *o, const struct kvm_m
 		if (vpmu_msr_read(vm->pmu, c->index, list->indices[i], &v) != VPMU_MSR_NOT_PMU)
 			continue;
 		v = 0;
-		if (!msr_io(c->fd, false, list->indices[i], &v))
+		if (vr_msrs(c->fd, false, &list->indices[i], &v, 1) != 0)
 			continue;		/* KVM will not read it: not saved */
 		idx[n] = list->indices[i];
 		val[n++] = v;
@@ -507,14 +485,14 @@ set_msrs(struct vr_vcpu *c, const uint8_t *p, uint64_t len, const char *path)
 	for (i = 0; i < n; i++) {
 		index = get32(p + 4 + 12 * (size_t)i);
 		now = v = get64(p + 8 + 12 * (size_t)i);
-		if (msr_io(c->fd, true, index, &now))
+		if (vr_msrs(c->fd, true, &index, &now, 1) == 0)
 			continue;
 		/*
 		 * Some MSRs KVM reads but will not take back as they are
 		 * (MSR_KVM_ASYNC_PF_INT without its CPUID bit): fine when the
 		 * new vCPU holds the saved value already.
 		 */
-		if (msr_io(c->fd, false, index, &now) && now == v)
+		if (vr_msrs(c->fd, false, &index, &now, 1) == 0 && now == v)
 			continue;
 		fprintf(stderr, "%s: --resume: vCPU %u: KVM_SET_MSRS %#" PRIx32
 		    " refused %#" PRIx64 "\n", vr_progname, c->index, index, v);

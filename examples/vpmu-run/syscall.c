@@ -33,8 +33,9 @@
  *                the host saved there (saved_rflags: IOPL from the frame,
  *                IF set below IOPL 3), RFLAGS those masked by IA32_FMASK,
  *                CS and SS from IA32_STAR at CPL 0, RIP = LSTAR.  RCX
- *                stays as the host set it.  Any other #PF goes on to the handler (one
- *                single step with the breakpoint off, then it is set again).
+ *                stays as the host set it.  Any other #PF goes on to the
+ *                handler (one single step with the breakpoint off, then
+ *                the breakpoint again).
  *
  * Sound also for a user jump to LSTAR (which faults the same way): the
  * kernel is entered as by a SYSCALL at the jump's target with the user's
@@ -104,30 +105,6 @@ probe_alarm(int sig)
 	(void)sig;		/* only to end a KVM_RUN that does not return */
 }
 
-/* MSRs of a vCPU, n of them: 0, or -1. */
-static int
-msrs(int fd, unsigned long req, const uint32_t *idx, uint64_t *val, unsigned n)
-{
-	_Alignas(struct kvm_msrs) uint8_t buf[sizeof(struct kvm_msrs) +
-	    4 * sizeof(struct kvm_msr_entry)];
-	struct kvm_msrs *m = (struct kvm_msrs *)buf;
-	unsigned i;
-
-	if (n > 4)
-		return (-1);
-	memset(buf, 0, sizeof(buf));
-	m->nmsrs = n;
-	for (i = 0; i < n; i++) {
-		m->entries[i].index = idx[i];
-		m->entries[i].data = val[i];
-	}
-	if (ioctl(fd, req, m) != (int)n)
-		return (-1);
-	for (i = 0; i < n; i++)
-		val[i] = m->entries[i].data;
-	return (0);
-}
-
 /* The probe's vCPU, set up and run.  A VR_SYSCALL_HOST_* answer. */
 static int
 probe_run(struct vr_vm *pvm, struct vr_vcpu *c, const struct kvm_cpuid2 *cpuid)
@@ -143,7 +120,7 @@ probe_run(struct vr_vm *pvm, struct vr_vcpu *c, const struct kvm_cpuid2 *cpuid)
 	int i, ret = VR_SYSCALL_HOST_UNKNOWN;
 
 	if (ioctl(c->fd, KVM_SET_CPUID2, cpuid) < 0 || vr_boot_vcpu(pvm, c, &img) < 0 ||
-	    msrs(c->fd, KVM_SET_MSRS, idx, val, 3) < 0 ||
+	    vr_msrs(c->fd, true, idx, val, 3) < 0 ||
 	    ioctl(c->fd, KVM_GET_SREGS, &sr) < 0 || ioctl(c->fd, KVM_GET_REGS, &r) < 0)
 		return (ret);
 	sr.gdt.limit = PROBE_UCODE + 8 - 1;
@@ -242,7 +219,7 @@ out:
 
 /* ---- the catch ----------------------------------------------------------------- */
 
-/* Once per run, under the VM's lock: does this host need the catch? */
+/* Does this guest need the catch?  The probe runs once, under the VM's lock. */
 static bool
 catch_wanted(struct vr_vm *vm)
 {
@@ -264,20 +241,14 @@ catch_wanted(struct vr_vm *vm)
 static int
 guest_read(struct vr_vcpu *c, uint64_t la, void *buf, size_t n)
 {
-	struct kvm_translation t;
 	uint8_t *p = buf;
 	size_t k;
 
 	for (; n != 0; la += k, p += k, n -= k) {
 		k = 0x1000 - (la & 0xfff);
 		k = k < n ? k : n;
-		memset(&t, 0, sizeof(t));
-		t.linear_address = la;
-		if (ioctl(c->fd, KVM_TRANSLATE, &t) < 0 || !t.valid ||
-		    t.physical_address >= c->vm->ram_size ||
-		    k > c->vm->ram_size - t.physical_address)
+		if (!vr_guest_copy(c, la, p, k, false))
 			return (-1);
-		memcpy(p, c->vm->ram + t.physical_address, k);
 	}
 	return (0);
 }
@@ -352,7 +323,7 @@ vr_syscall_lstar(struct vr_vcpu *c)
 	    c->vm->sys_mode == VR_SYSCALL_HOST)
 		return (false);
 	/* The guest's write, done for it: KVM refuses what the WRMSR would #GP on. */
-	run->msr.error = msrs(c->fd, KVM_SET_MSRS, &idx, &val, 1) < 0;
+	run->msr.error = vr_msrs(c->fd, true, &idx, &val, 1) < 0;
 	if (!run->msr.error && catch_wanted(c->vm)) {
 		c->sys_look = vr_mono_ns();
 		if (ioctl(c->fd, KVM_GET_SREGS, &sr) < 0 || catch_place(c, &sr) < 0)
@@ -423,7 +394,7 @@ vr_syscall_debug(struct vr_vcpu *c)
 	if (ioctl(c->fd, KVM_GET_REGS, &r) < 0 || ioctl(c->fd, KVM_GET_SREGS, &sr) < 0)
 		return (false);
 	if ((sr.efer & (EFER_SCE | EFER_LMA)) == (EFER_SCE | EFER_LMA) &&
-	    msrs(c->fd, KVM_GET_MSRS, idx, val, 3) == 0 &&
+	    vr_msrs(c->fd, false, idx, val, 3) == 0 &&
 	    guest_read(c, r.rsp, f, sizeof(f)) == 0 &&
 	    (f[2] & 3) == 3 && f[1] == val[1] && sr.cr2 == val[1] &&
 	    (f[0] & (PF_USER | PF_RSVD)) == PF_USER) {

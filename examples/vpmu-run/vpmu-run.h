@@ -165,6 +165,8 @@ struct vr_snapconf {
 	bool		 irqchip_kernel;
 };
 
+#define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
+
 /* Little-endian fields of the structures guests read (the host is x86 too). */
 static inline uint16_t
 vr_get16(const uint8_t *p)
@@ -294,6 +296,12 @@ int  vr_boot_lvtpc_rearm(struct vr_vcpu *c);
 /* KVM_GET_SUPPORTED_CPUID with room for libvpmu's leaves (*maxp entries). */
 struct kvm_cpuid2 *vr_supported_cpuid(int kvm_fd, unsigned *maxp);
 /*
+ * n MSRs (1..VR_MSRS_MAX) of a vCPU through KVM_GET_MSRS or KVM_SET_MSRS,
+ * values in and out of val: 0 if KVM did all of them, else -1.
+ */
+#define VR_MSRS_MAX	4
+int  vr_msrs(int fd, bool set, const uint32_t *idx, uint64_t *val, unsigned n);
+/*
  * One vCPU up to its first KVM_RUN, in <vpmu/kvm.h>'s order: created,
  * kvm_run mapped, CPUID (the protocol's, then libvpmu's), registers,
  * vpmu_kvm_vcpu_init.  0, or -1 after a message prefixed vr_progname.
@@ -309,6 +317,8 @@ int  vr_snapshot_save(struct vr_vm *vm, const struct vr_snapconf *sc);
 int  vr_snapshot_resume(struct vr_vm *vm, const char *path, const struct vr_snapconf *sc);
 
 /* emulate.c: instructions KVM's emulator failed on */
+/* n bytes at guest linear address la (within one page) into or from RAM. */
+bool vr_guest_copy(struct vr_vcpu *c, uint64_t la, void *buf, size_t n, bool write);
 /* Up to n bytes of the instruction at rip (the exit's, or RAM's); how many. */
 size_t vr_insn_bytes(struct vr_vcpu *c, uint64_t rip, uint8_t *b, size_t n);
 /* Complete it if vpmu-run can (emulate.c lists which): true, the guest goes on. */
