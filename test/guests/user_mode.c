@@ -33,6 +33,23 @@
  * stub (which notes CS, SS, RCX, R11 and RFLAGS at its entry), then a read
  * of SYS_PAGE, a #PF from CPL 3 whose handler goes back to the kernel
  * (user_syscall.sh).
+ * USER_STATE: the user-mode state a kernel sets before it returns to
+ * user mode, as Linux sets it: FS base (a null FS selector loaded, then
+ * IA32_FS_BASE written at CPL 0) and the TSS's I/O map base.  User mode
+ * runs with IOPL 0 and IF set while the x2APIC timer ticks every
+ * millisecond; the user code reads %fs:-8, waits for two ticks taken in
+ * user mode, reads %fs:-8 again, and does an OUT to the console.  Two
+ * trips: the first with FS base at a word holding 0x5151 and the I/O map
+ * base past the TSS's limit (the OUT must #GP), the second with 0x5252
+ * and the map of ports 0..0x3ff (0x3f8 allowed: the OUT must pass):
+ *
+ *	user_state: trip 1 fs 0x5151 0x5151 out-#GP 1, trip 2 fs 0x5252 0x5252 out-#GP 0, ticks T U
+ *
+ * (T, U: the ticks taken at CPL 3 on each trip, at least 2 each.)
+ * USER_STATE=2: the same, with a SYSCALL between the two reads whose
+ * handler (um_state_sys, on SYS_PAGE) writes IA32_FS_BASE to a word
+ * holding 0x5353 and SYSRETs, as arch_prctl(ARCH_SET_FS) does: both
+ * second reads give 0x5353.
  */
 #include <vpmu-guest/runtime.h>
 
@@ -51,8 +68,11 @@
 #ifndef USER_SYSCALL
 #define USER_SYSCALL	0
 #endif
+#ifndef USER_STATE
+#define USER_STATE	0
+#endif
 /* User mode's RFLAGS: IOPL 3, IF clear; for SYSCALL as a Linux process has them, IF set. */
-#if USER_SYSCALL
+#if USER_SYSCALL || USER_STATE
 #define USER_RFLAGS	0x202
 #else
 #define USER_RFLAGS	0x3002
@@ -94,6 +114,9 @@ volatile uint64_t um_gp, um_db, um_gp_rip, um_saved_rsp, um_rd;
 volatile uint64_t um_sys, um_sys_cs, um_sys_ss, um_sys_rcx1, um_sys_rcx2, um_sys_r11,
     um_sys_rflags;
 volatile uint64_t um_pf, um_pf_cr2, um_pf_err, um_pf_rip, um_pf_cs;
+/* USER_STATE: the words FS base points past, what user mode read there, its ticks. */
+uint64_t um_tls[6] = {0x5151, 0, 0x5252, 0, 0x5353, 0};
+volatile uint64_t um_fs1, um_fs2, um_uticks;
 
 /*
  * um_run_user(n): IRETQ to um_user at CPL 3, n in RDI; back at um_back
@@ -105,7 +128,7 @@ volatile uint64_t um_pf, um_pf_cr2, um_pf_err, um_pf_rip, um_pf_cs;
 extern void um_run_user(uint64_t n);
 extern char um_user[], um_user_hlt[], um_user_rdpmc[], um_gp_stub[], um_db_stub[];
 extern char um_sys_stub[], um_sys_end[], um_user_sys1[], um_user_sys2[], um_user_pf[];
-extern char um_pf_stub[];
+extern char um_pf_stub[], um_user_out[], um_state_sys[], um_state_sys_end[];
 #define SYS_PAGE	0x600000	/* 2 MiB page 3 of the boot protocol's map */
 #define SFMASK		0x47700ul	/* IA32_FMASK: TF IF DF IOPL AC cleared */
 #define RFLAGS_SAVED	0x3fd7ul	/* CF PF AF ZF SF OF, bit 1, IF, IOPL */
@@ -135,6 +158,21 @@ __asm__(
     ".if " STR(USER_OUT) "\n\t"
     "mov $0x3f8, %dx\n\tmov $0x75, %al\n\tout %al, (%dx)\n\t"	/* 'u' on the console */
     "add %eax, %edx\n\txor %edx, %eax\n\tadd $3, %edx\n\tsub %eax, %edx\n\tinc %eax\n\t"
+    ".endif\n\t"
+    ".if " STR(USER_STATE) "\n\t"
+    "mov $-8, %rax\n\tmov %fs:(%rax), %rax\n\tmov %rax, um_fs1(%rip)\n\t"
+    ".if " STR(USER_STATE) " == 2\n\t"
+    "syscall\n\t"
+    ".endif\n\t"
+    "mov $200000000, %ecx\n"
+    "3:\n\t"
+    "cmpq $2, um_uticks(%rip)\n\tjae 4f\n\tdec %ecx\n\tjnz 3b\n"
+    "4:\n\t"
+    "mov $-8, %rax\n\tmov %fs:(%rax), %rax\n\tmov %rax, um_fs2(%rip)\n\t"
+    "mov $0x3f8, %dx\n\tmov $0x73, %al\n"	/* 's' on the console */
+    ".globl um_user_out\n"
+    "um_user_out:\n\t"
+    "out %al, (%dx)\n\t"
     ".endif\n\t"
     "mov %edi, %ecx\n"
     "1:\n\t"
@@ -171,6 +209,13 @@ __asm__(
     "mov %rcx, um_sys_rcx2\n\t"
     "sysretq\n"
     "um_sys_end:\n"
+    /* USER_STATE=2's SYSCALL target, copied to SYS_PAGE: FS base to &um_tls[5]. */
+    ".globl um_state_sys, um_state_sys_end\n"
+    "um_state_sys:\n\t"
+    "mov %rcx, %r10\n\tmov $0xc0000100, %ecx\n\t"
+    "mov $um_tls+40, %eax\n\txor %edx, %edx\n\twrmsr\n\t"
+    "mov %r10, %rcx\n\tsysretq\n"
+    "um_state_sys_end:\n"
     ".globl um_pf_stub\n"
     "um_pf_stub:\n\t"
     "incq um_pf(%rip)\n\t"
@@ -277,6 +322,68 @@ run(uint32_t n, uint64_t *usr, uint64_t *os)
 	stop(usr, os);
 }
 
+#if USER_STATE
+#define MSR_FS_BASE		0xC0000100u
+#define MSR_X2APIC_LVTT		0x832u
+#define MSR_X2APIC_TMICT	0x838u
+#define MSR_X2APIC_TDCR		0x83eu
+#define LVTT_PERIODIC		(1u << 17)
+#define TIMER_VECTOR		0x40u
+
+/* The x2APIC timer's interrupt: count the ticks that came from CPL 3. */
+static void
+um_tick(unsigned cpu, struct vg_frame *f)
+{
+	(void)cpu;
+	if ((f->cs & 3) == 3)
+		um_uticks++;
+	vg_x2apic_eoi();
+}
+
+/*
+ * One trip to user mode with FS base at &um_tls[2 * k + 1] (loaded as
+ * Linux loads it: a null selector, then the MSR) and the I/O map base
+ * valid or past the TSS's limit; what user mode saw goes to fs[], gp, ticks.
+ */
+static void
+um_state_trip(unsigned k, int iomap_valid, uint64_t fs[2], int *out_gp, uint64_t *ticks)
+{
+	uint64_t u, o;
+
+	__asm__ volatile("mov %0, %%fs" : : "r"(0) : "memory");
+	vg_wrmsr(MSR_FS_BASE, (uint64_t)(uintptr_t)&um_tls[2 * k + 1]);
+	tss[0x66] = iomap_valid ? IOMAP : 0xff;
+	tss[0x67] = iomap_valid ? 0 : 0xff;
+	um_fs1 = um_fs2 = 0;
+	um_uticks = 0;
+	um_gp_rip = 0;
+	run(ITERS, &u, &o);
+	fs[0] = um_fs1;
+	fs[1] = um_fs2;
+	*out_gp = um_gp_rip == (uint64_t)(uintptr_t)um_user_out;
+	*ticks = um_uticks;
+}
+
+static int
+um_state(void)
+{
+	uint64_t fs1[2], fs2[2], t1, t2;
+	int gp1, gp2;
+
+	vg_wrmsr(MSR_X2APIC_TDCR, 0xb);			/* divide by 1 */
+	vg_wrmsr(MSR_X2APIC_LVTT, LVTT_PERIODIC | TIMER_VECTOR);
+	vg_wrmsr(MSR_X2APIC_TMICT, 1000000);		/* 1 ms */
+	um_state_trip(0, 0, fs1, &gp1, &t1);
+	um_state_trip(1, 1, fs2, &gp2, &t2);
+	vg_wrmsr(MSR_X2APIC_TMICT, 0);
+	vg_printf("user_state: trip 1 fs %#lx %#lx out-#GP %d, trip 2 fs %#lx %#lx out-#GP %d, "
+	    "ticks %lu %lu\n", (unsigned long)fs1[0], (unsigned long)fs1[1], gp1,
+	    (unsigned long)fs2[0], (unsigned long)fs2[1], gp2, (unsigned long)t1,
+	    (unsigned long)t2);
+	return (0);
+}
+#endif
+
 int
 main(unsigned cpu)
 {
@@ -285,13 +392,25 @@ main(unsigned cpu)
 
 	if (cpu != 0)
 		return (0);
+#if USER_STATE
+	/* Before setup(), which copies the runtime's IDT with the timer's gate in it. */
+	if (vg_x2apic_enable() != 0) {
+		vg_printf("user_state: no x2APIC (--irqchip kernel only)\n");
+		return (1);
+	}
+	vg_set_irq_handler(um_tick);
+#endif
 	setup();
-	if (USER_SYSCALL) {
+	if (USER_SYSCALL || USER_STATE == 2) {
 		uint64_t *pml4 = (uint64_t *)(uintptr_t)(vg_read_cr3() & ~0xfffull);
 		uint64_t *pdpt = (uint64_t *)(uintptr_t)(pml4[0] & 0xffffffffff000ull);
 		uint64_t *pd = (uint64_t *)(uintptr_t)(pdpt[0] & 0xffffffffff000ull);
 
-		memcpy((void *)SYS_PAGE, um_sys_stub, (size_t)(um_sys_end - um_sys_stub));
+		if (USER_STATE)
+			memcpy((void *)SYS_PAGE, um_state_sys,
+			    (size_t)(um_state_sys_end - um_state_sys));
+		else
+			memcpy((void *)SYS_PAGE, um_sys_stub, (size_t)(um_sys_end - um_sys_stub));
 		pd[SYS_PAGE >> 21] &= ~4ull;		/* U/S: supervisor only */
 		__asm__ volatile("invlpg (%0)" : : "r"(SYS_PAGE) : "memory");
 		vg_wrmsr(0xC0000080u, vg_rdmsr(0xC0000080u) | 1);	/* EFER.SCE */
@@ -299,6 +418,9 @@ main(unsigned cpu)
 		vg_wrmsr(0xC0000082u, SYS_PAGE);	/* LSTAR */
 		vg_wrmsr(0xC0000084u, SFMASK);
 	}
+#if USER_STATE
+	return (um_state());
+#endif
 	if (USER_RDPMC == 1)		/* CR4.PCE: RDPMC allowed at CPL 3 */
 		__asm__ volatile("mov %0, %%cr4" : : "r"(vg_read_cr4() | 1ul << 8));
 	run(iters, &u1, &o1);

@@ -46,7 +46,8 @@ main(int argc, char **argv)
 		printf("vpmu-exit: would write 0x%lx to port 0x%x\n", v, port);
 		return (0);
 	}
-	if (ioperm(port, 1, 1) != 0) {
+	/* A 32-bit OUT needs all four of its ports in the I/O bitmap. */
+	if (ioperm(port, 4, 1) != 0) {
 		fprintf(stderr, "vpmu-exit: ioperm(0x%x): ", port);
 		perror(NULL);
 		return (1);
