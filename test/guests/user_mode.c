@@ -35,15 +35,18 @@
  * (user_syscall.sh).
  * USER_STATE: the user-mode state a kernel sets before it returns to
  * user mode, as Linux sets it: FS base (a null FS selector loaded, then
- * IA32_FS_BASE written at CPL 0) and the TSS's I/O map base.  User mode
- * runs with IOPL 0 and IF set while the x2APIC timer ticks every
- * millisecond; the user code reads %fs:-8, waits for two ticks taken in
- * user mode, reads %fs:-8 again, and does an OUT to the console.  Two
- * trips: the first with FS base at a word holding 0x5151 and the I/O map
- * base past the TSS's limit (the OUT must #GP), the second with 0x5252
- * and the map of ports 0..0x3ff (0x3f8 allowed: the OUT must pass):
+ * IA32_FS_BASE written at CPL 0), the TSS's I/O map base, and a user page
+ * remapped with INVLPG.  User mode runs with IOPL 0 and IF set while the
+ * x2APIC timer ticks every millisecond; the user code reads the page at
+ * TLB_VA and %fs:-8, waits for two ticks taken in user mode, reads
+ * %fs:-8 again, and does an OUT to the console.  Two trips: the first
+ * with FS base at a word holding 0x5151, the I/O map base past the TSS's
+ * limit (the OUT must #GP) and the page holding 0x1111; the second with
+ * 0x5252, the map of ports 0..0x3ff (0x3f8 allowed: the OUT must pass)
+ * and the page remapped to one holding 0x2222:
  *
- *	user_state: trip 1 fs 0x5151 0x5151 out-#GP 1, trip 2 fs 0x5252 0x5252 out-#GP 0, ticks T U
+ *	user_state: trip 1 fs 0x5151 0x5151 out-#GP 1, trip 2 fs 0x5252 0x5252 out-#GP 0,
+ *	    page 0x1111 0x2222, ticks T U
  *
  * (T, U: the ticks taken at CPL 3 on each trip, at least 2 each.)
  * USER_STATE=2: the same, with a SYSCALL between the two reads whose
@@ -116,7 +119,15 @@ volatile uint64_t um_sys, um_sys_cs, um_sys_ss, um_sys_rcx1, um_sys_rcx2, um_sys
 volatile uint64_t um_pf, um_pf_cr2, um_pf_err, um_pf_rip, um_pf_cs;
 /* USER_STATE: the words FS base points past, what user mode read there, its ticks. */
 uint64_t um_tls[6] = {0x5151, 0, 0x5252, 0, 0x5353, 0};
-volatile uint64_t um_fs1, um_fs2, um_uticks;
+volatile uint64_t um_fs1, um_fs2, um_uticks, um_tlb;
+/*
+ * And a 4 KiB page at TLB_VA that the kernel maps to um_pg[0] (holding
+ * 0x1111) for the first trip and to um_pg[1] (0x2222) for the second,
+ * with INVLPG and no CR3 write, as a kernel without PTI and PCID does.
+ */
+#define TLB_VA		0x800000	/* 2 MiB page 4 of the boot protocol's map */
+uint64_t um_pt[512] __attribute__((aligned(4096)));
+uint64_t um_pg[2][512] __attribute__((aligned(4096))) = { { 0x1111 }, { 0x2222 } };
 
 /*
  * um_run_user(n): IRETQ to um_user at CPL 3, n in RDI; back at um_back
@@ -160,6 +171,7 @@ __asm__(
     "add %eax, %edx\n\txor %edx, %eax\n\tadd $3, %edx\n\tsub %eax, %edx\n\tinc %eax\n\t"
     ".endif\n\t"
     ".if " STR(USER_STATE) "\n\t"
+    "mov " STR(TLB_VA) ", %rax\n\tmov %rax, um_tlb(%rip)\n\t"
     "mov $-8, %rax\n\tmov %fs:(%rax), %rax\n\tmov %rax, um_fs1(%rip)\n\t"
     ".if " STR(USER_STATE) " == 2\n\t"
     "syscall\n\t"
@@ -284,6 +296,16 @@ setup(void)
 	__asm__ volatile("lidt %0" : : "m"(dt) : "memory");
 }
 
+/* The boot protocol's page directory of the first GiB (2 MiB pages). */
+static uint64_t *
+boot_pd(void)
+{
+	uint64_t *pml4 = (uint64_t *)(uintptr_t)(vg_read_cr3() & ~0xfffull);
+	uint64_t *pdpt = (uint64_t *)(uintptr_t)(pml4[0] & 0xffffffffff000ull);
+
+	return ((uint64_t *)(uintptr_t)(pdpt[0] & 0xffffffffff000ull));
+}
+
 static void
 start(void)
 {
@@ -346,12 +368,15 @@ um_tick(unsigned cpu, struct vg_frame *f)
  * valid or past the TSS's limit; what user mode saw goes to fs[], gp, ticks.
  */
 static void
-um_state_trip(unsigned k, int iomap_valid, uint64_t fs[2], int *out_gp, uint64_t *ticks)
+um_state_trip(unsigned k, int iomap_valid, uint64_t fs[2], int *out_gp, uint64_t *ticks,
+    uint64_t *tlb)
 {
 	uint64_t u, o;
 
 	__asm__ volatile("mov %0, %%fs" : : "r"(0) : "memory");
 	vg_wrmsr(MSR_FS_BASE, (uint64_t)(uintptr_t)&um_tls[2 * k + 1]);
+	um_pt[0] = (uint64_t)(uintptr_t)um_pg[k] | 7;	/* P, W, U */
+	__asm__ volatile("invlpg (%0)" : : "r"(TLB_VA) : "memory");
 	tss[0x66] = iomap_valid ? IOMAP : 0xff;
 	tss[0x67] = iomap_valid ? 0 : 0xff;
 	um_fs1 = um_fs2 = 0;
@@ -362,24 +387,28 @@ um_state_trip(unsigned k, int iomap_valid, uint64_t fs[2], int *out_gp, uint64_t
 	fs[1] = um_fs2;
 	*out_gp = um_gp_rip == (uint64_t)(uintptr_t)um_user_out;
 	*ticks = um_uticks;
+	*tlb = um_tlb;
 }
 
 static int
 um_state(void)
 {
-	uint64_t fs1[2], fs2[2], t1, t2;
+	uint64_t fs1[2], fs2[2], t1, t2, m1, m2;
 	int gp1, gp2;
+
+	boot_pd()[TLB_VA >> 21] = (uint64_t)(uintptr_t)um_pt | 7;
+	__asm__ volatile("mov %0, %%cr3" : : "r"(vg_read_cr3()) : "memory");
 
 	vg_wrmsr(MSR_X2APIC_TDCR, 0xb);			/* divide by 1 */
 	vg_wrmsr(MSR_X2APIC_LVTT, LVTT_PERIODIC | TIMER_VECTOR);
 	vg_wrmsr(MSR_X2APIC_TMICT, 1000000);		/* 1 ms */
-	um_state_trip(0, 0, fs1, &gp1, &t1);
-	um_state_trip(1, 1, fs2, &gp2, &t2);
+	um_state_trip(0, 0, fs1, &gp1, &t1, &m1);
+	um_state_trip(1, 1, fs2, &gp2, &t2, &m2);
 	vg_wrmsr(MSR_X2APIC_TMICT, 0);
 	vg_printf("user_state: trip 1 fs %#lx %#lx out-#GP %d, trip 2 fs %#lx %#lx out-#GP %d, "
-	    "ticks %lu %lu\n", (unsigned long)fs1[0], (unsigned long)fs1[1], gp1,
-	    (unsigned long)fs2[0], (unsigned long)fs2[1], gp2, (unsigned long)t1,
-	    (unsigned long)t2);
+	    "page %#lx %#lx, ticks %lu %lu\n", (unsigned long)fs1[0], (unsigned long)fs1[1], gp1,
+	    (unsigned long)fs2[0], (unsigned long)fs2[1], gp2, (unsigned long)m1,
+	    (unsigned long)m2, (unsigned long)t1, (unsigned long)t2);
 	return (0);
 }
 #endif
@@ -402,9 +431,7 @@ main(unsigned cpu)
 #endif
 	setup();
 	if (USER_SYSCALL || USER_STATE == 2) {
-		uint64_t *pml4 = (uint64_t *)(uintptr_t)(vg_read_cr3() & ~0xfffull);
-		uint64_t *pdpt = (uint64_t *)(uintptr_t)(pml4[0] & 0xffffffffff000ull);
-		uint64_t *pd = (uint64_t *)(uintptr_t)(pdpt[0] & 0xffffffffff000ull);
+		uint64_t *pd = boot_pd();
 
 		if (USER_STATE)
 			memcpy((void *)SYS_PAGE, um_state_sys,
