@@ -117,6 +117,11 @@ for ev in instructions:k branches:k cycles:k; do
 	fi
 done
 
+# perf reads its counters with RDPMC (x86_perf_event_update): answered
+# by libvpmu, none faulted.
+rd=$(report_rdpmc "$REPORT")
+check_rdpmc "kernel RDPMC" "${rd% *}" "${rd#* }"
+
 # perf record of kernel instructions every $PERIOD.
 k=$(report_lines "$LOG" record '[k]')
 if [ "$k" -gt 0 ]; then pass "record: $k report rows with kernel symbols [k]"; else fail "record: no report row with [k]"; fi

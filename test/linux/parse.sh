@@ -93,6 +93,18 @@ host_count() {
 	host_rows "$1" | awk -v c="$2" '$2 == c { s += $4; found = 1 } END { if (found) print s }'
 }
 
+# report_rdpmc REPORT: "N G", the guest's RDPMCs that libvpmu answered
+# and the #GPs among them, summed over the report's "vCPU N:" lines (a
+# vCPU with no RDPMC has no such figure: 0).
+report_rdpmc() {
+	awk '
+		/^vCPU [0-9]+:/ && match($0, /RDPMC [0-9]+ \(#GP [0-9]+\)/) {
+			split(substr($0, RSTART, RLENGTH), w, /[ ()]+/)
+			n += w[2]; g += w[4]
+		}
+		END { print n + 0, g + 0 }' "$1"
+}
+
 # mark_counts REPORT A B EVENT: per vCPU (one line each, in vCPU order),
 # what its counters of EVENT (the report's event name: instructions,
 # branches, cycles, ...) counted between marks A and B: the sum, over the
@@ -164,6 +176,15 @@ check_counts_agree() {
 		pass "$1: guest $2 = host $3"
 	else
 		fail "$1: guest $2, host $3: differ by $(($2 - $3))"
+	fi
+}
+
+# check_rdpmc NAME N G: N RDPMCs (above 0), G of them faulted (none).
+check_rdpmc() {
+	if is_count "$2" && [ "$2" -gt 0 ] && [ "$3" = 0 ]; then
+		pass "$1: $2 RDPMCs answered, none faulted"
+	else
+		fail "$1: got $2 RDPMCs with $3 #GP, want some and no #GP"
 	fi
 }
 

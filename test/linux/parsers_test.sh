@@ -28,6 +28,8 @@ eq "pmu_field generic registers" "$(pmu_field "$C" 'generic registers')" 4
 eq "pmu_field fixed-purpose events" "$(pmu_field "$C" 'fixed-purpose events')" 3
 eq "pmu_field value mask" "$(pmu_field "$C" 'value mask')" 0000ffffffffffff
 eq "pmu_field absent" "$(pmu_field "$C" 'no such key')" ""
+eq "report_rdpmc" "$(report_rdpmc "$R")" "11 6"
+eq "report_rdpmc of a report without RDPMC" "$(printf 'vCPU 0: MSR reads 1, writes 2\n' | report_rdpmc /dev/stdin)" "0 0"
 eq "stat instructions:k" "$(stat_count "$C" stat instructions:k)" 1834712
 eq "stat branches:k" "$(stat_count "$C" stat branches:k)" 301172
 eq "stat cycles:k" "$(stat_count "$C" stat cycles:k)" 1834712
@@ -86,6 +88,9 @@ eq "check_nonzero 0" "$(verdict check_nonzero x 0)" FAIL
 eq "check_nonzero text" "$(verdict check_nonzero x '<not counted>')" FAIL
 eq "check_samples exact" "$(verdict check_samples x 3 10007 20014 10006 10007)" PASS
 eq "check_samples one off" "$(verdict check_samples x 4 10007 20014 10006 10007)" FAIL
+eq "check_rdpmc some, none faulted" "$(verdict check_rdpmc x 11 0)" PASS
+eq "check_rdpmc faulted" "$(verdict check_rdpmc x 11 6)" FAIL
+eq "check_rdpmc none" "$(verdict check_rdpmc x 0 0)" FAIL
 eq "check_delta" "$(verdict check_delta x 2081593 6081593 4000000)" PASS
 eq "check_delta off" "$(verdict check_delta x 2081593 6081594 4000000)" FAIL
 eq "check_share_min" "$(verdict check_share_min x 98.79 90)" PASS
