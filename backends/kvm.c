@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <linux/kvm.h>
+#include <linux/kvm_para.h>
 
 #include "internal.h"
 #include "gpmu.h"
@@ -280,6 +281,27 @@ entry_regs(struct kvm_cpuid_entry2 *e, uint32_t r[4], bool store)
 	}
 }
 
+/*
+ * KVM's steal-time feature off, in every KVM signature leaf's feature
+ * leaf ("KVMKVMKVM\0\0\0" at 0x40000000, or a multiple of 0x100 above it
+ * behind another hypervisor's leaves).  KVM rewrites the steal-time
+ * record, version first, at every KVM_RUN; a guest reads it in a
+ * seqcount loop, retried while the version moved, and a loop whose
+ * every pass holds an exit of the stepping source retries for ever.
+ */
+static void
+cpuid_hide_steal_time(struct kvm_cpuid2 *c, unsigned max)
+{
+	struct kvm_cpuid_entry2 *sig, *feat;
+	uint32_t base;
+
+	for (base = KVM_CPUID_SIGNATURE; base <= KVM_CPUID_SIGNATURE + 0xff00; base += 0x100)
+		if ((sig = cpuid_entry(c, max, base, false)) != NULL &&
+		    sig->ebx == 0x4b4d564bu && sig->ecx == 0x564b4d56u && sig->edx == 0x4du &&
+		    (feat = cpuid_entry(c, max, base + 1, false)) != NULL)
+			feat->eax &= ~(1u << KVM_FEATURE_STEAL_TIME);
+}
+
 int
 vpmu_kvm_cpuid_patch(vpmu_kvm *k, struct kvm_cpuid2 *cpuid, unsigned max_entries)
 {
@@ -303,6 +325,8 @@ vpmu_kvm_cpuid_patch(vpmu_kvm *k, struct kvm_cpuid2 *cpuid, unsigned max_entries
 			vpmu_cpuid_adjust(k->vm, adjusted[i], 0, r);
 			entry_regs(e, r, true);
 		}
+	if (k->vm->src == &vpmu_source_exact)
+		cpuid_hide_steal_time(cpuid, max_entries);
 	return (0);
 }
 

@@ -5,7 +5,8 @@
  * from an AMD host's, every other bit left as the host gave it.  First
  * through vpmu_cpuid_adjust() (no KVM), then through
  * vpmu_kvm_cpuid_patch() on a KVM_SET_CPUID2 table of a real VM (needs
- * /dev/kvm: without it that part is skipped, exit 77).
+ * /dev/kvm: without it that part is skipped, exit 77).  There too: the
+ * exact source's VM does not offer KVM's steal time, any other keeps it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +26,7 @@
 #include <vpmu/vpmu.h>
 #include <vpmu/model.h>
 #include <vpmu/kvm.h>
+#include <vpmu/source.h>
 
 /* What a model should make of the identity leaves. */
 struct expect {
@@ -300,6 +302,62 @@ cpuid_patch_sets_the_identity_leaves(void **state)
 		}
 }
 
+/*
+ * KVM's signature leaf at 0x40000000, or at 0x40000100 behind another
+ * hypervisor's: with the exact source, KVM_FEATURE_STEAL_TIME goes from
+ * the feature leaf after it and every other feature bit stays; with the
+ * synthetic source the table keeps it.  A leaf that is not KVM's keeps
+ * its bits either way.
+ */
+static void
+cpuid_patch_hides_steal_time_from_the_exact_source(void **state)
+{
+	static const uint32_t kvm_sig[4] = { 0x40000001, 0x4b4d564b, 0x564b4d56, 0x4d };
+	static const uint32_t other_sig[4] = { 0x40000001, 0x7263694d, 0x666f736f, 0x76482074 };
+	static const uint32_t feat[4] = { 0x010007ff, 0, 0, 0 };
+	int kvm = *(int *)*state, exact, behind;
+
+	for (exact = 0; exact <= 1; exact++)
+		for (behind = 0; behind <= 1; behind++) {
+			uint32_t base = 0x40000000u + (behind ? 0x100u : 0), f[4], o[4];
+			struct kvm_cpuid2 *t = table_new();
+			struct vpmu_model m;
+			vpmu_config *cfg;
+			vpmu_vm *vm;
+			vpmu_kvm *k;
+			char err[128];
+			int vmfd;
+
+			assert_int_equal(vpmu_model_parse("intel-v2", &m, err, sizeof(err)), 0);
+			assert_int_equal(vpmu_config_create(&cfg), 0);
+			assert_int_equal(vpmu_config_set_model(cfg, &m), 0);
+			if (exact)
+				assert_int_equal(vpmu_config_set_source(cfg, &vpmu_source_exact,
+				    NULL), 0);
+			assert_int_equal(vpmu_vm_create(cfg, &vm), 0);
+			vpmu_config_destroy(cfg);
+			assert_true((vmfd = ioctl(kvm, KVM_CREATE_VM, 0)) >= 0);
+			assert_int_equal(vpmu_kvm_create(vm, vmfd, &k), 0);
+			if (behind) {
+				table_add(t, 0x40000000u, other_sig);
+				table_add(t, 0x40000001u, feat);
+			}
+			table_add(t, base, kvm_sig);
+			table_add(t, base + 1, feat);
+			assert_int_equal(vpmu_kvm_cpuid_patch(k, t, MAXENT), 0);
+			table_get(t, base + 1, f);
+			assert_int_equal(f[0], exact ? 0x010007dfu : 0x010007ffu);
+			if (behind) {
+				table_get(t, 0x40000001u, o);
+				assert_int_equal(o[0], 0x010007ffu);
+			}
+			free(t);
+			vpmu_kvm_destroy(k);
+			vpmu_vm_destroy(vm);
+			close(vmfd);
+		}
+}
+
 int
 main(void)
 {
@@ -310,6 +368,7 @@ main(void)
 	static int kvm;
 	const struct CMUnitTest glue[] = {
 		cmocka_unit_test_prestate(cpuid_patch_sets_the_identity_leaves, &kvm),
+		cmocka_unit_test_prestate(cpuid_patch_hides_steal_time_from_the_exact_source, &kvm),
 	};
 	int r;
 
