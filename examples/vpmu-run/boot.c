@@ -68,10 +68,6 @@
  * kernel's crypto uses inside kernel_fpu_begin() (SSSE3: BLAKE2s for the
  * random pool at boot; SSE4.1, SSE4.2, AES-NI, PCLMULQDQ, FMA), so that it
  * keeps to its generic C code; leaf 7 EBX: FSGSBASE, INVPCID, RDSEED.
- * And ERMS and FSRM, which an emulator runs correctly but slowly: it may
- * carry out a REP string instruction one element at a time, so a kernel
- * that clears and copies pages with REP STOSB/MOVSB (what ERMS selects)
- * pays for every byte where REP STOSQ/MOVSQ pays for every eighth.
  * vr_linux_cmdline() (linux.c) turns the same features off by name on the
  * kernel's command line, for hosts that answer CPUID otherwise.
  */
@@ -79,8 +75,7 @@
 				 (1u << 17) | (1u << 19) | (1u << 20) | (1u << 22) | \
 				 (1u << 23) | (1u << 25) | (1u << 26) | (1u << 27) | \
 				 (1u << 28) | (1u << 29) | (1u << 30))
-#define CPUID_7_EBX_LINUX_HIDE	((1u << 0) | (1u << 9) | (1u << 10) | (1u << 18))
-#define CPUID_7_EDX_LINUX_HIDE	(1u << 4)
+#define CPUID_7_EBX_LINUX_HIDE	((1u << 0) | (1u << 10) | (1u << 18))
 
 /* Local APIC (SDM Vol. 3A, 11.4.4 and 11.5.1): offsets in the register page. */
 #define APIC_SPIV	0xF0
@@ -149,10 +144,8 @@ vr_boot_cpuid(struct vr_vm *vm, struct vr_vcpu *c, struct kvm_cpuid2 *cpuid)
 				e->ecx &= ~CPUID_1_ECX_LINUX_HIDE;
 			break;
 		case 7:
-			if (vm->bzimage && e->index == 0) {
+			if (vm->bzimage && e->index == 0)
 				e->ebx &= ~CPUID_7_EBX_LINUX_HIDE;
-				e->edx &= ~CPUID_7_EDX_LINUX_HIDE;
-			}
 			break;
 		case 0xb:
 		case 0x1f:

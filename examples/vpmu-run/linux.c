@@ -305,7 +305,7 @@ checksum(const uint8_t *p, size_t n)
 
 /*
  * What boot.c hides from a Linux guest's CPUID (CPUID_1_ECX_LINUX_HIDE,
- * CPUID_7_EBX_LINUX_HIDE, CPUID_7_EDX_LINUX_HIDE), by the names the kernel's clearcpuid= takes,
+ * CPUID_7_EBX_LINUX_HIDE), by the names the kernel's clearcpuid= takes,
  * with leaf 7's SIMD extensions (AVX2 and AVX-512 go with AVX).  A host's
  * KVM may answer CPUID leaves 1 and 7 with the processor's own feature
  * bits whatever KVM_SET_CPUID2 set: the kernel then took SSSE3 for
@@ -313,8 +313,7 @@ checksum(const uint8_t *p, size_t n)
  * emulator runs no SSE.  The command line turns them off either way.
  */
 const char VR_LINUX_CLEARCPUID[] = "clearcpuid=pclmulqdq,ssse3,fma,cx16,pcid,sse4_1,"
-    "sse4_2,movbe,popcnt,aes,xsave,avx,f16c,rdrand,fsgsbase,erms,invpcid,rdseed,sha_ni,vaes,"
-    "gfni,fsrm";
+    "sse4_2,movbe,popcnt,aes,xsave,avx,f16c,rdrand,fsgsbase,invpcid,rdseed,sha_ni,vaes,gfni";
 
 char *
 vr_linux_cmdline(const char *append)
