@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <linux/kvm.h>
 
 #include "vpmu-run.h"
 #include "loader_check.h"
@@ -23,6 +24,7 @@
 #define BP		0x7000u		/* boot_params, as linux.c places them */
 
 static char err[256];
+const char *vr_progname = "linux_loader_test";	/* boot.c's messages */
 
 /* A kernel ELF: one PT_LOAD of KERNEL_LEN bytes (i & 0xff) at KERNEL_PA. */
 static uint8_t *
@@ -229,6 +231,49 @@ test_cmdline(void)
 	    strstr(VR_LINUX_CLEARCPUID, ",cx16,") != NULL);
 }
 
+/*
+ * The CPUID a Linux guest gets (boot.c): what the kernel must not use at
+ * CPL 0 is hidden; the rest is left; a guest that is not a bzImage keeps
+ * every bit.
+ */
+static void
+test_cpuid(void)
+{
+	struct vr_vm vm;
+	struct vr_vcpu c;
+	struct kvm_cpuid2 *t;
+	struct kvm_cpuid_entry2 *e;
+	int bz;
+
+	current = "cpuid";
+	t = calloc(1, sizeof(*t) + 2 * sizeof(*e));
+	CHECK(t != NULL);
+	if (t == NULL)
+		return;
+	e = t->entries;
+	for (bz = 0; bz <= 1; bz++) {
+		memset(&vm, 0, sizeof(vm));
+		memset(&c, 0, sizeof(c));
+		memset(e, 0, 2 * sizeof(*e));
+		vm.nvcpus = 1;
+		vm.irqchip_kernel = true;
+		vm.bzimage = bz;
+		t->nent = 2;
+		e[0].function = 1;
+		e[0].ecx = e[0].edx = 0xffffffffu;
+		e[1].function = 7;
+		e[1].ebx = e[1].ecx = e[1].edx = 0xffffffffu;
+		vr_boot_cpuid(&vm, &c, t);
+		/* CMPXCHG16B (1.ECX 13), XSAVE (1.ECX 26); FSGSBASE (7.EBX 0), RDSEED (7.EBX 18) */
+		CHECK(!!(e[0].ecx & (1u << 13)) == !bz && !!(e[0].ecx & (1u << 26)) == !bz);
+		CHECK(!!(e[1].ebx & 1) == !bz && !!(e[1].ebx & (1u << 18)) == !bz);
+		/* left: SSE3 (1.ECX 0), x2APIC (1.ECX 21), BMI1 (7.EBX 3), SMEP (7.EBX 7) */
+		CHECK((e[0].ecx & 1) && (e[0].ecx & (1u << 21)));
+		CHECK((e[1].ebx & (1u << 3)) && (e[1].ebx & (1u << 7)));
+	}
+	free(t);
+}
+
 /* Each refusal, and its message. */
 static void
 test_refusals(void)
@@ -323,6 +368,7 @@ main(void)
 	test_mptable();
 	test_refusals();
 	test_cmdline();
+	test_cpuid();
 	test_uart_irq();
 	free(ram);
 	if (failures != 0)
