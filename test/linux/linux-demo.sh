@@ -25,13 +25,14 @@ VCPUS=${VPMU_LINUX_VCPUS:-1}
 # algorithms at late_initcall (RSA's and DH's modular exponentiations among
 # them); on a host that emulates the guest's kernel code they take tens of
 # minutes (test/linux/README.md), and the demo is about the PMU.
-# nosoftlockup: long stretches of emulated kernel code trip the soft-lockup
-# watchdog, whose backtraces only cost more time.
+# nosoftlockup and sysctl.kernel.hung_task_timeout_secs=0: long stretches
+# of emulated kernel code trip the soft-lockup and hung-task watchdogs,
+# whose backtraces only cost more time.
 # rodata=off and mitigations=off: no read-only kernel data and no page
 # table isolation, and so none of the W+X checks of every page table after
 # them (CONFIG_DEBUG_WX: minutes of emulated page walks); no CR3 switch and
 # no buffer clearing at each system call either.
-APPEND="console=ttyS0 nmi_watchdog=0 cryptomgr.notests=1 rodata=off mitigations=off nosoftlockup quiet${VPMU_LINUX_APPEND:+ $VPMU_LINUX_APPEND}"
+APPEND="console=ttyS0 nmi_watchdog=0 cryptomgr.notests=1 rodata=off mitigations=off nosoftlockup sysctl.kernel.hung_task_timeout_secs=0 quiet${VPMU_LINUX_APPEND:+ $VPMU_LINUX_APPEND}"
 VPMU_RUN=$BUILD/examples/vpmu-run
 LOG=$BUILD/linux-demo.log
 REPORT=$BUILD/linux-demo.report
