@@ -46,7 +46,10 @@
  * and the page remapped to one holding 0x2222:
  *
  *	user_state: trip 1 fs 0x5151 0x5151 out-#GP 1, trip 2 fs 0x5252 0x5252 out-#GP 0,
- *	    page 0x1111 0x2222, ticks T U
+ *	    page 0x1111 0x2222, cow 0x77 0x77 in 2, ticks T U
+ *
+ * (cow: what user mode read back after its copy-on-write fault on each
+ * trip, and the faults um_cow_stub answered.)
  *
  * (T, U: the ticks taken at CPL 3 on each trip, at least 2 each.)
  * USER_STATE=2: the same, with a SYSCALL between the two reads whose
@@ -128,6 +131,16 @@ volatile uint64_t um_fs1, um_fs2, um_uticks, um_tlb;
 #define TLB_VA		0x800000	/* 2 MiB page 4 of the boot protocol's map */
 uint64_t um_pt[512] __attribute__((aligned(4096)));
 uint64_t um_pg[2][512] __attribute__((aligned(4096))) = { { 0x1111 }, { 0x2222 } };
+/*
+ * And copy-on-write as a kernel does it: the page after TLB_VA maps a page
+ * of zeros read-only; user mode reads it, writes 0x77 to it (a #PF the
+ * handler um_cow_stub answers by mapping a fresh writable page with
+ * INVLPG, then IRETQ to the write again), and reads it back into um_cow.
+ */
+#define COW_VA		(TLB_VA + 0x1000)
+uint64_t um_zero[512] __attribute__((aligned(4096)));
+uint64_t um_cowpg[512] __attribute__((aligned(4096)));
+volatile uint64_t um_cow, um_cows, um_cow_pte;
 
 /*
  * um_run_user(n): IRETQ to um_user at CPL 3, n in RDI; back at um_back
@@ -139,7 +152,7 @@ uint64_t um_pg[2][512] __attribute__((aligned(4096))) = { { 0x1111 }, { 0x2222 }
 extern void um_run_user(uint64_t n);
 extern char um_user[], um_user_hlt[], um_user_rdpmc[], um_gp_stub[], um_db_stub[];
 extern char um_sys_stub[], um_sys_end[], um_user_sys1[], um_user_sys2[], um_user_pf[];
-extern char um_pf_stub[], um_user_out[], um_state_sys[], um_state_sys_end[];
+extern char um_pf_stub[], um_cow_stub[], um_user_out[], um_state_sys[], um_state_sys_end[];
 #define SYS_PAGE	0x600000	/* 2 MiB page 3 of the boot protocol's map */
 #define SFMASK		0x47700ul	/* IA32_FMASK: TF IF DF IOPL AC cleared */
 #define RFLAGS_SAVED	0x3fd7ul	/* CF PF AF ZF SF OF, bit 1, IF, IOPL */
@@ -172,6 +185,9 @@ __asm__(
     ".endif\n\t"
     ".if " STR(USER_STATE) "\n\t"
     "mov " STR(TLB_VA) ", %rax\n\tmov %rax, um_tlb(%rip)\n\t"
+    "mov " STR(COW_VA) ", %rax\n\t"		/* a read: the zero page, read-only */
+    "movq $0x77, " STR(COW_VA) "\n\t"		/* a write: #PF, the kernel's copy */
+    "mov " STR(COW_VA) ", %rax\n\tmov %rax, um_cow(%rip)\n\t"
     "mov $-8, %rax\n\tmov %fs:(%rax), %rax\n\tmov %rax, um_fs1(%rip)\n\t"
     ".if " STR(USER_STATE) " == 2\n\t"
     "syscall\n\t"
@@ -228,6 +244,15 @@ __asm__(
     "mov $um_tls+40, %eax\n\txor %edx, %edx\n\twrmsr\n\t"
     "mov %r10, %rcx\n\tsysretq\n"
     "um_state_sys_end:\n"
+    ".globl um_cow_stub\n"
+    "um_cow_stub:\n\t"
+    "push %rax\n\tmov %cr2, %rax\n\tand $~0xfff, %rax\n\t"
+    "cmp $" STR(COW_VA) ", %rax\n\tjne 5f\n\t"
+    "mov um_cow_pte(%rip), %rax\n\tmov %rax, um_pt+8(%rip)\n\t"
+    "mov $" STR(COW_VA) ", %rax\n\tinvlpg (%rax)\n\t"
+    "incq um_cows(%rip)\n\tpop %rax\n\tadd $8, %rsp\n\tiretq\n"
+    "5:\n\t"
+    "pop %rax\n\tjmp um_pf_stub\n"
     ".globl um_pf_stub\n"
     "um_pf_stub:\n\t"
     "incq um_pf(%rip)\n\t"
@@ -290,7 +315,7 @@ setup(void)
 	memcpy(idt, (void *)(uintptr_t)dt.base, sizeof(idt));
 	gate(13, um_gp_stub);
 	gate(1, um_db_stub);
-	gate(14, um_pf_stub);
+	gate(14, USER_STATE ? (void *)um_cow_stub : (void *)um_pf_stub);
 	dt.limit = sizeof(idt) - 1;
 	dt.base = (uint64_t)(uintptr_t)idt;
 	__asm__ volatile("lidt %0" : : "m"(dt) : "memory");
@@ -369,7 +394,7 @@ um_tick(unsigned cpu, struct vg_frame *f)
  */
 static void
 um_state_trip(unsigned k, int iomap_valid, uint64_t fs[2], int *out_gp, uint64_t *ticks,
-    uint64_t *tlb)
+    uint64_t *tlb, uint64_t *cow)
 {
 	uint64_t u, o;
 
@@ -377,6 +402,11 @@ um_state_trip(unsigned k, int iomap_valid, uint64_t fs[2], int *out_gp, uint64_t
 	vg_wrmsr(MSR_FS_BASE, (uint64_t)(uintptr_t)&um_tls[2 * k + 1]);
 	um_pt[0] = (uint64_t)(uintptr_t)um_pg[k] | 7;	/* P, W, U */
 	__asm__ volatile("invlpg (%0)" : : "r"(TLB_VA) : "memory");
+	memset(um_cowpg, 0, sizeof(um_cowpg));
+	um_cow_pte = (uint64_t)(uintptr_t)um_cowpg | 7;
+	um_pt[1] = (uint64_t)(uintptr_t)um_zero | 5;	/* P, U: read-only */
+	__asm__ volatile("invlpg (%0)" : : "r"(COW_VA) : "memory");
+	um_cow = 0;
 	tss[0x66] = iomap_valid ? IOMAP : 0xff;
 	tss[0x67] = iomap_valid ? 0 : 0xff;
 	um_fs1 = um_fs2 = 0;
@@ -388,12 +418,13 @@ um_state_trip(unsigned k, int iomap_valid, uint64_t fs[2], int *out_gp, uint64_t
 	*out_gp = um_gp_rip == (uint64_t)(uintptr_t)um_user_out;
 	*ticks = um_uticks;
 	*tlb = um_tlb;
+	*cow = um_cow;
 }
 
 static int
 um_state(void)
 {
-	uint64_t fs1[2], fs2[2], t1, t2, m1, m2;
+	uint64_t fs1[2], fs2[2], t1, t2, m1, m2, c1, c2;
 	int gp1, gp2;
 
 	boot_pd()[TLB_VA >> 21] = (uint64_t)(uintptr_t)um_pt | 7;
@@ -402,13 +433,14 @@ um_state(void)
 	vg_wrmsr(MSR_X2APIC_TDCR, 0xb);			/* divide by 1 */
 	vg_wrmsr(MSR_X2APIC_LVTT, LVTT_PERIODIC | TIMER_VECTOR);
 	vg_wrmsr(MSR_X2APIC_TMICT, 1000000);		/* 1 ms */
-	um_state_trip(0, 0, fs1, &gp1, &t1, &m1);
-	um_state_trip(1, 1, fs2, &gp2, &t2, &m2);
+	um_state_trip(0, 0, fs1, &gp1, &t1, &m1, &c1);
+	um_state_trip(1, 1, fs2, &gp2, &t2, &m2, &c2);
 	vg_wrmsr(MSR_X2APIC_TMICT, 0);
 	vg_printf("user_state: trip 1 fs %#lx %#lx out-#GP %d, trip 2 fs %#lx %#lx out-#GP %d, "
-	    "page %#lx %#lx, ticks %lu %lu\n", (unsigned long)fs1[0], (unsigned long)fs1[1], gp1,
-	    (unsigned long)fs2[0], (unsigned long)fs2[1], gp2, (unsigned long)m1,
-	    (unsigned long)m2, (unsigned long)t1, (unsigned long)t2);
+	    "page %#lx %#lx, cow %#lx %#lx in %lu, ticks %lu %lu\n", (unsigned long)fs1[0],
+	    (unsigned long)fs1[1], gp1, (unsigned long)fs2[0], (unsigned long)fs2[1], gp2,
+	    (unsigned long)m1, (unsigned long)m2, (unsigned long)c1, (unsigned long)c2,
+	    (unsigned long)um_cows, (unsigned long)t1, (unsigned long)t2);
 	return (0);
 }
 #endif

@@ -28,11 +28,13 @@ VCPUS=${VPMU_LINUX_VCPUS:-1}
 # nosoftlockup and sysctl.kernel.hung_task_timeout_secs=0: long stretches
 # of emulated kernel code trip the soft-lockup and hung-task watchdogs,
 # whose backtraces only cost more time.
-# rodata=off and mitigations=off: no read-only kernel data and no page
-# table isolation, and so none of the W+X checks of every page table after
-# them (CONFIG_DEBUG_WX: minutes of emulated page walks); no CR3 switch and
-# no buffer clearing at each system call either.
-APPEND="console=ttyS0 nmi_watchdog=0 cryptomgr.notests=1 rodata=off mitigations=off nosoftlockup sysctl.kernel.hung_task_timeout_secs=0 quiet${VPMU_LINUX_APPEND:+ $VPMU_LINUX_APPEND}"
+# rodata=off: no read-only kernel data, and so no W+X check of the
+# kernel's page tables after it (CONFIG_DEBUG_WX: minutes of emulated page
+# walks).  Page table isolation stays on, with its own W+X check of the
+# user tables (about 250 s here): with mitigations=off (no PTI) processes
+# that busybox's sh starts read zeros from their fresh thread-local
+# storage on a host that runs user code natively (test/linux/README.md).
+APPEND="console=ttyS0 nmi_watchdog=0 cryptomgr.notests=1 rodata=off nosoftlockup sysctl.kernel.hung_task_timeout_secs=0 quiet${VPMU_LINUX_APPEND:+ $VPMU_LINUX_APPEND}"
 VPMU_RUN=$BUILD/examples/vpmu-run
 LOG=$BUILD/linux-demo.log
 REPORT=$BUILD/linux-demo.report
