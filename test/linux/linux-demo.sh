@@ -27,7 +27,8 @@ VCPUS=${VPMU_LINUX_VCPUS:-1}
 # minutes (test/linux/README.md), and the demo is about the PMU.
 # nosoftlockup and sysctl.kernel.hung_task_timeout_secs=0: long stretches
 # of emulated kernel code trip the soft-lockup and hung-task watchdogs,
-# whose backtraces only cost more time.
+# whose backtraces only cost more time (the sysctl applies once the
+# initcalls are done: the boot itself may still print a hung task).
 # rodata=off: no read-only kernel data, and so no W+X check of the
 # kernel's page tables after it (CONFIG_DEBUG_WX: minutes of emulated page
 # walks).  Page table isolation stays on, with its own W+X check of the
