@@ -48,9 +48,9 @@ PERIOD=10007 # the perf record period in test/linux/init
 # tries.  Remove the gate when the boot completes.
 if [ "${VPMU_LINUX_CTEST:-0}" = 1 ]; then
 	echo "linux-demo: skipped: the stock Debian kernel does not complete the demo" \
-	    "under vpmu-run yet (issue 13: it reaches /init, but on a host that runs" \
-	    "user-mode code natively its processes lose FS base and the I/O bitmap;" \
-	    "test/linux/README.md); run make linux-demo to try"
+	    "under vpmu-run yet (issue 13: on a host that emulates kernel code it boots" \
+	    "in 20 to 30 minutes and perf stat runs, but perf record has not yet been" \
+	    "seen to finish; test/linux/README.md); run make linux-demo to try"
 	exit 77
 fi
 
