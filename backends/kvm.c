@@ -293,13 +293,16 @@ static void
 cpuid_hide_steal_time(struct kvm_cpuid2 *c, unsigned max)
 {
 	struct kvm_cpuid_entry2 *sig, *feat;
-	uint32_t base;
+	uint32_t base, r[4];
 
-	for (base = KVM_CPUID_SIGNATURE; base <= KVM_CPUID_SIGNATURE + 0xff00; base += 0x100)
-		if ((sig = cpuid_entry(c, max, base, false)) != NULL &&
-		    sig->ebx == 0x4b4d564bu && sig->ecx == 0x564b4d56u && sig->edx == 0x4du &&
+	for (base = KVM_CPUID_SIGNATURE; base <= KVM_CPUID_SIGNATURE + 0xff00; base += 0x100) {
+		if ((sig = cpuid_entry(c, max, base, false)) == NULL)
+			continue;
+		entry_regs(sig, r, false);	/* EBX, ECX, EDX: the signature */
+		if (memcmp(&r[1], "KVMKVMKVM\0\0\0", 12) == 0 &&
 		    (feat = cpuid_entry(c, max, base + 1, false)) != NULL)
 			feat->eax &= ~(1u << KVM_FEATURE_STEAL_TIME);
+	}
 }
 
 int

@@ -34,7 +34,6 @@
 #define MEM_MAX		1024		/* MiB: RSP (the top of RAM) must be identity mapped */
 #define KVM_API		12
 #define TSS_ADDR_KVM	0xfffbd000ul	/* KVM_SET_TSS_ADDR: 3 pages, far above RAM */
-#define MAX_COUNTERS	64		/* per vCPU, for the report */
 
 struct vr_opts {
 	const char *pmu;
@@ -525,7 +524,7 @@ report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
 	report_syscall(f, vm);
 	if (exact && guest_tf(vm))
 		fprintf(f, "%s\n", GUEST_TF_WARNING);
-	if ((ci = calloc(MAX_COUNTERS, sizeof(*ci))) == NULL) {
+	if ((ci = calloc(VR_MAX_COUNTERS, sizeof(*ci))) == NULL) {
 		fprintf(f, "(no memory for the counter table)\n");
 		return;
 	}
@@ -545,7 +544,7 @@ report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
 		fprintf(f, "\n");
 		if (exact)
 			report_exact(f, &st);
-		n = MAX_COUNTERS;
+		n = VR_MAX_COUNTERS;
 		if ((err = vpmu_vcpu_get_counters(vm->pmu, cpu, ci, &n)) != 0) {
 			fprintf(f, "  counters: vpmu_vcpu_get_counters: %s\n",
 			    vpmu_strerror(err));

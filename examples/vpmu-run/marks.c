@@ -16,7 +16,6 @@
 
 #include "vpmu-run.h"
 
-
 #define VR_MARK_ROWS	65536
 
 struct vr_mark_row {
@@ -31,14 +30,19 @@ void
 vr_mark_take(struct vr_vcpu *c, uint32_t mark)
 {
 	struct vr_vm *vm = c->vm;
-	struct vpmu_counter_info ci[16];		/* a model has at most 11 */
+	struct vpmu_counter_info *ci;
 	struct vr_mark_row *r;
 	unsigned cpu, i, n;
 
+	ci = calloc(VR_MAX_COUNTERS, sizeof(*ci));
 	pthread_mutex_lock(&vm->lock);
 	vm->marks_taken++;
+	if (ci == NULL) {
+		vm->marks_dropped++;
+		goto out;
+	}
 	for (cpu = 0; cpu < vm->nvcpus; cpu++) {
-		n = NELEM(ci);
+		n = VR_MAX_COUNTERS;
 		if (vpmu_vcpu_get_counters(vm->pmu, cpu, ci, &n) != 0)
 			continue;
 		for (i = 0; i < n; i++) {
@@ -66,6 +70,7 @@ vr_mark_take(struct vr_vcpu *c, uint32_t mark)
 	}
 out:
 	pthread_mutex_unlock(&vm->lock);
+	free(ci);
 }
 
 void

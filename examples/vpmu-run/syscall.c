@@ -23,7 +23,7 @@
  *                complete), an instruction breakpoint (the VMM's, through
  *                vpmu_kvm_set_guest_debug) on the entry of the guest's #PF
  *                handler, read from its IDT at each LSTAR write and, once
- *                EFER.SCE is set, again at console output at most every
+ *                EFER.SCE is set, again at port I/O exits at most every
  *                CATCH_LOOK_NS (the IDT may change; a resumed snapshot).
  *   completion   at the breakpoint, before the handler runs, a #PF from
  *                CPL 3 at RIP = CR2 = LSTAR, a user-mode access, with

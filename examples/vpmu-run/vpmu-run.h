@@ -166,6 +166,7 @@ struct vr_snapconf {
 };
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
+#define VR_MAX_COUNTERS	64	/* per vCPU: the report's and the marks' table */
 
 /* Little-endian fields of the structures guests read (the host is x86 too). */
 static inline uint16_t
@@ -339,7 +340,7 @@ int  vr_syscall_filter(struct vr_vm *vm);
 /* Exits: true when it was the LSTAR write, or the catch's breakpoint. */
 bool vr_syscall_lstar(struct vr_vcpu *c);
 bool vr_syscall_debug(struct vr_vcpu *c);
-/* At console output: the catch follows the guest's IDT. */
+/* At port I/O exits: the catch follows the guest's IDT. */
 void vr_syscall_look(struct vr_vcpu *c);
 
 /* marks.c: port 0xf6 */

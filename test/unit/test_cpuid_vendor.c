@@ -70,7 +70,7 @@ static const struct host hosts[] = {
 };
 
 static vpmu_vm *
-vm_with(const char *model)
+vm_with(const char *model, const struct vpmu_source_ops *src)
 {
 	struct vpmu_model m;
 	vpmu_config *cfg;
@@ -81,6 +81,8 @@ vm_with(const char *model)
 	assert_int_equal(vpmu_config_create(&cfg), 0);
 	assert_int_equal(vpmu_config_set_vcpus(cfg, 1), 0);
 	assert_int_equal(vpmu_config_set_model(cfg, &m), 0);
+	if (src != NULL)
+		assert_int_equal(vpmu_config_set_source(cfg, src, NULL), 0);
 	assert_int_equal(vpmu_vm_create(cfg, &vm), 0);
 	vpmu_config_destroy(cfg);
 	return (vm);
@@ -179,7 +181,7 @@ every_model_names_its_vendor_and_a_part_of_its_generation(void **state)
 	for (i = 0; i < sizeof(expects) / sizeof(expects[0]); i++)
 		for (j = 0; j < sizeof(hosts) / sizeof(hosts[0]); j++) {
 			const struct host *h = &hosts[j];
-			vpmu_vm *vm = vm_with(expects[i].model);
+			vpmu_vm *vm = vm_with(expects[i].model, NULL);
 			uint32_t l0[4], l1[4], e0[4], e1[4];
 
 			memcpy(l0, h->l0, sizeof(l0));
@@ -211,7 +213,7 @@ signatures_are_exact(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(sig) / sizeof(sig[0]); i++) {
-		vpmu_vm *vm = vm_with(sig[i].model);
+		vpmu_vm *vm = vm_with(sig[i].model, NULL);
 		uint32_t l1[4] = { 0xF0003000u | 0x00A00F11u, 1, 2, 3 };
 
 		vpmu_cpuid_adjust(vm, 0x1, 0, l1);
@@ -272,7 +274,7 @@ cpuid_patch_sets_the_identity_leaves(void **state)
 	for (i = 0; i < sizeof(expects) / sizeof(expects[0]); i++)
 		for (j = 0; j < sizeof(hosts) / sizeof(hosts[0]); j++) {
 			const struct host *h = &hosts[j];
-			vpmu_vm *vm = vm_with(expects[i].model);
+			vpmu_vm *vm = vm_with(expects[i].model, NULL);
 			uint32_t l0[4], l1[4], e0[4], e1[4], a[4];
 			struct kvm_cpuid2 *t = table_new();
 			vpmu_kvm *k;
@@ -321,21 +323,10 @@ cpuid_patch_hides_steal_time_from_the_exact_source(void **state)
 		for (behind = 0; behind <= 1; behind++) {
 			uint32_t base = 0x40000000u + (behind ? 0x100u : 0), f[4], o[4];
 			struct kvm_cpuid2 *t = table_new();
-			struct vpmu_model m;
-			vpmu_config *cfg;
-			vpmu_vm *vm;
+			vpmu_vm *vm = vm_with("intel-v2", exact ? &vpmu_source_exact : NULL);
 			vpmu_kvm *k;
-			char err[128];
 			int vmfd;
 
-			assert_int_equal(vpmu_model_parse("intel-v2", &m, err, sizeof(err)), 0);
-			assert_int_equal(vpmu_config_create(&cfg), 0);
-			assert_int_equal(vpmu_config_set_model(cfg, &m), 0);
-			if (exact)
-				assert_int_equal(vpmu_config_set_source(cfg, &vpmu_source_exact,
-				    NULL), 0);
-			assert_int_equal(vpmu_vm_create(cfg, &vm), 0);
-			vpmu_config_destroy(cfg);
 			assert_true((vmfd = ioctl(kvm, KVM_CREATE_VM, 0)) >= 0);
 			assert_int_equal(vpmu_kvm_create(vm, vmfd, &k), 0);
 			if (behind) {
