@@ -2,9 +2,9 @@
 #   make demo   install missing Debian packages, configure, build, run the demo
 #   make check  same set-up, then every test through ctest but the long ones
 # Other targets: make check-long (the tests labelled long: kvm-unit-tests'
-# PMU group under several models, hours), make linux-demo (Debian's kernel
-# and perf under vpmu-run: test/linux/README.md), make build, make bench,
-# make install PREFIX=..., make clean.
+# PMU group under several models, the Linux demo under three, hours), make
+# linux-demo (Debian's kernel and perf under vpmu-run: test/linux/README.md),
+# make build, make bench, make install PREFIX=..., make clean.
 
 BUILD    ?= build
 CC       ?= cc
