@@ -133,7 +133,13 @@ struct vpmu_proc {
 
 /* ---- PMCs (pmc.c) ------------------------------------------------------- */
 
-/* Internal flags, above the user-visible VPMU_F_* ones. */
+/*
+ * Internal flags, above the user-visible VPMU_F_* ones.  ATTACH_DONE is
+ * hwpmc's PMC_F_ATTACH_DONE: set by every attachment (PMCATTACH, a fork
+ * under DESCENDANTS, PMCSTART's to the owner) and cleared only when a
+ * failed PMCATTACH is undone, so that PMCSTART of a PMC that lost all its
+ * targets fails with ESRCH instead of attaching the owner.
+ */
 #define VPMU_PF_ATTACHED_TO_OWNER	0x00010000u
 #define VPMU_PF_NEEDS_LOGFILE		0x00020000u
 #define VPMU_PF_ATTACH_DONE		0x00040000u

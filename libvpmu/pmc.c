@@ -525,8 +525,13 @@ vpmu_do_op_pmcdetach(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 	for (i = 1; i < n; i++)
 		(void)vpmu__detach_one(vm, pm, tree[i], true);
 	free(tree);
-	if (pm->ntargets == 0)
-		pm->flags &= ~VPMU_PF_ATTACH_DONE;
+	/*
+	 * VPMU_PF_ATTACH_DONE stays even if no target is left: the PMC was
+	 * "detached from all of its target processes" and PMCSTART fails
+	 * with ESRCH (hwpmc(4) ERRORS).  hwpmc's pmc_detach_process() clears
+	 * it on this path for a PMC_F_DESCENDANTS PMC, not for others; see
+	 * COMPATIBILITY in vpmu(3).
+	 */
 	return (error);
 }
 
@@ -564,10 +569,15 @@ vpmu_do_op_pmcstart(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 		return (0);
 	}
 
+	/*
+	 * No target: a PMC that never had one is attached to its owner; one
+	 * that had one (by PMCATTACH, by a fork or by an earlier start) and
+	 * lost them all, to PMCDETACH, their exit or an exec with credentials
+	 * the owner may not debug, fails.
+	 */
 	if (pm->ntargets == 0) {
 		if (pm->flags & VPMU_PF_ATTACH_DONE)
 			return (ESRCH);			/* every target is gone */
-		/* Start on an unattached PMC attaches it to its owner. */
 		if ((p = vpmu__proc_find(vm, pm->owner->pid)) == NULL || p->exiting)
 			return (ESRCH);
 		if ((error = vpmu__attach_one(vm, pm, p)) != 0)

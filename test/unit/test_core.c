@@ -470,6 +470,47 @@ start_unattached_pmc_attaches_owner(void **state)
 }
 
 static void
+start_never_attached_pmc_attaches_owner_alone(void **state)
+{
+	struct fx *f = *state;
+	vpmu_pmc_id t = TC_PV(f, &USER, VPMU_EV_INSTRUCTIONS, 0);
+
+	rates(f, 0, 1000, 0);
+	assert_int_equal(vpmu_pmc_start(f->vm, &USER, t), 0);
+	run(f, 0, USER.pid, 2);
+	run(f, 0, USER_CHILD.pid, 3);		/* not a target */
+	assert_int_equal(fx_read(f, &USER, t), 2000);
+	assert_int_equal(f->sigio, 0);		/* PMCRW saw a target */
+	/* The owner is its target: attaching it again is EEXIST. */
+	assert_int_equal(vpmu_pmc_stop(f->vm, &USER, t), 0);
+	assert_int_equal(vpmu_pmc_attach(f->vm, &USER, t, USER.pid), EEXIST);
+	assert_int_equal(vpmu_pmc_detach(f->vm, &USER, t, USER_CHILD.pid), ESRCH);
+	assert_int_equal(vpmu_pmc_detach(f->vm, &USER, t, USER.pid), 0);
+}
+
+static void
+start_with_a_target_left_counts_it_not_the_owner(void **state)
+{
+	struct fx *f = *state;
+	vpmu_pmc_id t = TC_PV(f, &USER, VPMU_EV_INSTRUCTIONS, 0);
+
+	rates(f, 0, 1000, 0);
+	assert_int_equal(vpmu_proc_fork(f->vm, USER_CHILD.pid, 102), 0);
+	assert_int_equal(vpmu_pmc_attach(f->vm, &USER, t, USER_CHILD.pid), 0);
+	assert_int_equal(vpmu_pmc_attach(f->vm, &USER, t, 102), 0);
+	assert_int_equal(vpmu_pmc_detach(f->vm, &USER, t, 102), 0);
+	assert_int_equal(f->sigio, 0);		/* 101 is still a target */
+	assert_int_equal(vpmu_pmc_start(f->vm, &USER, t), 0);
+	run(f, 0, 102, 5);			/* detached */
+	run(f, 0, USER.pid, 7);			/* the owner: not attached */
+	run(f, 0, USER_CHILD.pid, 3);
+	assert_int_equal(fx_read(f, &USER, t), 3000);
+	assert_int_equal(vpmu_pmc_stop(f->vm, &USER, t), 0);
+	assert_int_equal(vpmu_pmc_detach(f->vm, &USER, t, USER.pid), ESRCH);
+	assert_int_equal(vpmu_pmc_attach(f->vm, &USER, t, USER_CHILD.pid), EEXIST);
+}
+
+static void
 descendants_count_children_and_grandchildren_exactly(void **state)
 {
 	struct fx *f = *state;
@@ -784,6 +825,8 @@ main(void)
 		T(same_id_under_two_owners_stays_two_pmcs),
 		T(process_pmc_stop_and_detach_take_effect_at_once),
 		T(start_unattached_pmc_attaches_owner),
+		T(start_never_attached_pmc_attaches_owner_alone),
+		T(start_with_a_target_left_counts_it_not_the_owner),
 		T(descendants_count_children_and_grandchildren_exactly),
 		T(descendants_attach_failure_undoes_the_subtree),
 		T(unsupported_event_counts_nothing_and_says_why),

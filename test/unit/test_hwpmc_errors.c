@@ -541,6 +541,70 @@ pmcstart_after_all_targets_gone_ESRCH(void **state)
 	assert_int_equal(vpmu_pmc_start(f->vm, &USER, id), ESRCH);
 }
 
+/*
+ * hwpmc's "detached from all of its target processes": a PMC that ever had
+ * a target (PMCATTACH, or PMCSTART's attachment to its owner) and has none
+ * left is not attached to its owner again by PMCSTART, however the targets
+ * went (pmc_start() tests PMC_F_ATTACH_DONE, not the target list).
+ */
+static void
+pmcstart_after_last_target_detached_ESRCH(void **state)
+{
+	struct fx *f = *state;
+	vpmu_pmc_id id = TC_PV(f, &USER, VPMU_EV_INSTRUCTIONS, 0);
+
+	assert_int_equal(vpmu_pmc_attach(f->vm, &USER, id, USER_CHILD.pid), 0);
+	assert_int_equal(vpmu_pmc_detach(f->vm, &USER, id, USER_CHILD.pid), 0);
+	assert_int_equal(f->sigio, 1);			/* its last target left */
+	assert_int_equal(vpmu_pmc_start(f->vm, &USER, id), ESRCH);
+	/* Nothing was attached: the owner is no target of it. */
+	assert_int_equal(vpmu_pmc_detach(f->vm, &USER, id, USER.pid), ESRCH);
+	/* A new target makes it startable again. */
+	assert_int_equal(vpmu_pmc_attach(f->vm, &USER, id, USER_CHILD.pid), 0);
+	assert_int_equal(vpmu_pmc_start(f->vm, &USER, id), 0);
+}
+
+static void
+pmcstart_after_setid_exec_detached_last_target_ESRCH(void **state)
+{
+	struct fx *f = *state;
+	vpmu_pmc_id id = TC_PV(f, &USER, VPMU_EV_INSTRUCTIONS, 0);
+	struct vpmu_cred setuid = USER_CHILD;
+
+	assert_int_equal(vpmu_pmc_attach(f->vm, &USER, id, USER_CHILD.pid), 0);
+	setuid.privileged = 1;
+	assert_int_equal(vpmu_proc_exec(f->vm, USER_CHILD.pid, "/usr/bin/su", &setuid), 0);
+	assert_int_equal(f->sigio, 1);			/* its last target left */
+	assert_int_equal(vpmu_pmc_start(f->vm, &USER, id), ESRCH);
+	assert_int_equal(vpmu_pmc_detach(f->vm, &USER, id, USER.pid), ESRCH);
+}
+
+static void
+pmcstart_after_owner_detached_from_start_ESRCH(void **state)
+{
+	struct fx *f = *state;
+	vpmu_pmc_id id = TC_PV(f, &USER, VPMU_EV_INSTRUCTIONS, 0);
+
+	/* START attached the owner: that counts as an attachment. */
+	assert_int_equal(vpmu_pmc_start(f->vm, &USER, id), 0);
+	assert_int_equal(vpmu_pmc_stop(f->vm, &USER, id), 0);
+	assert_int_equal(vpmu_pmc_detach(f->vm, &USER, id, USER.pid), 0);
+	assert_int_equal(vpmu_pmc_start(f->vm, &USER, id), ESRCH);
+}
+
+static void
+pmcstart_descendants_after_subtree_detached_ESRCH(void **state)
+{
+	struct fx *f = *state;
+	vpmu_pmc_id id = TC_PV(f, &USER, VPMU_EV_INSTRUCTIONS, VPMU_F_DESCENDANTS);
+
+	/* 100 and its child 101 are targets; detaching 100 drops both. */
+	assert_int_equal(vpmu_pmc_attach(f->vm, &USER, id, USER.pid), 0);
+	assert_int_equal(vpmu_pmc_detach(f->vm, &USER, id, USER.pid), 0);
+	assert_int_equal(vpmu_pmc_start(f->vm, &USER, id), ESRCH);
+	assert_int_equal(vpmu_pmc_detach(f->vm, &USER, id, USER.pid), ESRCH);
+}
+
 static void
 pmcattach_pmcdetach_nonexistent_pid_ESRCH(void **state)
 {
@@ -627,6 +691,10 @@ main(void)
 		T(pmcallocate_system_pmc_unprivileged_EPERM),
 		T(op_caller_without_pmcs_ESRCH),
 		T(pmcstart_after_all_targets_gone_ESRCH),
+		T(pmcstart_after_last_target_detached_ESRCH),
+		T(pmcstart_after_setid_exec_detached_last_target_ESRCH),
+		T(pmcstart_after_owner_detached_from_start_ESRCH),
+		T(pmcstart_descendants_after_subtree_detached_ESRCH),
 		T(pmcattach_pmcdetach_nonexistent_pid_ESRCH),
 		T(pmcdetach_target_not_monitored_ESRCH),
 		T(getmoduleversion_newer_client_EPROGMISMATCH),
