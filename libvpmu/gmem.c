@@ -302,9 +302,17 @@ vpmu__gmem_callchain(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging 
 		return (0);
 	pc[0] = rip;
 	for (n = 1, fp = rbp; n < max && fp != 0; n++) {
-		if ((lm && !vpmu__gmem_canonical(pg, fp)) ||
-		    vpmu__gmem_read_gva(mem, pg, fp, frame, sizeof(frame)) !=
-		    (int)sizeof(frame) || frame[1] == 0 || (lm && !vpmu__gmem_canonical(pg, frame[1])))
+		/*
+		 * In long mode every byte of the frame must be canonical (its
+		 * first and last byte tell): where the guest's own access would
+		 * fault, the page walk, which reads only the index bits, would
+		 * follow an alias.
+		 */
+		if (lm && (!vpmu__gmem_canonical(pg, fp) ||
+		    !vpmu__gmem_canonical(pg, fp + sizeof(frame) - 1)))
+			break;
+		if (vpmu__gmem_read_gva(mem, pg, fp, frame, sizeof(frame)) != (int)sizeof(frame) ||
+		    frame[1] == 0 || (lm && !vpmu__gmem_canonical(pg, frame[1])))
 			break;
 		pc[n] = frame[1];
 		if (frame[0] <= fp)

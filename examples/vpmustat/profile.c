@@ -622,7 +622,10 @@ vs_callgraph(FILE *f, const struct vs_evprof *e)
 	    e->samples);
 	fprintf(f, "# caller -> callee: samples with the call on the stack, %% of all;"
 	    " self: samples in the function itself\n");
-	if ((edges = malloc((e->nedges + 1) * sizeof(*edges))) == NULL)
+	/* No edge (one-frame chains, or no samples): e->edges may be NULL. */
+	if (e->nedges == 0)
+		return;
+	if ((edges = malloc(e->nedges * sizeof(*edges))) == NULL)
 		oom();
 	memcpy(edges, e->edges, e->nedges * sizeof(*edges));
 	sort_ev = e;
