@@ -337,8 +337,8 @@ pmc_add(struct live *l, const struct vs_event *ev, uint32_t cpu)
 	} else
 		snprintf(p->label, sizeof(p->label), "s/%02u/%s", cpu, ev->name);
 	l->npmc++;
-	/* Never a silent zero: say when the source cannot count the event. */
-	if (cpu != VPMU_CPU_ANY && cpu != 0)
+	/* Never a silent zero: say when the source cannot count the event (once). */
+	if (l->npmc > 1 && l->pmc[l->npmc - 2].ev == ev)
 		return (0);
 	if (vpmu_pmc_get_unsupported(l->vm->pmu, caller.pid, p->id, why, sizeof(why)) ==
 	    EOPNOTSUPP)
@@ -385,7 +385,7 @@ pmcs_setup(struct live *l)
 		ev = &l->o->ev[i];
 		if (ev->scope == VS_SS || ev->scope == VS_SC) {
 			for (c = 0; c < l->vm->nvcpus; c++)
-				if ((ret = pmc_add(l, ev, c)) != 0)
+				if (vs_cpuset_has(ev->cpus, c) && (ret = pmc_add(l, ev, c)) != 0)
 					return (ret);
 		} else if ((ret = pmc_add(l, ev, VPMU_CPU_ANY)) != 0)
 			return (ret);
@@ -541,15 +541,19 @@ finish_log(struct live *l)
 	return (ret);
 }
 
-/* The log read back: the report and the files asked for. */
+/*
+ * The log read back: the report, and the files asked for if write (the
+ * run ended as a run should) and the log is read whole.
+ */
 static int
-report(struct live *l)
+report(struct live *l, bool write)
 {
 	struct vs_profile p;
 	struct vs_symtab syms = { 0 };
 	char err[256];
 	unsigned i;
 	int fd, ret;
+	bool bad_log = false;
 
 	if (vs_symtab_load(&syms, l->o->guest, err, sizeof(err)) < 0)
 		fprintf(stderr, "vpmustat: warning: symbols: %s\n", err);
@@ -567,14 +571,23 @@ report(struct live *l)
 		fd = l->logfd;
 		(void)lseek(fd, 0, SEEK_SET);
 	}
-	if (vs_profile_read(&p, fd, NULL) < 0)
+	if (vs_profile_read(&p, fd, NULL) < 0) {
 		fprintf(stderr, "vpmustat: the log: %s\n", p.error);
+		bad_log = true;
+	}
 	if (fd != l->logfd)
 		close(fd);
 	if (l->o->log != NULL)
 		fprintf(l->out, "vpmustat: log %s\n", l->o->log);
-	ret = vs_outputs(&p, l->out, l->o->top, l->o->event, l->o->graph, l->o->folded,
-	    l->o->svg, l->o->guest);
+	if (!write && vs_outs_any(l->o->outs))
+		fprintf(stderr, "vpmustat: the run failed: -G, --folded and --svg not "
+		    "written\n");
+	else if (bad_log && vs_outs_any(l->o->outs))
+		fprintf(stderr, "vpmustat: -G, --folded and --svg not written\n");
+	ret = vs_outputs(&p, l->out, l->o->top, l->o->event, l->o->outs,
+	    write && !bad_log, l->o->guest);
+	if (ret == 0 && bad_log)
+		ret = VS_EXIT_HOST;
 	vs_profile_free(&p);
 	vs_symtab_free(&syms);
 	return (ret);
@@ -598,6 +611,12 @@ open_log(struct live *l)
 		}
 		/* Only a regular file is read back for the report. */
 		l->readable = fstat(l->logfd, &sb) == 0 && S_ISREG(sb.st_mode);
+		if (!l->readable && vs_outs_any(l->o->outs)) {
+			fprintf(stderr, "vpmustat: -O %s is not a regular file: it is not "
+			    "read back, and -G, --folded and --svg need it (read it with "
+			    "-R)\n", l->o->log);
+			return (VS_EXIT_USAGE);
+		}
 		if (!l->readable && l->sampling)
 			fprintf(stderr, "vpmustat: -O %s is not a regular file: no report "
 			    "(read it later with -R)\n", l->o->log);
@@ -617,6 +636,25 @@ open_log(struct live *l)
 	unlink(tpath);			/* read back through the descriptor */
 	l->readable = true;
 	return (0);
+}
+
+/* The -o file closed: every byte written, or a message and -1. */
+static int
+close_out(FILE *f, const char *path)
+{
+	int err = 0;
+
+	if (fflush(f) != 0)
+		err = errno;
+	else if (ferror(f))
+		err = -1;	/* an earlier write failed; its errno is gone */
+	if (fclose(f) != 0 && err == 0)
+		err = errno;
+	if (err == 0)
+		return (0);
+	fprintf(stderr, "vpmustat: -o %s: %s\n", path, err > 0 ? strerror(err) :
+	    "a write failed");
+	return (-1);
 }
 
 /* The exact source's steps and breakpoint exits (--exact-mode), when it took any. */
@@ -649,6 +687,7 @@ vs_live(struct vs_live_opts *o, const char *modelstr)
 	double secs;
 	unsigned i;
 	int ret, err, status;
+	bool ended_well;
 
 	memset(&l, 0, sizeof(l));
 	l.o = o;
@@ -723,8 +762,12 @@ vs_live(struct vs_live_opts *o, const char *modelstr)
 			    vpmu_strerror(err));
 		(void)vpmu_pmc_stop(vm.pmu, &caller, l.pmc[i].id);
 	}
-	if (l.logfd >= 0 && finish_log(&l) < 0)
+	/* A run ends well by the guest's exit, whatever its status, or by a signal. */
+	ended_well = vm.guest_exit || interrupted;
+	if (l.logfd >= 0 && finish_log(&l) < 0) {
 		status = status != 0 ? status : VS_EXIT_HOST;
+		ended_well = false;
+	}
 	if (vpmu_vm_get_driverstats(vm.pmu, &caller, &st) != 0)
 		memset(&st, 0, sizeof(st));
 	if (vm.guest_exit)
@@ -743,14 +786,12 @@ vs_live(struct vs_live_opts *o, const char *modelstr)
 	fprintf(stderr, "\n");
 	if (l.counting)
 		totals(&l);
-	if (l.sampling && l.readable && (err = report(&l)) != 0 && status == 0)
+	if (l.sampling && l.readable && (err = report(&l, ended_well)) != 0 && status == 0)
 		status = err;
 	ret = status;
 out:
-	if (l.out != stderr && l.out != NULL && fclose(l.out) != 0 && ret == 0) {
-		fprintf(stderr, "vpmustat: -o %s: %s\n", o->out, strerror(errno));
+	if (l.out != stderr && l.out != NULL && close_out(l.out, o->out) < 0 && ret == 0)
 		ret = VS_EXIT_HOST;
-	}
 	vm_teardown(&vm, cfg);
 	if (l.logfd >= 0)
 		close(l.logfd);

@@ -1,17 +1,21 @@
 /*
  * vpmustat -- pmcstat(8) for a guest.  See vpmustat(1).
  *
- *   vpmustat -S EVENT[,EVENT...] [-n RATE] [-N] [-O LOG] [vpmu-run options] GUEST.elf
- *   vpmustat -s|-p EVENT[,EVENT...] [-w SECS] [-C] [vpmu-run options] GUEST.elf
- *   vpmustat -R LOG [--elf GUEST.elf] [-G FILE] [--folded FILE] [--svg FILE]
+ *   vpmustat [-c CPUS] -S EVENT[,EVENT...] [-n RATE] [-N] [-O LOG] [vpmu-run options] GUEST.elf
+ *   vpmustat [-c CPUS] -s|-p EVENT[,EVENT...] [-w SECS] [-C] [vpmu-run options] GUEST.elf
+ *   vpmustat -R LOG [--elf GUEST.elf] [-c CPUS] [-G FILE] [--folded FILE] [--svg FILE]
  *
- * The first forms run the guest (live.c); -R reads a log (profile.c).  Both
- * end in vs_outputs(): the top-functions report and the files asked for.
+ * The first forms run the guest (live.c); -R reads a log (profile.c).
+ * Everything that can be checked is checked first (events, -c, --tunable
+ * values), then the files of -G, --folded and --svg are opened (output.c),
+ * then the work; both modes end in vs_outputs(): the top-functions report
+ * and those files, written or discarded.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +59,7 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: vpmustat -S EVENT[,EVENT...] [-n RATE] [-N] [-O LOG] [options] GUEST.elf\n"
 	    "       vpmustat -s|-p|-P EVENT[,EVENT...] [-w SECS] [-C] [options] GUEST.elf\n"
-	    "       vpmustat -R LOG [--elf GUEST.elf] [-G FILE] [--folded FILE] [--svg FILE]\n"
+	    "       vpmustat -R LOG [--elf GUEST.elf] [-c CPUS] [-G FILE] [--folded FILE] [--svg FILE]\n"
 	    "       vpmustat --list-events [--pmu MODEL]\n"
 	    "run a guest (vpmu-run's boot protocol) under sampling or counting PMCs:\n"
 	    "  -S EVENTS        sample: a system-mode PMC per event per vCPU\n"
@@ -67,6 +71,7 @@ usage(FILE *f)
 	    "  -O LOG           keep the pmclog log in LOG (default: a temporary file)\n"
 	    "  -w SECS          print the counts every SECS seconds (default 5; 0: at the end only)\n"
 	    "  -C               cumulative counts in those rows (default: since the last row)\n"
+	    "  -c CPUS          the vCPUs of the -S/-s after it: 0,2 or 0-3 or * (default *)\n"
 	    "  -o FILE          counts and report to FILE (default: standard error)\n"
 	    "  --pmu MODEL, --source NAME, --vcpus N, --mem MiB, --host-counters N,\n"
 	    "  --mux-interval US, --exact-mode MODE\n"
@@ -76,6 +81,7 @@ usage(FILE *f)
 	    "  -R LOG           the top functions of each event\n"
 	    "  --elf FILE       symbols from FILE (the guest's ELF)\n"
 	    "  --dump           also print every record\n"
+	    "  -c CPUS          only the samples of these CPUs\n"
 	    "and in both modes:\n"
 	    "  -G FILE          call graph (caller -> callee counts)\n"
 	    "  --folded FILE    folded stacks (\"main;work;hot 123\")\n"
@@ -115,90 +121,176 @@ num(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return (0);
 }
 
-/* ---- outputs shared by both modes --------------------------------------------------- */
+/* ---- -c ---------------------------------------------------------------------------------- */
 
-static FILE *
-create(const char *path)
+bool
+vs_cpuset_has(const struct vs_cpuset *c, uint32_t cpu)
 {
-	FILE *f;
+	unsigned i;
 
-	if (strcmp(path, "-") == 0)
-		return (stdout);
-	if ((f = fopen(path, "w")) == NULL)
-		fprintf(stderr, "vpmustat: %s: %s\n", path, strerror(errno));
-	return (f);
+	if (c == NULL || c->all)
+		return (true);
+	for (i = 0; i < c->n; i++)
+		if (cpu >= c->r[i].lo && cpu <= c->r[i].hi)
+			return (true);
+	return (false);
 }
 
+/* One CPU number at *sp, moved past it. */
 static int
-done(FILE *f, const char *path)
+cpu_num(const char **sp, uint32_t *out)
 {
-	if (f == stdout)
-		return (fflush(f) == 0 ? 0 : -1);
-	if (fclose(f) != 0) {
-		fprintf(stderr, "vpmustat: %s: %s\n", path, strerror(errno));
+	const char *s = *sp;
+	unsigned long v = 0;
+
+	if (*s < '0' || *s > '9')
 		return (-1);
-	}
+	for (; *s >= '0' && *s <= '9'; s++)
+		if ((v = v * 10 + (unsigned long)(*s - '0')) > VS_CPU_MAX)
+			return (-1);
+	*sp = s;
+	*out = (uint32_t)v;
 	return (0);
 }
 
-int
-vs_outputs(const struct vs_profile *p, FILE *report, unsigned top, const char *event,
-    const char *graph, const char *folded, const char *svg, const char *title)
+/* "*", or N and N-M joined by commas. */
+static int
+cpuset_parse(const char *spec, struct vs_cpuset *c)
 {
-	static const struct vs_evprof none = { .name = "(none)" };
-	const struct vs_evprof *e;
-	const char *base;
-	char t[256];
-	FILE *f;
-	int ret = 0;
+	const char *s = spec;
 
-	vs_report(report, p, top);
-	fflush(report);
-	if (graph == NULL && folded == NULL && svg == NULL)
+	memset(c, 0, sizeof(*c));
+	c->spec = spec;
+	if (strcmp(spec, "*") == 0) {
+		c->all = true;
 		return (0);
-	if ((e = vs_profile_event(p, event)) == NULL) {
-		if (event != NULL)
-			fprintf(stderr, "vpmustat: --event %s: no samples of it in the log\n",
-			    event);
-		else
-			fprintf(stderr, "vpmustat: no samples in the log: -G, --folded and "
-			    "--svg are empty\n");
-		e = &none;
-		ret = event != NULL ? VS_EXIT_USAGE : 0;
 	}
-	if (graph != NULL) {
-		if ((f = create(graph)) == NULL)
-			return (VS_EXIT_HOST);
-		vs_callgraph(f, e);
-		if (done(f, graph) < 0)
-			ret = VS_EXIT_HOST;
+	for (;;) {
+		if (c->n == VS_CPU_RANGES || cpu_num(&s, &c->r[c->n].lo) < 0)
+			return (-1);
+		c->r[c->n].hi = c->r[c->n].lo;
+		if (*s == '-') {
+			s++;
+			if (cpu_num(&s, &c->r[c->n].hi) < 0 || c->r[c->n].hi < c->r[c->n].lo)
+				return (-1);
+		}
+		c->n++;
+		if (*s == '\0')
+			return (0);
+		if (*s++ != ',')
+			return (-1);
 	}
-	if (folded != NULL) {
-		if ((f = create(folded)) == NULL)
-			return (VS_EXIT_HOST);
-		vs_folded(f, e);
-		if (done(f, folded) < 0)
-			ret = VS_EXIT_HOST;
+}
+
+/* ---- --tunable ---------------------------------------------------------------------------- */
+
+/*
+ * hwpmc's tunables as vpmu(3) lists them.  libvpmu has no public call that
+ * lists its tunables, so the list is here, and only the names the
+ * library accepts (vpmu_config_get_tunable()) are printed.
+ */
+static const char *const tunable_names[] = {
+	"callchaindepth", "hashsize", "logbuffersize", "mincount", "mtxpoolsize",
+	"nbuffers_pcpu", "nsamples", "unprivileged_syspmcs", "unprivileged_proc_debug",
+};
+
+/* The names libvpmu accepts, after a --tunable error. */
+static int
+list_tunables(vpmu_config *cfg)
+{
+	const char *sep = "";
+	long v;
+	size_t i;
+
+	fprintf(stderr, "vpmustat: the tunables are ");
+	for (i = 0; i < sizeof(tunable_names) / sizeof(tunable_names[0]); i++)
+		if (vpmu_config_get_tunable(cfg, tunable_names[i], &v) == 0) {
+			fprintf(stderr, "%s%s", sep, tunable_names[i]);
+			sep = ", ";
+		}
+	fprintf(stderr, " (or kern.hwpmc.NAME, security.bsd.NAME; see vpmu(3))\n");
+	return (VS_EXIT_USAGE);
+}
+
+static int
+bad_tunable(vpmu_config *cfg, const char *fmt, const char *a)
+{
+	fprintf(stderr, "vpmustat: ");
+	fprintf(stderr, fmt, a);
+	fprintf(stderr, "\n");
+	return (list_tunables(cfg));
+}
+
+/* "NAME=VALUE": a tunable libvpmu knows, a value that is an int. */
+static int
+add_tunable(struct vs_live_opts *o, vpmu_config *cfg, char *arg)
+{
+	char *eq, *end;
+	long v;
+
+	if ((eq = strchr(arg, '=')) == NULL || eq == arg)
+		return (bad_tunable(cfg, "--tunable %s: want NAME=VALUE", arg));
+	if (o->ntunables == sizeof(o->tunables) / sizeof(o->tunables[0]))
+		return (bad_tunable(cfg, "--tunable %s: 16 at most", arg));
+	*eq = '\0';
+	errno = 0;
+	v = strtol(eq + 1, &end, 0);
+	if (eq[1] == '\0' || *end != '\0' || errno != 0 || v < INT_MIN || v > INT_MAX) {
+		*eq = '=';
+		return (bad_tunable(cfg, "--tunable %s: the value is not a whole number "
+		    "from -2147483648 to 2147483647", arg));
 	}
-	if (svg != NULL) {
-		if ((f = create(svg)) == NULL)
-			return (VS_EXIT_HOST);
-		base = strrchr(title, '/') != NULL ? strrchr(title, '/') + 1 : title;
-		snprintf(t, sizeof(t), "Flame graph: %s", base);
-		vs_flamegraph(f, e, t);
-		if (done(f, svg) < 0)
-			ret = VS_EXIT_HOST;
-		else if (f != stdout)
-			fprintf(report, "vpmustat: flame graph: %s\n", svg);
+	if (vpmu_config_set_tunable(cfg, arg, v) != 0)
+		return (bad_tunable(cfg, "--tunable %s: no such tunable", arg));
+	o->tunables[o->ntunables].name = arg;
+	o->tunables[o->ntunables].value = v;
+	o->ntunables++;
+	return (0);
+}
+
+struct diag {
+	char	 msg[4][256];
+	unsigned n;
+};
+
+static void
+keep_diag(int level, const char *msg, void *arg)
+{
+	struct diag *d = arg;
+
+	if (level <= VPMU_LOG_WARN && d->n < sizeof(d->msg) / sizeof(d->msg[0]))
+		snprintf(d->msg[d->n++], sizeof(d->msg[0]), "%s", msg);
+}
+
+/*
+ * The values, checked now as the VM will check them: a VM of the synthetic
+ * source is made with them, and a value hwpmc would reset to its default
+ * (its diagnostic) is an error here, before anything runs.
+ */
+static int
+check_tunables(vpmu_config *cfg)
+{
+	struct diag d = { .n = 0 };
+	vpmu_vm *vm = NULL;
+	unsigned i;
+	int e;
+
+	vpmu_config_set_log(cfg, keep_diag, &d);
+	if ((e = vpmu_vm_create(cfg, &vm)) != 0) {
+		fprintf(stderr, "vpmustat: --tunable: vpmu_vm_create: %s\n", vpmu_strerror(e));
+		return (VS_EXIT_HOST);
 	}
-	return (ret);
+	vpmu_vm_destroy(vm);
+	for (i = 0; i < d.n; i++)
+		fprintf(stderr, "vpmustat: --tunable: %s\n", d.msg[i]);
+	return (d.n != 0 ? list_tunables(cfg) : 0);
 }
 
 /* ---- -R ---------------------------------------------------------------------------------- */
 
 static int
 read_log(const char *log, const char *elf, bool dump, unsigned top, const char *event,
-    const char *graph, const char *folded, const char *svg)
+    struct vs_outs *outs, const struct vs_cpuset *cpus)
 {
 	struct vs_symtab syms = { 0 };
 	struct vs_profile p;
@@ -216,15 +308,23 @@ read_log(const char *log, const char *elf, bool dump, unsigned top, const char *
 		vs_symtab_free(&syms);
 		return (VS_EXIT_USAGE);
 	}
+	/* The files before the log is read: a bad path fails before the work. */
+	if (vs_outs_open(outs) < 0) {
+		if (fd != STDIN_FILENO)
+			close(fd);
+		vs_symtab_free(&syms);
+		return (VS_EXIT_USAGE);
+	}
 	vs_profile_init(&p, &syms);
+	p.cpus = cpus;
 	bad_log = vs_profile_read(&p, fd, dump ? stdout : NULL) < 0;
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (bad_log)
-		fprintf(stderr, "vpmustat: %s: %s (the report has the records before)\n",
-		    log, p.error);
-	ret = vs_outputs(&p, stdout, top, event, graph, folded, svg,
-	    elf != NULL ? elf : log);
+		fprintf(stderr, "vpmustat: %s: %s (the report has the records before%s)\n",
+		    log, p.error, vs_outs_any(outs) ? "; -G, --folded and --svg not written" :
+		    "");
+	ret = vs_outputs(&p, stdout, top, event, outs, !bad_log, elf != NULL ? elf : log);
 	if (ret == 0 && bad_log)
 		ret = VS_EXIT_HOST;
 	vs_profile_free(&p);
@@ -236,7 +336,8 @@ read_log(const char *log, const char *elf, bool dump, unsigned top, const char *
 
 /* "a,b,c" for scope: each resolved now, so a bad name is a usage error. */
 static int
-add_events(struct vs_live_opts *o, int scope, const char *list, unsigned vendor)
+add_events(struct vs_live_opts *o, int scope, const char *list, unsigned vendor,
+    const struct vs_cpuset *cpus)
 {
 	char buf[1024], err[320], *tok, *save = NULL;
 
@@ -248,6 +349,7 @@ add_events(struct vs_live_opts *o, int scope, const char *list, unsigned vendor)
 			return (bad("at most %s events%s", "16", ""));
 		if (vs_event_parse(tok, vendor, &o->ev[o->nev], err, sizeof(err)) < 0)
 			return (bad("event %s%s", err, ""));
+		o->ev[o->nev].cpus = cpus;
 		o->ev[o->nev++].scope = scope;
 	}
 	if (o->nev == 0 || list[0] == '\0' || list[strlen(list) - 1] == ',')
@@ -255,19 +357,48 @@ add_events(struct vs_live_opts *o, int scope, const char *list, unsigned vendor)
 	return (0);
 }
 
+/* The guest has the vCPUs of a -c list. */
+static int
+check_cpus(const struct vs_cpuset *c, unsigned vcpus)
+{
+	char n[16], m[16];
+	unsigned i;
+
+	for (i = 0; c != NULL && i < c->n; i++)
+		if (c->r[i].hi >= vcpus) {
+			snprintf(n, sizeof(n), "%u", c->r[i].hi);
+			snprintf(m, sizeof(m), "%u", vcpus);
+			fprintf(stderr, "vpmustat: -c %s: no vCPU %s: the guest has %s "
+			    "(--vcpus)\n", c->spec, n, m);
+			return (VS_EXIT_USAGE);
+		}
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
 	static struct vs_live_opts o;
-	struct { int scope; const char *list; } specs[VS_MAX_EVENTS];
-	const char *rlog = NULL, *elf = NULL;
+	static struct vs_cpuset cpusets[VS_MAX_EVENTS];
+	static struct vs_outs outs = {
+		.graph = { .opt = "-G" }, .folded = { .opt = "--folded" },
+		.svg = { .opt = "--svg" },
+	};
+	struct {
+		int scope;
+		const char *list;
+		const struct vs_cpuset *cpus;
+	} specs[VS_MAX_EVENTS];
+	const struct vs_cpuset *cpus = NULL;	/* the last -c; NULL: "*" */
+	const char *rlog = NULL, *elf = NULL, *pending_c = NULL;
+	/* static: reachable, not a leak, on the early returns below */
+	static vpmu_config *tuncfg;
 	struct vpmu_model model;
 	char err[256], modelstr[256];
-	unsigned nspecs = 0, i;
-	bool dump = false, list = false, live_only = false;
+	unsigned nspecs = 0, ncpusets = 0, i;
+	bool dump = false, list = false, live_only = false, sampling = false;
 	uint64_t v;
-	char *eq;
-	int ch, ret;
+	int ch, ret, e;
 
 	o.rate = VS_RATE_DEFAULT;
 	o.callchain = true;
@@ -277,8 +408,15 @@ main(int argc, char **argv)
 	o.source = "exact";
 	o.vcpus = 1;
 	o.mem = 64;
+	o.outs = &outs;
+	/* --tunable names are checked against libvpmu's as they come. */
+	if ((e = vpmu_config_create(&tuncfg)) != 0) {
+		fprintf(stderr, "vpmustat: vpmu_config_create: %s\n", vpmu_strerror(e));
+		return (VS_EXIT_HOST);
+	}
 
-	while ((ch = getopt_long(argc, argv, "S:s:P:p:n:NCO:R:G:w:o:h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "S:s:P:p:n:NCO:R:G:w:o:c:h", longopts,
+	    NULL)) != -1) {
 		switch (ch) {
 		case 'S':
 		case 's':
@@ -288,7 +426,21 @@ main(int argc, char **argv)
 				return (bad("at most %s event options%s", "16", ""));
 			specs[nspecs].scope = ch == 'S' ? VS_SS : ch == 's' ? VS_SC :
 			    ch == 'P' ? VS_TS : VS_TC;
-			specs[nspecs++].list = optarg;
+			specs[nspecs].list = optarg;
+			/* pmcstat's -c: the system-mode PMCs that follow it */
+			specs[nspecs++].cpus = ch == 'S' || ch == 's' ? cpus : NULL;
+			if (ch == 'S' || ch == 's')
+				pending_c = NULL;
+			break;
+		case 'c':
+			if (ncpusets == VS_MAX_EVENTS)
+				return (bad("at most %s -c options%s", "16", ""));
+			if (cpuset_parse(optarg, &cpusets[ncpusets]) < 0)
+				return (bad("-c %s: want CPU numbers from 0 to 65535 and "
+				    "ranges N-M, joined by commas, or *%s", optarg, ""));
+			cpus = cpusets[ncpusets].all ? NULL : &cpusets[ncpusets];
+			ncpusets++;
+			pending_c = optarg;
 			break;
 		case 'n':
 			if (num("-n", optarg, 1, UINT64_C(1) << 62, &o.rate) < 0)
@@ -311,7 +463,7 @@ main(int argc, char **argv)
 			rlog = optarg;
 			break;
 		case 'G':
-			o.graph = optarg;
+			outs.graph.path = optarg;
 			break;
 		case 'w':
 			if (num("-w", optarg, 0, 86400, &v) < 0)
@@ -327,10 +479,10 @@ main(int argc, char **argv)
 			elf = optarg;
 			break;
 		case O_FOLDED:
-			o.folded = optarg;
+			outs.folded.path = optarg;
 			break;
 		case O_SVG:
-			o.svg = optarg;
+			outs.svg.path = optarg;
 			break;
 		case O_EVENT:
 			o.event = optarg;
@@ -384,23 +536,13 @@ main(int argc, char **argv)
 			live_only = true;
 			break;
 		case O_TUNABLE:
-			if ((eq = strchr(optarg, '=')) == NULL || eq == optarg ||
-			    o.ntunables == sizeof(o.tunables) / sizeof(o.tunables[0]))
-				return (bad("--tunable %s: want NAME=VALUE (16 at most)",
-				    optarg, ""));
-			*eq = '\0';
-			errno = 0;
-			o.tunables[o.ntunables].name = optarg;
-			o.tunables[o.ntunables].value = strtol(eq + 1, &eq, 0);
-			if (*eq != '\0' || errno != 0)
-				return (bad("--tunable %s: the value is not a number%s",
-				    optarg, ""));
-			o.ntunables++;
+			if ((ret = add_tunable(&o, tuncfg, optarg)) != 0)
+				return (ret);
 			live_only = true;
 			break;
 		case 'h':
 			usage(stdout);
-			return (0);
+			return (vs_stdout_flush(true) == 0 ? 0 : VS_EXIT_HOST);
 		default:
 			usage(stderr);		/* getopt_long said why */
 			return (VS_EXIT_USAGE);
@@ -415,7 +557,7 @@ main(int argc, char **argv)
 		if (rlog != NULL || nspecs != 0 || optind != argc)
 			return (bad("--list-events takes no other action%s%s", "", ""));
 		vs_event_list(stdout, model.vendor);
-		return (0);
+		return (vs_stdout_flush(true) == 0 ? 0 : VS_EXIT_HOST);
 	}
 
 	if (rlog != NULL) {
@@ -425,7 +567,14 @@ main(int argc, char **argv)
 		if (optind != argc)
 			return (bad("-R reads a log: no guest to run (\"%s\")%s", argv[optind],
 			    ""));
-		return (read_log(rlog, elf, dump, o.top, o.event, o.graph, o.folded, o.svg));
+		if (ncpusets > 1)
+			return (bad("-R reads a log: one -c at most%s%s", "", ""));
+		vpmu_config_destroy(tuncfg);
+		tuncfg = NULL;
+		ret = read_log(rlog, elf, dump, o.top, o.event, &outs, cpus);
+		if (vs_stdout_flush(true) < 0 && ret == 0)
+			ret = VS_EXIT_HOST;
+		return (ret);
 	}
 	if (elf != NULL || dump)
 		return (bad("--elf and --dump go with -R (a run reads its guest's "
@@ -433,12 +582,33 @@ main(int argc, char **argv)
 	if (nspecs == 0)
 		return (bad("nothing to do: give -S, -s, -P or -p and a guest, or -R%s%s",
 		    "", ""));
+	if (pending_c != NULL)
+		return (bad("-c %s: it sets the vCPUs of the -S and -s options after it, "
+		    "and none follows%s", pending_c, ""));
 	if (optind != argc - 1)
 		return (bad(optind == argc ? "no guest ELF given%s%s" :
 		    "one guest ELF only (\"%s\" too)%s", argv[argc - 1], ""));
 	o.guest = argv[optind];
-	for (i = 0; i < nspecs; i++)
-		if ((ret = add_events(&o, specs[i].scope, specs[i].list, model.vendor)) != 0)
+	for (i = 0; i < nspecs; i++) {
+		if ((ret = check_cpus(specs[i].cpus, o.vcpus)) != 0 ||
+		    (ret = add_events(&o, specs[i].scope, specs[i].list, model.vendor,
+		    specs[i].cpus)) != 0)
 			return (ret);
-	return (vs_live(&o, modelstr));
+		sampling |= specs[i].scope == VS_SS || specs[i].scope == VS_TS;
+	}
+	if (vs_outs_any(&outs) && !sampling)
+		return (bad("-G, --folded and --svg draw samples: give -S or -P%s%s", "",
+		    ""));
+	if (o.ntunables != 0 && (ret = check_tunables(tuncfg)) != 0)
+		return (ret);
+	vpmu_config_destroy(tuncfg);
+	tuncfg = NULL;
+	/* The files before the guest boots: a bad path fails before the run. */
+	if (vs_outs_open(&outs) < 0)
+		return (VS_EXIT_USAGE);
+	ret = vs_live(&o, modelstr);
+	vs_outs_discard(&outs);		/* what the run did not write */
+	if (vs_stdout_flush(true) < 0 && ret == 0)
+		ret = VS_EXIT_HOST;
+	return (ret);
 }

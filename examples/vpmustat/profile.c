@@ -7,6 +7,15 @@
  * A return address points after its CALL, so it is looked up one byte
  * back (a CALL at the very end of a function still names that function).
  *
+ * With an ELF, a chain is cut at its first return address whose byte
+ * before is not in the ELF's code: the walk read it from a frame that was
+ * none, and the frames above came from the same bad frame pointer.  With
+ * -c, the samples of CPUs not in the list are left out.
+ *
+ * The log is read through a buffer reader fed here, whatever the input is:
+ * at its end, the bytes fed and not returned as records are a record cut
+ * short, from a pipe as from a file.
+ *
  * Per event: a call tree from the root ("all") through the chain's frames,
  * outermost first; per function the samples it is the leaf of (self) and
  * the samples it is anywhere in (total, once per sample however deep the
@@ -15,11 +24,12 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include <vpmu/hwpmc.h>
 #include <vpmu/pmclog.h>
 
 #include "vpmustat.h"
@@ -138,6 +148,8 @@ vs_profile_free(struct vs_profile *p)
 		free(e->funcs);
 		free(e->edges);
 		free(e->addrs);
+		free(e->cpus);
+		map_free(&e->cpu_map);
 		map_free(&e->leaf_map);
 		map_free(&e->ret_map);
 		map_free(&e->edge_map);
@@ -160,20 +172,41 @@ vs_profile_name_pmc(struct vs_profile *p, uint32_t id, const char *name)
 		if (p->npmcs == sizeof(p->pmcs) / sizeof(p->pmcs[0]))
 			return;
 		p->npmcs++;
+		p->pmcs[i].flags_known = false;
 	}
 	p->pmcs[i].id = id;
 	snprintf(p->pmcs[i].name, sizeof(p->pmcs[i].name), "%s", name);
 }
 
-static const char *
-pmc_name(const struct vs_profile *p, uint32_t id)
+static int
+pmc_index(const struct vs_profile *p, uint32_t id)
 {
 	size_t i;
 
 	for (i = 0; i < p->npmcs; i++)
 		if (p->pmcs[i].id == id)
-			return (p->pmcs[i].name);
-	return (NULL);
+			return ((int)i);
+	return (-1);
+}
+
+static const char *
+pmc_name(const struct vs_profile *p, uint32_t id)
+{
+	int i = pmc_index(p, id);
+
+	return (i >= 0 ? p->pmcs[i].name : NULL);
+}
+
+/* A PMC's allocation flags, from its PMCALLOCATE(DYN) record. */
+static void
+pmc_flags(struct vs_profile *p, uint32_t id, uint32_t flags)
+{
+	int i = pmc_index(p, id);
+
+	if (i >= 0) {
+		p->pmcs[i].flags = flags;
+		p->pmcs[i].flags_known = true;
+	}
 }
 
 static struct vs_evprof *
@@ -284,12 +317,28 @@ count_addr(struct vs_evprof *e, uint64_t pc)
 	e->addrs[e->naddrs++] = (struct vs_addr){ pc, 1 };
 }
 
+static void
+count_cpu(struct vs_evprof *e, uint32_t cpu)
+{
+	int64_t known = map_get(&e->cpu_map, cpu);
+
+	if (known >= 0) {
+		e->cpus[known].samples++;
+		return;
+	}
+	e->cpus = grow(e->cpus, &e->capcpus, e->ncpus, sizeof(*e->cpus));
+	map_put(&e->cpu_map, cpu, (uint32_t)e->ncpus);
+	e->cpus[e->ncpus++] = (struct vs_cpucount){ cpu, 1 };
+}
+
 /* One CALLCHAIN record. */
 static void
 add_sample(struct vs_profile *p, const struct vpmu_pmclog_ev *ev)
 {
 	uint32_t f[VPMU_PMCLOG_CALLCHAIN_MAX];
 	const char *name = pmc_name(p, ev->u.callchain.pmcid);
+	uint32_t cpu = VPMU_PMCLOG_CPUFLAGS_CPU(ev->u.callchain.cpuflags);
+	int pi = pmc_index(p, ev->u.callchain.pmcid);
 	char buf[32];
 	struct vs_evprof *e;
 	struct vs_node *n;
@@ -302,9 +351,25 @@ add_sample(struct vs_profile *p, const struct vpmu_pmclog_ev *ev)
 	e = evprof(p, name);
 	if (npc == 0)
 		return;
+	if (p->cpus != NULL && !vs_cpuset_has(p->cpus, cpu)) {
+		p->filtered++;
+		return;
+	}
+	/* Cut at the first return address outside the code (one byte back). */
+	for (i = 1; i < npc; i++)
+		if (!vs_symtab_in_code(p->syms, ev->u.callchain.pc[i] - 1)) {
+			npc = i;
+			p->cut++;
+			break;
+		}
 	e->samples++;
 	if (VPMU_PMCLOG_CPUFLAGS_FLAGS(ev->u.callchain.cpuflags) & VPMU_PMCLOG_CC_F_USERSPACE)
 		e->user++;
+	if (npc > 1)
+		e->deep++;
+	if (pi >= 0 && p->pmcs[pi].flags_known && !(p->pmcs[pi].flags & VPMU_F_CALLCHAIN))
+		e->nochain++;
+	count_cpu(e, cpu);
 	for (i = 0; i < npc; i++)
 		f[i] = func_of(p, e, ev->u.callchain.pc[i], i == 0);
 	count_addr(e, ev->u.callchain.pc[0]);
@@ -405,79 +470,133 @@ dump_record(FILE *f, const struct vs_profile *p, const struct vpmu_pmclog_ev *ev
 
 /* ---- reading ------------------------------------------------------------------------ */
 
+/* One record into p. */
+static void
+add_record(struct vs_profile *p, const struct vpmu_pmclog_ev *ev, FILE *dump)
+{
+	char name[64];
+
+	if (p->records == 0)
+		p->initialized = ev->type == VPMU_PMCLOG_INITIALIZE;
+	p->records++;
+	p->bytes += ev->len;
+	if (ev->type < sizeof(p->by_type) / sizeof(p->by_type[0]))
+		p->by_type[ev->type]++;
+	if (dump != NULL)
+		dump_record(dump, p, ev);
+	switch (ev->type) {
+	case VPMU_PMCLOG_INITIALIZE:
+		p->version = ev->u.initialize.version;
+		p->cputype = ev->u.initialize.cputype;
+		p->tsc_freq = ev->u.initialize.tsc_freq;
+		break;
+	case VPMU_PMCLOG_PMCALLOCATEDYN:
+		if (pmc_name(p, ev->u.pmcallocatedyn.pmcid) == NULL)
+			vs_profile_name_pmc(p, ev->u.pmcallocatedyn.pmcid,
+			    ev->u.pmcallocatedyn.evname);
+		pmc_flags(p, ev->u.pmcallocatedyn.pmcid, ev->u.pmcallocatedyn.flags);
+		break;
+	case VPMU_PMCLOG_PMCALLOCATE:
+		if (pmc_name(p, ev->u.pmcallocate.pmcid) == NULL) {
+			snprintf(name, sizeof(name), "event %#" PRIx32,
+			    ev->u.pmcallocate.event);
+			vs_profile_name_pmc(p, ev->u.pmcallocate.pmcid, name);
+		}
+		pmc_flags(p, ev->u.pmcallocate.pmcid, ev->u.pmcallocate.flags);
+		break;
+	case VPMU_PMCLOG_CALLCHAIN:
+		add_sample(p, ev);
+		break;
+	case VPMU_PMCLOG_DROPNOTIFY:
+		p->drops++;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * The next bytes of fd into the reader: > 0 fed, 0 at the end of the
+ * input, -1 on a read error (errno).  A descriptor that would block is
+ * waited for.
+ */
+static ssize_t
+feed(vpmu_pmclog_reader *r, int fd, unsigned char *buf, size_t len)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	ssize_t got;
+	int err;
+
+	for (;;) {
+		if ((got = read(fd, buf, len)) > 0) {
+			if ((err = vpmu_pmclog_feed(r, buf, (size_t)got)) != 0) {
+				errno = err;
+				return (-1);
+			}
+			return (got);
+		}
+		if (got == 0)
+			return (0);
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return (-1);
+		(void)poll(&pfd, 1, -1);
+	}
+}
+
 int
 vs_profile_read(struct vs_profile *p, int fd, FILE *dump)
 {
+	enum { CHUNK = 64 * 1024 };
 	struct vpmu_pmclog_ev *ev;
 	vpmu_pmclog_reader *r;
-	uint64_t end = 0, last = 0;
-	struct stat st;
-	off_t start;
+	unsigned char *buf;
+	uint64_t fed = 0, end = 0, last = 0;
+	ssize_t got = 1;
 	int err, state, ret = 0;
 
-	if ((ev = malloc(sizeof(*ev))) == NULL)
+	if ((ev = malloc(sizeof(*ev))) == NULL || (buf = malloc(CHUNK)) == NULL)
 		oom();
-	start = lseek(fd, 0, SEEK_CUR);
-	if ((err = vpmu_pmclog_open_fd(fd, &r)) != 0) {
-		snprintf(p->error, sizeof(p->error), "vpmu_pmclog_open_fd: %s",
+	if ((err = vpmu_pmclog_open_buffer(&r)) != 0) {
+		snprintf(p->error, sizeof(p->error), "vpmu_pmclog_open_buffer: %s",
 		    strerror(err));
+		free(buf);
 		free(ev);
 		return (-1);
 	}
-	while ((state = vpmu_pmclog_read(r, ev)) == VPMU_PMCLOG_OK) {
-		if (p->records == 0)
-			p->initialized = ev->type == VPMU_PMCLOG_INITIALIZE;
-		p->records++;
-		p->bytes += ev->len;
-		end = ev->offset + ev->len;
-		last = ev->type;
-		if (ev->type < sizeof(p->by_type) / sizeof(p->by_type[0]))
-			p->by_type[ev->type]++;
-		if (dump != NULL)
-			dump_record(dump, p, ev);
-		switch (ev->type) {
-		case VPMU_PMCLOG_INITIALIZE:
-			p->version = ev->u.initialize.version;
-			p->cputype = ev->u.initialize.cputype;
-			p->tsc_freq = ev->u.initialize.tsc_freq;
-			break;
-		case VPMU_PMCLOG_PMCALLOCATEDYN:
-			if (pmc_name(p, ev->u.pmcallocatedyn.pmcid) == NULL)
-				vs_profile_name_pmc(p, ev->u.pmcallocatedyn.pmcid,
-				    ev->u.pmcallocatedyn.evname);
-			break;
-		case VPMU_PMCLOG_PMCALLOCATE:
-			if (pmc_name(p, ev->u.pmcallocate.pmcid) == NULL) {
-				char name[64];
-
-				snprintf(name, sizeof(name), "event %#" PRIx32,
-				    ev->u.pmcallocate.event);
-				vs_profile_name_pmc(p, ev->u.pmcallocate.pmcid, name);
-			}
-			break;
-		case VPMU_PMCLOG_CALLCHAIN:
-			add_sample(p, ev);
-			break;
-		case VPMU_PMCLOG_DROPNOTIFY:
-			p->drops++;
-			break;
-		default:
-			break;
+	/* EOF (after CLOSELOG) and REQUIRE_DATA both mean: feed it, if there is more. */
+	for (;;) {
+		state = vpmu_pmclog_read(r, ev);
+		if (state == VPMU_PMCLOG_OK) {
+			end = ev->offset + ev->len;
+			last = ev->type;
+			add_record(p, ev, dump);
+			continue;
 		}
+		if (state == VPMU_PMCLOG_ERROR || got == 0)
+			break;
+		if ((got = feed(r, fd, buf, CHUNK)) < 0)
+			break;
+		fed += (uint64_t)got;
 	}
 	p->closed = last == VPMU_PMCLOG_CLOSELOG;
 	if (state == VPMU_PMCLOG_ERROR) {
 		snprintf(p->error, sizeof(p->error), "%s", vpmu_pmclog_error(r));
 		ret = -1;
-	} else if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && start >= 0 &&
-	    (uint64_t)st.st_size > (uint64_t)start + end) {
-		/* The reader leaves a cut record unread: say that there was one. */
+	} else if (got < 0) {
+		snprintf(p->error, sizeof(p->error), "offset %" PRIu64 ": read: %s", fed,
+		    strerror(errno));
+		ret = -1;
+	} else if (fed > end) {
+		/* The reader holds a record cut short: say that there was one. */
 		snprintf(p->error, sizeof(p->error), "the log ends inside a record: "
 		    "%" PRIu64 " bytes after offset %" PRIu64 " are not a whole record",
-		    (uint64_t)st.st_size - (uint64_t)start - end, end);
+		    fed - end, end);
 		ret = -1;
 	}
 	vpmu_pmclog_close(r);
+	free(buf);
 	free(ev);
 	return (ret);
 }
@@ -526,6 +645,31 @@ pct(uint64_t n, uint64_t of)
 	return (of != 0 ? 100.0 * (double)n / (double)of : 0.0);
 }
 
+static int
+cpu_cmp(const void *a, const void *b)
+{
+	const struct vs_cpucount *x = a, *y = b;
+
+	return (x->cpu < y->cpu ? -1 : x->cpu > y->cpu);
+}
+
+/* The samples of each vCPU, by the CPU field of the records. */
+static void
+report_cpus(FILE *f, const struct vs_evprof *e)
+{
+	struct vs_cpucount *c;
+	size_t i;
+
+	if ((c = malloc(e->ncpus * sizeof(*c))) == NULL)
+		oom();
+	memcpy(c, e->cpus, e->ncpus * sizeof(*c));
+	qsort(c, e->ncpus, sizeof(*c), cpu_cmp);
+	for (i = 0; i < e->ncpus; i++)
+		fprintf(f, "  vCPU %" PRIu32 ": %" PRIu64 " sample%s (%.2f%%)\n", c[i].cpu,
+		    c[i].samples, c[i].samples == 1 ? "" : "s", pct(c[i].samples, e->samples));
+	free(c);
+}
+
 static void
 report_event(FILE *f, const struct vs_profile *p, const struct vs_evprof *e, unsigned top)
 {
@@ -538,6 +682,7 @@ report_event(FILE *f, const struct vs_profile *p, const struct vs_evprof *e, uns
 	    e->name, e->samples, e->user);
 	if (e->samples == 0)
 		return;
+	report_cpus(f, e);
 	if ((order = malloc(e->nfuncs * sizeof(*order))) == NULL)
 		oom();
 	for (i = 0; i < e->nfuncs; i++)
@@ -587,6 +732,12 @@ vs_report(FILE *f, const struct vs_profile *p, unsigned top)
 	    p->closed ? "CLOSELOG" : "no CLOSELOG",
 	    p->by_type[VPMU_PMCLOG_CALLCHAIN], p->drops,
 	    p->syms == NULL || p->syms->n == 0 ? nosym : "");
+	if (p->cpus != NULL)
+		fprintf(f, "vpmustat: -c %s: %" PRIu64 " sample%s of other vCPUs left out\n",
+		    p->cpus->spec, p->filtered, p->filtered == 1 ? "" : "s");
+	if (p->cut != 0)
+		fprintf(f, "vpmustat: %" PRIu64 " call chain%s cut at a return address "
+		    "outside the ELF's code\n", p->cut, p->cut == 1 ? "" : "s");
 	if (p->nev == 0)
 		fprintf(f, "no samples in the log\n");
 	for (i = 0; i < p->nev; i++)

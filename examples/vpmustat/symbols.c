@@ -5,6 +5,10 @@
  * none), sorted by address.  A symbol of size 0 (an assembly label without
  * .size) reaches to the next symbol.  Where several names share an
  * address, a global one wins over a weak one, and a weak one over a local.
+ *
+ * The code: the executable PT_LOAD segments (p_vaddr, p_memsz), or, in a
+ * file without them, the SHF_ALLOC | SHF_EXECINSTR sections; profile.c
+ * cuts a call chain at a return address outside it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -81,6 +85,61 @@ read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct cand **c, size_t *
 	return (0);
 }
 
+/* One range of code into t (grown); -1 out of memory. */
+static int
+add_code(struct vs_symtab *t, uint64_t lo, uint64_t size)
+{
+	void *p;
+
+	if (size == 0 || lo + size < lo)
+		return (0);
+	if ((p = realloc(t->code, (t->ncode + 1) * sizeof(*t->code))) == NULL)
+		return (-1);
+	t->code = p;
+	t->code[t->ncode].lo = lo;
+	t->code[t->ncode].hi = lo + size;
+	t->ncode++;
+	return (0);
+}
+
+/* The executable segments, or sections where there is no segment. */
+static int
+read_code(Elf *e, struct vs_symtab *t)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Phdr ph;
+	GElf_Shdr sh;
+	size_t i, nph = 0;
+
+	if (elf_getphdrnum(e, &nph) != 0)
+		nph = 0;
+	for (i = 0; i < nph; i++)
+		if (gelf_getphdr(e, (int)i, &ph) != NULL && ph.p_type == PT_LOAD &&
+		    (ph.p_flags & PF_X) && add_code(t, ph.p_vaddr, ph.p_memsz) < 0)
+			return (-1);
+	if (t->ncode != 0)
+		return (0);
+	while ((scn = elf_nextscn(e, scn)) != NULL)
+		if (gelf_getshdr(scn, &sh) != NULL &&
+		    (sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) ==
+		    (SHF_ALLOC | SHF_EXECINSTR) && add_code(t, sh.sh_addr, sh.sh_size) < 0)
+			return (-1);
+	return (0);
+}
+
+bool
+vs_symtab_in_code(const struct vs_symtab *t, uint64_t addr)
+{
+	size_t i;
+
+	if (t == NULL || t->ncode == 0)
+		return (true);
+	for (i = 0; i < t->ncode; i++)
+		if (addr >= t->code[i].lo && addr < t->code[i].hi)
+			return (true);
+	return (false);
+}
+
 int
 vs_symtab_load(struct vs_symtab *t, const char *path, char *err, size_t errlen)
 {
@@ -119,6 +178,10 @@ vs_symtab_load(struct vs_symtab *t, const char *path, char *err, size_t errlen)
 		}
 	if (n == 0) {
 		snprintf(err, errlen, "%s: no function symbols (stripped?)", path);
+		goto out;
+	}
+	if (read_code(e, t) < 0) {
+		snprintf(err, errlen, "%s: out of memory", path);
 		goto out;
 	}
 	qsort(c, n, sizeof(*c), cand_cmp);
@@ -160,8 +223,11 @@ vs_symtab_free(struct vs_symtab *t)
 	for (i = 0; i < t->n; i++)
 		free(t->s[i].name);
 	free(t->s);
+	free(t->code);
 	t->s = NULL;
 	t->n = 0;
+	t->code = NULL;
+	t->ncode = 0;
 }
 
 const struct vs_sym *

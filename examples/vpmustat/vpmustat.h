@@ -8,8 +8,11 @@
  *              the progress line, the counting table
  *   profile.c  the log read back: samples into a call tree; the report,
  *              the call graph, folded stacks, the record dump
- *   symbols.c  guest addresses to function names through libelf
+ *   symbols.c  guest addresses to function names through libelf; the
+ *              ELF's code, where a return address may point
  *   flame.c    the flame graph, an SVG drawn here
+ *   output.c   the files -G, --folded and --svg write: opened before the
+ *              work, written whole or not at all; write errors
  */
 #ifndef VPMUSTAT_H
 #define VPMUSTAT_H
@@ -25,6 +28,24 @@
 #define VS_RATE_DEFAULT	65536	/* pmcstat's -n default */
 #define VS_MAX_EVENTS	16	/* the paravirtual class has 16 rows */
 
+/* ---- main.c: -c CPU lists --------------------------------------------------- */
+
+/*
+ * A -c list: CPU numbers and ranges ("0,2", "0-3,6"), or "*" for every
+ * CPU.  A log record's CPU field has 16 bits: CPUs are 0 to 65535.
+ */
+#define VS_CPU_MAX	65535
+#define VS_CPU_RANGES	32
+
+struct vs_cpuset {
+	const char *spec;	/* as given */
+	bool	 all;		/* "*" */
+	unsigned n;
+	struct { uint32_t lo, hi; } r[VS_CPU_RANGES];
+};
+
+bool vs_cpuset_has(const struct vs_cpuset *c, uint32_t cpu);
+
 /* ---- events.c --------------------------------------------------------------- */
 
 enum vs_scope { VS_SS, VS_SC, VS_TS, VS_TC };	/* -S, -s, -P, -p */
@@ -36,6 +57,7 @@ struct vs_event {
 	uint64_t raw;		/* with VPMU_EV_RAW */
 	uint32_t caps;		/* VPMU_CAP_USER / SYSTEM / EDGE / INVERT / THRESHOLD */
 	uint32_t cmask;
+	const struct vs_cpuset *cpus;	/* -S / -s: the -c before it; NULL: every vCPU */
 };
 
 /*
@@ -61,15 +83,20 @@ struct vs_sym {
 struct vs_symtab {
 	struct vs_sym *s;	/* sorted by addr */
 	size_t	 n;
+	/* the ELF's code: its executable PT_LOAD segments (sections without them) */
+	struct { uint64_t lo, hi; } *code;	/* [lo, hi) */
+	size_t	 ncode;
 };
 
-/* The FUNC symbols of an ELF file; 0, or -1 with the reason in err. */
+/* The FUNC symbols and the code of an ELF file; 0, or -1 with the reason in err. */
 int  vs_symtab_load(struct vs_symtab *t, const char *path, char *err, size_t errlen);
 void vs_symtab_free(struct vs_symtab *t);
 /* The function holding addr, or NULL; *off the offset in it. */
 const struct vs_sym *vs_symtab_find(const struct vs_symtab *t, uint64_t addr, uint64_t *off);
 /* "name+0xoff", or "0xaddr" when no function holds addr. */
 void vs_symtab_format(const struct vs_symtab *t, uint64_t addr, char *buf, size_t len);
+/* addr is in the ELF's code (true when the table knows no code). */
+bool vs_symtab_in_code(const struct vs_symtab *t, uint64_t addr);
 
 /* ---- profile.c ----------------------------------------------------------------- */
 
@@ -98,6 +125,11 @@ struct vs_addr {
 	uint64_t count;
 };
 
+struct vs_cpucount {
+	uint32_t cpu;
+	uint64_t samples;
+};
+
 /* A hash map from 64-bit keys to 32-bit values (profile.c). */
 struct vs_map {
 	uint64_t *keys;
@@ -110,6 +142,10 @@ struct vs_evprof {
 	char	 name[64];
 	uint64_t samples;
 	uint64_t user;		/* taken in user mode */
+	uint64_t deep;		/* with a caller: chains of two frames or more, as kept */
+	uint64_t nochain;	/* of PMCs allocated without VPMU_F_CALLCHAIN (-N) */
+	struct vs_cpucount *cpus;	/* samples by the records' CPU, sorted at the end */
+	size_t	 ncpus, capcpus;
 	struct vs_node root;	/* func UINT32_MAX: "all" */
 	struct vs_func *funcs;
 	size_t	 nfuncs, capfuncs;
@@ -118,7 +154,7 @@ struct vs_evprof {
 	struct vs_addr *addrs;	/* leaf PCs */
 	size_t	 naddrs, capaddrs;
 	/* indexes: a PC as a leaf / as a return address -> func; edge; addr */
-	struct vs_map leaf_map, ret_map, edge_map, addr_map;
+	struct vs_map leaf_map, ret_map, edge_map, addr_map, cpu_map;
 };
 
 /* What a log holds: its records summed up, samples by event. */
@@ -131,9 +167,12 @@ struct vs_profile {
 	uint64_t tsc_freq;
 	bool	 initialized;		/* INITIALIZE came first */
 	bool	 closed;		/* CLOSELOG came last */
-	/* PMC id -> event name, from PMCALLOCATE(DYN) or the caller */
-	struct { uint32_t id; char name[64]; } pmcs[256];
+	/* PMC id -> event name, from PMCALLOCATE(DYN) or the caller; its flags */
+	struct { uint32_t id; char name[64]; uint32_t flags; bool flags_known; } pmcs[256];
 	size_t	 npmcs;
+	const struct vs_cpuset *cpus;	/* -R -c: the CPUs whose samples count; NULL: all */
+	uint64_t filtered;		/* samples of other CPUs, left out */
+	uint64_t cut;			/* chains cut at a return address outside the code */
 	struct vs_evprof *ev;
 	size_t	 nev;
 	char	 error[256];		/* the reader's, if the log is bad or cut */
@@ -144,9 +183,11 @@ void vs_profile_free(struct vs_profile *p);
 /* Name a PMC before its records are read (live mode: the user's spelling). */
 void vs_profile_name_pmc(struct vs_profile *p, uint32_t id, const char *name);
 /*
- * Read the log at fd (from its current offset) record by record; with
- * dump, print each record to dump.  0, or -1 if the reader stopped at an
- * error (p->error says why; what came before is in p).
+ * Read the log at fd (from its current offset) to its end, record by
+ * record, the same way whatever fd is (a file, a pipe, a FIFO); with dump,
+ * print each record to dump.  0, or -1 if the reader stopped at an error
+ * or the input ends inside a record (p->error says why; what came before
+ * is in p).
  */
 int  vs_profile_read(struct vs_profile *p, int fd, FILE *dump);
 /* The event to draw: by name, or the first with samples; NULL if none. */
@@ -177,8 +218,9 @@ struct vs_live_opts {
 	const char *log;		/* -O */
 	unsigned wait_s;		/* -w */
 	const char *out;		/* -o */
-	/* what the report writes after the run */
-	const char *graph, *folded, *svg, *event;
+	/* what the report writes after the run: files open before it */
+	struct vs_outs *outs;
+	const char *event;
 	unsigned top;
 	/* --tunable NAME=VALUE */
 	struct { const char *name; long value; } tunables[16];
@@ -194,9 +236,38 @@ struct vs_live_opts {
 /* Run the guest; the exit status (the guest's, or VS_EXIT_*). */
 int vs_live(struct vs_live_opts *o, const char *modelstr);
 
-/* main.c: write the outputs of a read log (report, -G, --folded, --svg). */
-int vs_outputs(const struct vs_profile *p, FILE *report, unsigned top,
-    const char *event, const char *graph, const char *folded, const char *svg,
-    const char *title);
+/* ---- output.c ---------------------------------------------------------------------- */
+
+/* A file of -G, --folded or --svg. */
+struct vs_out {
+	const char *opt;	/* "-G", "--folded", "--svg" */
+	const char *path;	/* NULL: not asked for; "-": standard output */
+	FILE	*f;		/* open from vs_outs_open() until written or discarded */
+	bool	 created;	/* vpmustat created it: removed unless written */
+	bool	 regular;	/* a regular file: truncated when written, removed if cut */
+};
+struct vs_outs {
+	struct vs_out graph, folded, svg;
+};
+
+/* Any file asked for. */
+bool vs_outs_any(const struct vs_outs *o);
+/*
+ * Open every file asked for, before the work whose result it will hold: a
+ * path that cannot be written fails now, with a message.  An existing file
+ * is not truncated until it is written.  0, or -1 (nothing left open or
+ * created).
+ */
+int  vs_outs_open(struct vs_outs *o);
+/* Close what is open unwritten; remove the files vs_outs_open() created. */
+void vs_outs_discard(struct vs_outs *o);
+/*
+ * The report to report, then, with write, the files (else they are
+ * discarded: the run or the read failed).  0 or an exit status.
+ */
+int  vs_outputs(const struct vs_profile *p, FILE *report, unsigned top,
+    const char *event, struct vs_outs *o, bool write, const char *title);
+/* Flush standard output; at the end (last), say if a write to it failed.  0 or -1. */
+int  vs_stdout_flush(bool last);
 
 #endif /* VPMUSTAT_H */

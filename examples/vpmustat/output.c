@@ -1,0 +1,253 @@
+/*
+ * output.c -- the files -G, --folded and --svg write, and standard output.
+ *
+ * A run may take hours and a log may be large, so every file is opened
+ * before the work: a path that cannot be written fails at once, not after
+ * the profile is taken.  The files are written only if the work succeeds:
+ *
+ *   opened     a new file is created (O_EXCL, so vpmustat knows it made
+ *              it); an existing one is opened as it is, not truncated, so
+ *              a failed run leaves it untouched; a FIFO or a device (not a
+ *              regular file) is opened for writing as fopen() would
+ *   written    a regular file is truncated, then written; the write is
+ *              checked (fflush, ferror, fclose): a file cut short by an
+ *              error (a full disk) is removed, and the status is 1
+ *   discarded  the run or the read failed: what vpmustat created is
+ *              removed, what was there is left as it was
+ *
+ * Standard output ("-", the -R report, a run's guest console) is checked
+ * once at the end: a write that failed is an error too.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vpmustat.h"
+
+static int stdout_errno;	/* the first failed flush of standard output */
+
+/* An errno's text; -1: a write failed whose errno is not known. */
+static const char *
+why(int err)
+{
+	return (err > 0 ? strerror(err) : "a write failed");
+}
+
+static struct vs_out *
+out_at(struct vs_outs *o, int i)
+{
+	return (i == 0 ? &o->graph : i == 1 ? &o->folded : &o->svg);
+}
+
+bool
+vs_outs_any(const struct vs_outs *o)
+{
+	return (o->graph.path != NULL || o->folded.path != NULL || o->svg.path != NULL);
+}
+
+static int
+out_open(struct vs_out *o)
+{
+	struct stat sb;
+	int fd;
+
+	if (strcmp(o->path, "-") == 0) {
+		o->f = stdout;
+		return (0);
+	}
+	if ((fd = open(o->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) >= 0)
+		o->created = true;
+	else if (errno != EEXIST)
+		goto fail;
+	else if ((fd = open(o->path, O_WRONLY | O_CLOEXEC)) < 0) {
+		/*
+		 * ENOENT: a symbolic link to nothing, or a file removed since:
+		 * created as fopen() would, through the link, and not removed
+		 * (the path may name the link).
+		 */
+		if (errno != ENOENT ||
+		    (fd = open(o->path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666)) < 0)
+			goto fail;
+	}
+	o->regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+	if ((o->f = fdopen(fd, "w")) == NULL) {
+		close(fd);
+		if (o->created)
+			(void)unlink(o->path);
+		o->created = false;
+		goto fail;
+	}
+	return (0);
+fail:
+	fprintf(stderr, "vpmustat: %s %s: %s\n", o->opt, o->path, strerror(errno));
+	return (-1);
+}
+
+static void
+out_discard(struct vs_out *o)
+{
+	if (o->f == NULL)
+		return;
+	if (o->f != stdout) {
+		fclose(o->f);
+		if (o->created)
+			(void)unlink(o->path);
+	}
+	o->f = NULL;
+	o->created = false;
+}
+
+int
+vs_outs_open(struct vs_outs *o)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (out_at(o, i)->path != NULL && out_open(out_at(o, i)) < 0) {
+			vs_outs_discard(o);
+			return (-1);
+		}
+	return (0);
+}
+
+void
+vs_outs_discard(struct vs_outs *o)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		out_discard(out_at(o, i));
+}
+
+/* Ready to be written: a regular file that was there is truncated now. */
+static FILE *
+out_begin(struct vs_out *o)
+{
+	if (o->f != stdout && o->regular && !o->created &&
+	    ftruncate(fileno(o->f), 0) != 0) {
+		fprintf(stderr, "vpmustat: %s %s: %s\n", o->opt, o->path, strerror(errno));
+		out_discard(o);
+		return (NULL);
+	}
+	return (o->f);
+}
+
+/* Written: every byte out, or a message, the file removed and -1. */
+static int
+out_end(struct vs_out *o)
+{
+	FILE *f = o->f;
+	int err = 0;
+
+	o->f = NULL;
+	if (f == stdout)
+		return (vs_stdout_flush(false));
+	if (fflush(f) != 0)
+		err = errno;
+	else if (ferror(f))
+		err = -1;	/* an earlier write failed; its errno is gone */
+	if (fclose(f) != 0 && err == 0)
+		err = errno;
+	if (err == 0)
+		return (0);
+	fprintf(stderr, "vpmustat: %s %s: %s\n", o->opt, o->path, why(err));
+	if (o->regular)
+		(void)unlink(o->path);	/* cut short: no half file */
+	return (-1);
+}
+
+/*
+ * A failed flush gives its errno; a stream whose error flag an earlier
+ * write set (the guest's console, flushed by run.c) does not.
+ */
+int
+vs_stdout_flush(bool last)
+{
+	if (fflush(stdout) != 0 && stdout_errno == 0)
+		stdout_errno = errno;
+	if (!ferror(stdout))
+		return (0);
+	if (last)
+		fprintf(stderr, "vpmustat: standard output: %s\n",
+		    why(stdout_errno != 0 ? stdout_errno : -1));
+	return (-1);
+}
+
+/* A warning when -G, --folded and --svg can show no caller. */
+static void
+flat_warning(const struct vs_evprof *e)
+{
+	if (e->samples == 0 || e->deep != 0)
+		return;
+	if (e->nochain == e->samples)
+		fprintf(stderr, "vpmustat: warning: event %s was sampled without call "
+		    "chains (-N): -G, --folded and --svg show no callers\n", e->name);
+	else
+		fprintf(stderr, "vpmustat: warning: every call chain of event %s is one "
+		    "frame deep: -G, --folded and --svg show no callers; build the guest "
+		    "with -fno-omit-frame-pointer (and -mno-omit-leaf-frame-pointer)\n",
+		    e->name);
+}
+
+int
+vs_outputs(const struct vs_profile *p, FILE *report, unsigned top, const char *event,
+    struct vs_outs *o, bool write, const char *title)
+{
+	static const struct vs_evprof none = { .name = "(none)" };
+	const struct vs_evprof *e;
+	struct vs_out *out;
+	const char *base;
+	char t[256];
+	FILE *f;
+	int i, ret = 0;
+
+	vs_report(report, p, top);
+	if (report == stdout)
+		(void)vs_stdout_flush(false);
+	else
+		fflush(report);
+	if (!vs_outs_any(o))
+		return (0);
+	if (!write) {
+		vs_outs_discard(o);
+		return (0);
+	}
+	if ((e = vs_profile_event(p, event)) == NULL) {
+		if (event != NULL) {
+			fprintf(stderr, "vpmustat: --event %s: no samples of it in the log: "
+			    "-G, --folded and --svg not written\n", event);
+			vs_outs_discard(o);
+			return (VS_EXIT_USAGE);
+		}
+		fprintf(stderr, "vpmustat: no samples in the log: -G, --folded and "
+		    "--svg are empty\n");
+		e = &none;
+	}
+	flat_warning(e);
+	for (i = 0; i < 3; i++) {
+		out = out_at(o, i);
+		if (out->path == NULL)
+			continue;
+		if (out->f == NULL || (f = out_begin(out)) == NULL) {
+			ret = VS_EXIT_HOST;
+			continue;
+		}
+		if (out == &o->graph)
+			vs_callgraph(f, e);
+		else if (out == &o->folded)
+			vs_folded(f, e);
+		else {
+			base = strrchr(title, '/') != NULL ? strrchr(title, '/') + 1 : title;
+			snprintf(t, sizeof(t), "Flame graph: %s", base);
+			vs_flamegraph(f, e, t);
+		}
+		if (out_end(out) < 0)
+			ret = VS_EXIT_HOST;
+		else if (out == &o->svg && strcmp(out->path, "-") != 0)
+			fprintf(report, "vpmustat: flame graph: %s\n", out->path);
+	}
+	return (ret);
+}

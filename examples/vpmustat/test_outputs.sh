@@ -1,0 +1,370 @@
+#!/bin/sh
+# test_outputs.sh VPMUSTAT TEST_FLATLOG HOT.elf WORKDIR CASE
+#
+# vpmustat's outputs and errors where no guest runs (no /dev/kvm): logs
+# written by test_flatlog.c, read with -R, or runs that fail before the
+# guest boots.  HOT.elf is examples/guests/hot.c's ELF, for its symbols
+# and its code; the samples are made up at its functions' addresses (nm).
+# Each CASE checks exit statuses, exact messages, and which files exist:
+#
+#   open_first     a bad -G / --folded / --svg path fails at once, status 2,
+#                  before the guest boots or the log is read; the files
+#                  opened before it are removed
+#   pipe_cut       a log cut inside its last record is an error read from
+#                  a file, standard input (-), /dev/stdin and a FIFO alike:
+#                  status 1, one message, the same report; a whole log
+#                  through a pipe reads as from the file
+#   no_files_on_error  a log cut short, or --event with no samples: no
+#                  -G/--folded/--svg file, no "flame graph:" line, and a
+#                  file that was there is left as it was
+#   tunable        --tunable errors: status 2, the reason and the tunables
+#   write_errors   /dev/full as -G, --folded, --svg, standard output: status
+#                  1 and a message; a regular file cut short is removed
+#   cpus           the per-vCPU breakdown; -R -c filters by the records'
+#                  CPU; -c errors, live -c checked against --vcpus
+#   chains         with the ELF, a chain is cut at its first return address
+#                  outside the code; without it, not; the one-frame warning
+#                  for -N logs and logs without frame pointers
+set -u
+vs=$1 gen=$2 elf=$3 dir=$4 case=$5
+
+fail() {
+	echo "test_outputs.sh: $case: FAIL: $*"
+	exit 1
+}
+
+# same NAME FILE: FILE holds exactly standard input.
+same() {
+	cat >"$dir/$1.want"
+	cmp -s "$dir/$1.want" "$2" || {
+		diff "$dir/$1.want" "$2"
+		fail "$1: not the expected text"
+	}
+}
+
+# run NAME WANT_STATUS VPMUSTAT_ARGS...: NAME.out, NAME.err; the status checked.
+run() {
+	name=$1 want=$2
+	shift 2
+	"$vs" "$@" >"$dir/$name.out" 2>"$dir/$name.err"
+	st=$?
+	[ "$st" -eq "$want" ] || {
+		cat "$dir/$name.err"
+		fail "$name: vpmustat $* exited $st, want $want"
+	}
+}
+
+absent() {
+	for f in "$@"; do
+		[ -e "$f" ] && fail "$f exists"
+	done
+	return 0
+}
+
+addr() {
+	a=$(nm "$elf" | sed -n "s/^\([0-9a-f]*\) [Tt] $1\$/\1/p")
+	[ -n "$a" ] || fail "no $1 in $elf"
+	echo $((0x$a))
+}
+
+rm -rf "$dir" && mkdir -p "$dir" || exit 1
+command -v nm >/dev/null || { echo "test_outputs.sh: skipped (no nm)"; exit 77; }
+hot=$(addr hot) cold=$(addr cold) work=$(addr work) main=$(addr main)
+# Four samples: main;work;hot on vCPUs 0 and 1, main;work;cold on 2, and
+# on 0 one whose second frame (0x7e0001) is no code of hot.elf.
+cat >"$dir/deep.txt" <<EOF
+0 $((hot + 4)),$((work + 0x10)),$((main + 0x10))
+1 $((hot + 4)),$((work + 0x10)),$((main + 0x10))
+2 $((cold + 4)),$((work + 0x20)),$((main + 0x10))
+0 $((hot + 8)),0x7e0001,$((main + 0x10))
+EOF
+"$gen" -o "$dir/deep.log" <"$dir/deep.txt" || fail "test_flatlog -o deep.log"
+"$gen" -o "$dir/cut.log" -t 10 <"$dir/deep.txt" || fail "test_flatlog -o cut.log"
+hx() { printf '%-18s' "$(printf '%#x' "$1")"; }
+
+case $case in
+open_first)
+	# A run: -G opens first, then --svg fails; no KVM is touched.
+	run live 2 -S instructions -G "$dir/live.graph" --svg /nonexistent/dir/x.svg "$elf"
+	same live.err "$dir/live.err" <<'EOF'
+vpmustat: --svg /nonexistent/dir/x.svg: No such file or directory
+EOF
+	absent "$dir/live.graph"
+	for opt in -G --folded; do
+		run "live$opt" 2 -S instructions "$opt" /nonexistent/dir/x "$elf"
+		same "live$opt.err" "$dir/live$opt.err" <<EOF
+vpmustat: $opt /nonexistent/dir/x: No such file or directory
+EOF
+	done
+	# -R: nothing is read (no report), nothing is left.
+	run read 2 -R "$dir/deep.log" --folded "$dir/read.folded" --svg /nonexistent/dir/x.svg
+	same read.err "$dir/read.err" <<'EOF'
+vpmustat: --svg /nonexistent/dir/x.svg: No such file or directory
+EOF
+	[ -s "$dir/read.out" ] && fail "a report though an output cannot be opened"
+	absent "$dir/read.folded"
+	# -R - : standard input is not read either.
+	printf 'x' | "$vs" -R - -G /nonexistent/dir/x >"$dir/stdin.out" 2>"$dir/stdin.err"
+	[ $? -eq 2 ] || fail "-R - with a bad -G: status $?"
+	same stdin.err "$dir/stdin.err" <<'EOF'
+vpmustat: -G /nonexistent/dir/x: No such file or directory
+EOF
+	;;
+pipe_cut)
+	msg="the log ends inside a record: 6 bytes after offset 432 are not a whole record (the report has the records before)"
+	run file 1 -R "$dir/cut.log" --elf "$elf"
+	same file.err "$dir/file.err" <<EOF
+vpmustat: $dir/cut.log: $msg
+EOF
+	"$vs" -R - --elf "$elf" <"$dir/cut.log" >"$dir/redir.out" 2>"$dir/redir.err"
+	[ $? -eq 1 ] || fail "-R - <cut.log: status $?"
+	cat "$dir/cut.log" | "$vs" -R - --elf "$elf" >"$dir/pipe.out" 2>"$dir/pipe.err"
+	[ $? -eq 1 ] || fail "cat cut.log | -R -: status $?"
+	cat "$dir/cut.log" | "$vs" -R /dev/stdin --elf "$elf" >"$dir/devstdin.out" \
+	    2>"$dir/devstdin.err"
+	[ $? -eq 1 ] || fail "cat cut.log | -R /dev/stdin: status $?"
+	mkfifo "$dir/fifo" || fail "mkfifo"
+	cat "$dir/cut.log" >"$dir/fifo" &
+	writer=$!
+	"$vs" -R "$dir/fifo" --elf "$elf" >"$dir/fifo.out" 2>"$dir/fifo.err"
+	st=$?
+	kill "$writer" 2>/dev/null	# if vpmustat never opened the FIFO
+	wait
+	[ $st -eq 1 ] || fail "-R FIFO: status $st"
+	for how in redir pipe devstdin fifo; do
+		cmp -s "$dir/file.out" "$dir/$how.out" || {
+			diff "$dir/file.out" "$dir/$how.out"
+			fail "$how: not the report of the file"
+		}
+	done
+	same redir.err "$dir/redir.err" <<EOF
+vpmustat: -: $msg
+EOF
+	same pipe.err "$dir/pipe.err" <<EOF
+vpmustat: -: $msg
+EOF
+	same devstdin.err "$dir/devstdin.err" <<EOF
+vpmustat: /dev/stdin: $msg
+EOF
+	same fifo.err "$dir/fifo.err" <<EOF
+vpmustat: $dir/fifo: $msg
+EOF
+	# The whole log: status 0 through a pipe as from the file.
+	run whole 0 -R "$dir/deep.log" --elf "$elf"
+	cat "$dir/deep.log" | "$vs" -R - --elf "$elf" >"$dir/wpipe.out" 2>"$dir/wpipe.err"
+	[ $? -eq 0 ] || fail "cat deep.log | -R -: status $?"
+	cmp -s "$dir/whole.out" "$dir/wpipe.out" || fail "a whole log through a pipe"
+	[ -s "$dir/wpipe.err" ] && fail "a whole log through a pipe: a message"
+	;;
+no_files_on_error)
+	echo keep >"$dir/keep.svg"
+	run cut 1 -R "$dir/cut.log" --elf "$elf" --svg "$dir/x.svg" -G "$dir/x.graph" \
+	    --folded "$dir/x.folded"
+	same cut.err "$dir/cut.err" <<EOF
+vpmustat: $dir/cut.log: the log ends inside a record: 6 bytes after offset 432 are not a whole record (the report has the records before; -G, --folded and --svg not written)
+EOF
+	absent "$dir/x.svg" "$dir/x.graph" "$dir/x.folded"
+	grep -q "flame graph" "$dir/cut.out" && fail "a flame graph announced"
+	run keep 1 -R "$dir/cut.log" --svg "$dir/keep.svg"
+	same keep.svg "$dir/keep.svg" <<'EOF'
+keep
+EOF
+	run event 2 -R "$dir/deep.log" --svg "$dir/x.svg" --event branches
+	same event.err "$dir/event.err" <<'EOF'
+vpmustat: --event branches: no samples of it in the log: -G, --folded and --svg not written
+EOF
+	absent "$dir/x.svg"
+	# The same with a whole log: written and announced.
+	run ok 0 -R "$dir/deep.log" --svg "$dir/x.svg"
+	grep -q "<svg" "$dir/x.svg" || fail "no SVG from a whole log"
+	[ "$(tail -n 1 "$dir/ok.out")" = "vpmustat: flame graph: $dir/x.svg" ] ||
+		fail "the flame graph not announced"
+	;;
+tunable)
+	names="vpmustat: the tunables are callchaindepth, hashsize, logbuffersize, mincount, mtxpoolsize, nbuffers_pcpu, nsamples, unprivileged_syspmcs, unprivileged_proc_debug (or kern.hwpmc.NAME, security.bsd.NAME; see vpmu(3))"
+	run name 2 -S instructions --tunable nosuch=1 "$elf"
+	same name.err "$dir/name.err" <<EOF
+vpmustat: --tunable nosuch: no such tunable
+$names
+EOF
+	run form 2 -S instructions --tunable nsamples "$elf"
+	same form.err "$dir/form.err" <<EOF
+vpmustat: --tunable nsamples: want NAME=VALUE
+$names
+EOF
+	run value 2 -S instructions --tunable kern.hwpmc.nsamples=4x "$elf"
+	same value.err "$dir/value.err" <<EOF
+vpmustat: --tunable kern.hwpmc.nsamples=4x: the value is not a whole number from -2147483648 to 2147483647
+$names
+EOF
+	run range 2 -S instructions --tunable nsamples=0 "$elf"
+	same range.err "$dir/range.err" <<EOF
+vpmustat: --tunable: hwpmc: tunable nsamples=0 out of range.
+$names
+EOF
+	run product 2 -S instructions --tunable nbuffers_pcpu=1024 --tunable logbuffersize=1024 "$elf"
+	same product.err "$dir/product.err" <<EOF
+vpmustat: --tunable: hwpmc: nbuffers_pcpu=1024 * logbuffersize=1024 exceeds 32MB per CPU limit, resetting to defaults (32 * 256).
+$names
+EOF
+	for f in name form value range product; do
+		[ -s "$dir/$f.out" ] && fail "$f: standard output"
+	done
+	;;
+write_errors)
+	for opt in -G --folded --svg; do
+		run "full$opt" 1 -R "$dir/deep.log" --elf "$elf" "$opt" /dev/full
+		same "full$opt.err" "$dir/full$opt.err" <<EOF
+vpmustat: $opt /dev/full: No space left on device
+EOF
+	done
+	"$vs" -R "$dir/deep.log" >/dev/full 2>"$dir/stdout.err"
+	[ $? -eq 1 ] || fail "-R with standard output on /dev/full: status $?"
+	same stdout.err "$dir/stdout.err" <<'EOF'
+vpmustat: standard output: No space left on device
+EOF
+	"$vs" -R "$dir/deep.log" --folded - >/dev/full 2>"$dir/dash.err"
+	[ $? -eq 1 ] || fail "--folded - on /dev/full: status $?"
+	same dash.err "$dir/dash.err" <<'EOF'
+vpmustat: standard output: No space left on device
+EOF
+	"$vs" --help >/dev/full 2>"$dir/help.err"
+	[ $? -eq 1 ] || fail "--help on /dev/full: status $?"
+	same help.err "$dir/help.err" <<'EOF'
+vpmustat: standard output: No space left on device
+EOF
+	# A regular file cut short (the file size limit, SIGXFSZ ignored):
+	# removed, not left half written.
+	echo keep >"$dir/big.svg"
+	sh -c 'trap "" XFSZ; ulimit -f 1; exec "$@"' sh "$vs" -R "$dir/deep.log" \
+	    --elf "$elf" --svg "$dir/big.svg" >/dev/null 2>"$dir/big.err"
+	[ $? -eq 1 ] || fail "--svg past the file size limit: status $?"
+	same big.err "$dir/big.err" <<EOF
+vpmustat: --svg $dir/big.svg: File too large
+EOF
+	absent "$dir/big.svg"
+	;;
+cpus)
+	run all 0 -R "$dir/deep.log" --elf "$elf" --top 2
+	{
+		cat <<'EOF'
+vpmustat: 7 records, 448 bytes; INITIALIZE first, CLOSELOG last; 4 CALLCHAIN, 0 DROPNOTIFY
+vpmustat: 1 call chain cut at a return address outside the ELF's code
+
+event instructions: 4 samples (0 in user mode)
+  vCPU 0: 2 samples (50.00%)
+  vCPU 1: 1 sample (25.00%)
+  vCPU 2: 1 sample (25.00%)
+    self%      self  total%     total  function
+    75.00         3   75.00         3  hot
+    25.00         1   25.00         1  cold
+  (2 more functions)
+  hottest addresses:
+EOF
+		echo "    50.00         2  $(hx $((hot + 4))) hot+0x4"
+		# equal counts: by address (of one length: sorted as text)
+		{
+			echo "    25.00         1  $(hx $((hot + 8))) hot+0x8"
+			echo "    25.00         1  $(hx $((cold + 4))) cold+0x4"
+		} | sort -k3,3
+	} >"$dir/all.want2"
+	same all.out "$dir/all.out" <"$dir/all.want2"
+	run some 0 -R "$dir/deep.log" --elf "$elf" -c 0,2 --top 0 --folded "$dir/some.folded"
+	{
+		cat <<'EOF'
+vpmustat: 7 records, 448 bytes; INITIALIZE first, CLOSELOG last; 4 CALLCHAIN, 0 DROPNOTIFY
+vpmustat: -c 0,2: 1 sample of other vCPUs left out
+vpmustat: 1 call chain cut at a return address outside the ELF's code
+
+event instructions: 3 samples (0 in user mode)
+  vCPU 0: 2 samples (66.67%)
+  vCPU 2: 1 sample (33.33%)
+    self%      self  total%     total  function
+    66.67         2   66.67         2  hot
+    33.33         1   33.33         1  cold
+     0.00         0   66.67         2  main
+     0.00         0   66.67         2  work
+  hottest addresses:
+EOF
+		{
+			echo "    33.33         1  $(hx $((cold + 4))) cold+0x4"
+			echo "    33.33         1  $(hx $((hot + 4))) hot+0x4"
+			echo "    33.33         1  $(hx $((hot + 8))) hot+0x8"
+		} | sort -k3,3
+	} >"$dir/some.want2"
+	same some.out "$dir/some.out" <"$dir/some.want2"
+	same some.folded "$dir/some.folded" <<'EOF'
+hot 1
+main;work;cold 1
+main;work;hot 1
+EOF
+	run range 0 -R "$dir/deep.log" -c 1-2
+	grep -q "^vpmustat: -c 1-2: 2 samples of other vCPUs left out$" "$dir/range.out" ||
+		fail "-c 1-2 does not leave 2 samples out"
+	run star 0 -R "$dir/deep.log" -c '*'
+	run nostar 0 -R "$dir/deep.log"
+	cmp -s "$dir/star.out" "$dir/nostar.out" || fail "-c '*' is not every vCPU"
+	for spec in 2-1 65536 x 0, ''; do
+		run bad 2 -R "$dir/deep.log" -c "$spec"
+		head -n 1 "$dir/bad.err" >"$dir/bad.first"
+		same bad.first "$dir/bad.first" <<EOF
+vpmustat: -c $spec: want CPU numbers from 0 to 65535 and ranges N-M, joined by commas, or *
+EOF
+	done
+	run twice 2 -R "$dir/deep.log" -c 0 -c 1
+	head -n 1 "$dir/twice.err" >"$dir/twice.first"
+	same twice.first "$dir/twice.first" <<'EOF'
+vpmustat: -R reads a log: one -c at most
+EOF
+	# A run: the vCPUs exist (no KVM touched), -c comes before its -S / -s.
+	run novcpu 2 -c 0,2 -S instructions --vcpus 2 "$elf"
+	same novcpu.err "$dir/novcpu.err" <<'EOF'
+vpmustat: -c 0,2: no vCPU 2: the guest has 2 (--vcpus)
+EOF
+	run late 2 -S instructions -c 0 "$elf"
+	head -n 1 "$dir/late.err" >"$dir/late.first"
+	same late.first "$dir/late.first" <<'EOF'
+vpmustat: -c 0: it sets the vCPUs of the -S and -s options after it, and none follows
+EOF
+	run proc 2 -c 0 -P instructions "$elf"
+	head -n 1 "$dir/proc.err" >"$dir/proc.first"
+	same proc.first "$dir/proc.first" <<'EOF'
+vpmustat: -c 0: it sets the vCPUs of the -S and -s options after it, and none follows
+EOF
+	;;
+chains)
+	# With --elf: cut at 0x7e0001 (a chain of hot alone); without: kept.
+	run elf 0 -R "$dir/deep.log" --elf "$elf" --folded "$dir/elf.folded"
+	same elf.folded "$dir/elf.folded" <<'EOF'
+hot 1
+main;work;cold 1
+main;work;hot 2
+EOF
+	[ -s "$dir/elf.err" ] && fail "deep chains: a message on standard error"
+	run noelf 0 -R "$dir/deep.log" --folded "$dir/noelf.folded"
+	grep -q "cut at" "$dir/noelf.out" && fail "a chain cut without --elf"
+	printf '%#x;0x7e0001;%#x 1\n' $((main + 0x10)) $((hot + 8)) >"$dir/noelf.want2"
+	grep -qxF -f "$dir/noelf.want2" "$dir/noelf.folded" ||
+		fail "without --elf the chain through 0x7e0001 is not whole"
+	# One frame deep: from a PMC with call chains (no frame pointers) ...
+	printf '0 %d\n0 %d\n' $((hot + 4)) $((cold + 4)) | "$gen" -o "$dir/flat.log"
+	run flat 0 -R "$dir/flat.log" --elf "$elf" --svg "$dir/flat.svg"
+	same flat.err "$dir/flat.err" <<'EOF'
+vpmustat: warning: every call chain of event instructions is one frame deep: -G, --folded and --svg show no callers; build the guest with -fno-omit-frame-pointer (and -mno-omit-leaf-frame-pointer)
+EOF
+	# ... and from one without (-N).
+	printf '0 %d\n0 %d\n' $((hot + 4)) $((cold + 4)) | "$gen" -N -o "$dir/nocc.log"
+	run nocc 0 -R "$dir/nocc.log" --elf "$elf" -G "$dir/nocc.graph"
+	same nocc.err "$dir/nocc.err" <<'EOF'
+vpmustat: warning: event instructions was sampled without call chains (-N): -G, --folded and --svg show no callers
+EOF
+	# No warning without -G, --folded or --svg.
+	run quiet 0 -R "$dir/nocc.log" --elf "$elf"
+	[ -s "$dir/quiet.err" ] && fail "a warning with no -G, --folded or --svg"
+	;;
+*)
+	fail "no such case"
+	;;
+esac
+echo "test_outputs.sh: $case: ok"
+exit 0
