@@ -190,6 +190,26 @@ slot_free(const struct vpmu_vm *vm, unsigned cpu)
 
 /* ---- the demand list -------------------------------------------------- */
 
+/*
+ * nact and dirty are the two fields of the scheduler that a vCPU's thread
+ * loads without the VM lock, as hints before an entry and after an exit
+ * (gpmu.h's vpmu__vcpu_enter_quiet(), vcpu.c).  Any thread may change them
+ * (a PMC started for another vCPU), always under the VM lock: each store
+ * is atomic (relaxed; the lock orders what it guards), so that no plain
+ * write races those loads.  Reads under the lock stay plain.
+ */
+static void
+set_nact(struct vpmu_vcpu *v, unsigned n)
+{
+	__atomic_store_n(&v->nact, n, __ATOMIC_RELAXED);
+}
+
+static void
+set_dirty(struct vpmu_vcpu *v, bool dirty)
+{
+	__atomic_store_n(&v->dirty, dirty, __ATOMIC_RELAXED);
+}
+
 static int
 act_add(struct vpmu_vcpu *v, struct vpmu_pmc *pm)
 {
@@ -202,7 +222,8 @@ act_add(struct vpmu_vcpu *v, struct vpmu_pmc *pm)
 		v->act = grown;
 		v->actcap += MUX_GROW;
 	}
-	v->act[v->nact++] = pm;
+	v->act[v->nact] = pm;
+	set_nact(v, v->nact + 1);
 	return (0);
 }
 
@@ -216,7 +237,7 @@ act_remove(struct vpmu_vcpu *v, struct vpmu_pmc *pm)
 			break;
 	VPMU_ASSERT(i < v->nact);
 	memmove(&v->act[i], &v->act[i + 1], (v->nact - i - 1) * sizeof(v->act[0]));
-	v->nact--;
+	set_nact(v, v->nact - 1);
 }
 
 /*
@@ -292,7 +313,7 @@ window(struct vpmu_vm *vm, unsigned cpu)
 	for (i = 0; i < v->nact; i++)
 		if (chosen[i] && !hw_of(v->act[i], cpu)->counting)
 			(void)slot_give(vm, v->act[i], cpu);
-	v->dirty = false;
+	set_dirty(v, false);
 }
 
 /*
@@ -335,7 +356,7 @@ vpmu__hw_activate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 	}
 	/* Who runs is decided again before the vCPU runs on (vpmu__vcpu_prepare). */
 	if (waiting(vm, cpu))
-		v->dirty = true;
+		set_dirty(v, true);
 	return (0);
 }
 
@@ -351,7 +372,7 @@ vpmu__hw_deactivate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 	hw->active = false;
 	act_remove(&vm->vcpu[cpu], pm);
 	if (freed && vm->capacity != 0 && vm->vcpu[cpu].nact > vm->vcpu[cpu].ncounting)
-		vm->vcpu[cpu].dirty = true;	/* a waiting PMC takes the slot */
+		set_dirty(&vm->vcpu[cpu], true);	/* a waiting PMC takes the slot */
 	return (delta);
 }
 

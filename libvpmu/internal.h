@@ -7,9 +7,11 @@
  *  - what vpmu_vm_create() sets once: nvcpus, the classes, the source and
  *    the guest PMU's model (vpmu_vm_get_nvcpus(), vpmu_vm_get_model(),
  *    vpmu_cpuid_leaf() take no lock);
- *  - vcpu[].dirty and vcpu[].nact, written under the lock by count.c: the
- *    KVM glue loads them (relaxed) before every guest entry as hints, and
- *    takes the lock to act on dirty;
+ *  - vcpu[].dirty and vcpu[].nact, written under the lock by count.c,
+ *    from any thread (a PMC started for another vCPU), always with an
+ *    atomic store: the vCPU's thread loads them (relaxed) as hints before
+ *    every guest entry and after every exit (gpmu.h, vcpu.c) and takes
+ *    the lock to act on them.  Under the lock they are read plainly;
  *  - the sample rings' prod and cons, and sweeper_stop (sample.c):
  *    atomics; the rings' consumers take vm->drain_mtx, then vm->lock per
  *    record (sample.c);
@@ -228,7 +230,8 @@ struct vpmu_vcpu {
 	/*
 	 * The multiplexing scheduler (count.c).  act[] holds the PMCs that
 	 * want to count here, in round-robin order; ncounting of them hold
-	 * host slots.  now is this vCPU's run time.
+	 * host slots.  now is this vCPU's run time.  nact and dirty are
+	 * stored atomically (read without the lock: the note at the top).
 	 */
 	struct vpmu_pmc **act;
 	unsigned nact, actcap;

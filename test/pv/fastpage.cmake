@@ -23,9 +23,12 @@ pv_test(pv_fastpage_exact_block 0
   --source exact --exact-mode block --fastpage-hz 0 ${guest_pv_fastpage_exact_ELF})
 
 # The refresh thread while the guest spins without an exit (perf's msr/tsc
-# counts meanwhile): updates, seq and value move, no exit happens.  The same
-# guest prints test/bench/pv.sh's figures.
+# counts meanwhile): updates, seq and value move, no exit happens, the value
+# never goes back, and the thread never refreshes faster than its rate.
+# What no load on the host changes, and nothing else: how late the thread
+# comes is a figure (a busy host made a 20 ms bound on the gap fail).  The
+# same guest prints test/bench/pv.sh's figures.
 vpmu_add_guest(guest_pv_fastpage_spin fastpage_spin.c)
 pv_test(pv_fastpage_spin 0
-  "^fastpage spin: ok: exits 0, updates rose, value rose, seq rose, read errors 0, max gap < 20 ms$"
+  "^fastpage spin: ok: exits 0, updates rose, value rose, seq rose, read errors 0, value back 0, updates early 0$"
   --source perf --fastpage-hz 1000 ${guest_pv_fastpage_spin_ELF})

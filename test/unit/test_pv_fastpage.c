@@ -156,6 +156,14 @@ own_pmc(struct t *t, const struct vpmu_cred *cr)
 	return (a.pmcid);
 }
 
+/*
+ * The page is shared with the refresh thread, which writes it whenever it
+ * passes: every field the test looks at is read with an atomic load, as
+ * the guest's reader does (a plain read of a field another thread stores
+ * is a data race in C11, and ThreadSanitizer says so).
+ */
+#define LD(x)		__atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+
 static volatile struct vpmu_fastpage *
 page(struct t *t, uint64_t gpa)
 {
@@ -201,7 +209,7 @@ test_set_errors(void **state)
 	/* The last page of RAM is fine; someone else's page is not. */
 	assert_int_equal(set_page(t, &ROOT, RAM_SIZE - 4096), 0);
 	assert_int_equal(set_page(t, &USER, RAM_SIZE - 4096), VPMU_PV_EBUSY);
-	assert_int_equal(page(t, RAM_SIZE - 4096)->hdr.magic, VPMU_FP_MAGIC);
+	assert_int_equal(LD(page(t, RAM_SIZE - 4096)->hdr.magic), VPMU_FP_MAGIC);
 }
 
 static void
@@ -213,24 +221,24 @@ test_layout(void **state)
 
 	memset(t->ram + PAGE_A, 0xa5, 4096);
 	assert_int_equal(set_page(t, &ROOT, PAGE_A), 0);
-	assert_int_equal(pg->hdr.magic, VPMU_FP_MAGIC);
-	assert_int_equal(pg->hdr.version, 1);
-	assert_int_equal(pg->hdr.hdrsize, 64);
-	assert_int_equal(pg->hdr.slotsize, 64);
-	assert_int_equal(pg->hdr.nslots, 63);
-	assert_int_equal(pg->hdr.pid, 1);
-	assert_int_equal(pg->hdr.cpu, VPMU_FP_NOCPU);	/* not switched in anywhere */
-	assert_int_equal(pg->hdr.hz, 1000);
-	assert_int_equal(pg->hdr.updates, 1);
-	assert_int_equal(pg->hdr.exit_updates, 0);
-	assert_int_equal(pg->hdr.reserved[0], 0);
+	assert_int_equal(LD(pg->hdr.magic), VPMU_FP_MAGIC);
+	assert_int_equal(LD(pg->hdr.version), 1);
+	assert_int_equal(LD(pg->hdr.hdrsize), 64);
+	assert_int_equal(LD(pg->hdr.slotsize), 64);
+	assert_int_equal(LD(pg->hdr.nslots), 63);
+	assert_int_equal(LD(pg->hdr.pid), 1);
+	assert_int_equal(LD(pg->hdr.cpu), VPMU_FP_NOCPU);	/* not switched in anywhere */
+	assert_int_equal(LD(pg->hdr.hz), 1000);
+	assert_int_equal(LD(pg->hdr.updates), 1);
+	assert_int_equal(LD(pg->hdr.exit_updates), 0);
+	assert_int_equal(LD(pg->hdr.reserved[0]), 0);
 	for (i = 0; i < VPMU_FP_NSLOTS; i++) {
 		/* Written once through the lock: 0 -> 1 -> 2. */
-		assert_int_equal(pg->slot[i].seq, 2);
-		assert_int_equal(pg->slot[i].flags, 0);
-		assert_int_equal(pg->slot[i].value, 0);
-		assert_int_equal(pg->slot[i].pmcid, 0);
-		assert_int_equal(pg->slot[i].reserved[1], 0);
+		assert_int_equal(LD(pg->slot[i].seq), 2);
+		assert_int_equal(LD(pg->slot[i].flags), 0);
+		assert_int_equal(LD(pg->slot[i].value), 0);
+		assert_int_equal(LD(pg->slot[i].pmcid), 0);
+		assert_int_equal(LD(pg->slot[i].reserved[1]), 0);
 	}
 	assert_int_equal(offsetof(struct vpmu_fastpage, slot[4].value), 64 + 4 * 64 + 8);
 }
@@ -248,13 +256,13 @@ test_getmsr_and_exits(void **state)
 	assert_int_equal(vpmu_proc_switch_in(t->vm, 0, 1, 1), 0);
 	id = own_pmc(t, &ROOT);
 	assert_int_equal(set_page(t, &ROOT, PAGE_A), 0);
-	assert_int_equal(pg->hdr.cpu, 0);
+	assert_int_equal(LD(pg->hdr.cpu), 0);
 	assert_int_equal(getmsr(t, &ROOT, id, &slot), 0);
 	assert_int_equal(slot, VPMU_FP_FIRST_PMC);
-	assert_int_equal(pg->slot[4].pmcid, id);
-	assert_int_equal(pg->slot[4].flags, VPMU_FP_VALID | VPMU_FP_RUNNING | VPMU_FP_COUNTING);
-	assert_int_equal(pg->slot[4].seq, 4);		/* init, then bound */
-	assert_int_equal(pg->slot[4].value, 0);
+	assert_int_equal(LD(pg->slot[4].pmcid), id);
+	assert_int_equal(LD(pg->slot[4].flags), VPMU_FP_VALID | VPMU_FP_RUNNING | VPMU_FP_COUNTING);
+	assert_int_equal(LD(pg->slot[4].seq), 4);		/* init, then bound */
+	assert_int_equal(LD(pg->slot[4].value), 0);
 	assert_int_equal(vpmu_fast_read(pg, 4, &v, &fv), 0);
 	assert_int_equal(v, 0);
 	assert_int_equal(fv.pmcid, id);
@@ -266,21 +274,21 @@ test_getmsr_and_exits(void **state)
 	/* 3 ms at 1000/ms: nothing on the page until an exit of vCPU 0. */
 	assert_int_equal(vpmu_pv_set_fastpage_rate(t->vm, 0), 0);
 	assert_int_equal(vpmu_synthetic_advance(t->vm, 0, 3 * MS), 0);
-	assert_int_equal(pg->slot[4].value, 0);
-	updates = pg->hdr.updates;
-	seq = pg->slot[4].seq;
+	assert_int_equal(LD(pg->slot[4].value), 0);
+	updates = LD(pg->hdr.updates);
+	seq = LD(pg->slot[4].seq);
 	vpmu__pv_vcpu_exit(t->vm, 1);			/* not where pid 1 runs */
-	assert_int_equal(pg->hdr.updates, updates);
+	assert_int_equal(LD(pg->hdr.updates), updates);
 	vpmu__pv_vcpu_exit(t->vm, 0);
-	assert_int_equal(pg->hdr.updates, updates + 1);
-	assert_int_equal(pg->hdr.exit_updates, 1);
-	assert_int_equal(pg->slot[4].value, 3000);
+	assert_int_equal(LD(pg->hdr.updates), updates + 1);
+	assert_int_equal(LD(pg->hdr.exit_updates), 1);
+	assert_int_equal(LD(pg->slot[4].value), 3000);
 	assert_int_equal(core_read(t, &ROOT, id), 3000);
-	assert_int_equal(pg->slot[4].enabled, 3 * MS);
-	assert_int_equal(pg->slot[4].running, 3 * MS);
-	assert_int_equal(pg->slot[4].update, updates + 1);
+	assert_int_equal(LD(pg->slot[4].enabled), 3 * MS);
+	assert_int_equal(LD(pg->slot[4].running), 3 * MS);
+	assert_int_equal(LD(pg->slot[4].update), updates + 1);
 	/* In place: the vCPU the reader runs on was stopped. */
-	assert_int_equal(pg->slot[4].seq, seq);
+	assert_int_equal(LD(pg->slot[4].seq), seq);
 	assert_int_equal(vpmu_fast_read(pg, 4, &v, NULL), 0);
 	assert_int_equal(v, 3000);
 
@@ -288,15 +296,15 @@ test_getmsr_and_exits(void **state)
 	id2 = own_pmc(t, &ROOT);
 	assert_int_equal(getmsr(t, &ROOT, id2, &slot), 0);
 	assert_int_equal(slot, 5);
-	assert_int_equal(pg->slot[4].seq, seq + 2);	/* a bind rewrites the page, locked */
-	seq = pg->slot[4].seq;
+	assert_int_equal(LD(pg->slot[4].seq), seq + 2);	/* a bind rewrites the page, locked */
+	seq = LD(pg->slot[4].seq);
 	assert_int_equal(vpmu_synthetic_advance(t->vm, 0, 2 * MS), 0);
 	assert_int_equal(vpmu_pmc_stop(t->vm, &ROOT, id), 0);
 	vpmu__pv_vcpu_exit(t->vm, 0);
-	assert_int_equal(pg->slot[4].value, 5000);
-	assert_int_equal(pg->slot[5].value, 2000);
-	assert_int_equal(pg->slot[4].flags & VPMU_FP_RUNNING, 0);
-	assert_int_equal(pg->slot[4].seq, seq + 2);	/* identity changed: locked */
+	assert_int_equal(LD(pg->slot[4].value), 5000);
+	assert_int_equal(LD(pg->slot[5].value), 2000);
+	assert_int_equal(LD(pg->slot[4].flags) & VPMU_FP_RUNNING, 0);
+	assert_int_equal(LD(pg->slot[4].seq), seq + 2);	/* identity changed: locked */
 	/* Slots nobody bound stay empty. */
 	assert_int_equal(vpmu_fast_read(pg, 6, &v, NULL), VPMU_PV_ENXIO);
 	assert_int_equal(vpmu_fast_read(pg, 63, &v, NULL), VPMU_PV_EINVAL);
@@ -305,12 +313,12 @@ test_getmsr_and_exits(void **state)
 	/* Released: gone from the page at the next update, its slot reusable. */
 	assert_int_equal(vpmu_pmc_release(t->vm, &ROOT, id), 0);
 	vpmu__pv_vcpu_exit(t->vm, 0);
-	assert_int_equal(pg->slot[4].flags, 0);
-	assert_int_equal(pg->slot[4].seq % 2, 0);
+	assert_int_equal(LD(pg->slot[4].flags), 0);
+	assert_int_equal(LD(pg->slot[4].seq) % 2, 0);
 	id = own_pmc(t, &ROOT);
 	assert_int_equal(getmsr(t, &ROOT, id, &slot), 0);
 	assert_int_equal(slot, 4);
-	assert_int_equal(pg->slot[4].pmcid, id);
+	assert_int_equal(LD(pg->slot[4].pmcid), id);
 }
 
 static void
@@ -327,7 +335,7 @@ test_thread(void **state)
 	id = own_pmc(t, &ROOT);
 	assert_int_equal(set_page(t, &ROOT, PAGE_A), 0);
 	assert_int_equal(getmsr(t, &ROOT, id, &slot), 0);
-	seq = pg->slot[slot].seq;
+	seq = LD(pg->slot[slot].seq);
 	/* 4 ms at 7000/ms with no exit: the thread (1000 Hz) shows it. */
 	assert_int_equal(vpmu_synthetic_advance(t->vm, 1, 4 * MS), 0);
 	for (i = 0; i < 200 && v != 28000; i++) {
@@ -335,10 +343,10 @@ test_thread(void **state)
 		assert_int_equal(vpmu_fast_read(pg, slot, &v, NULL), 0);
 	}
 	assert_int_equal(v, 28000);
-	assert_int_equal(pg->hdr.cpu, 1);
-	assert_int_equal(pg->hdr.exit_updates, 0);
-	assert_true(pg->slot[slot].seq >= seq + 2);	/* the thread locks */
-	assert_int_equal(pg->slot[slot].seq % 2, 0);
+	assert_int_equal(LD(pg->hdr.cpu), 1);
+	assert_int_equal(LD(pg->hdr.exit_updates), 0);
+	assert_true(LD(pg->slot[slot].seq) >= seq + 2);	/* the thread locks */
+	assert_int_equal(LD(pg->slot[slot].seq) % 2, 0);
 
 	/* Rate 0: no more refreshes. */
 	assert_int_equal(vpmu_pv_set_fastpage_rate(t->vm, 1000001), EINVAL);
@@ -346,14 +354,14 @@ test_thread(void **state)
 	sleep_ms(5);
 	assert_int_equal(vpmu_synthetic_advance(t->vm, 1, 1 * MS), 0);
 	sleep_ms(20);
-	assert_int_equal(pg->slot[slot].value, 28000);
-	assert_int_equal(pg->hdr.hz, 1000);		/* as of the last update */
+	assert_int_equal(LD(pg->slot[slot].value), 28000);
+	assert_int_equal(LD(pg->hdr.hz), 1000);		/* as of the last update */
 	/* 10 kHz: back within a few ms. */
 	assert_int_equal(vpmu_pv_set_fastpage_rate(t->vm, 10000), 0);
-	for (i = 0; i < 200 && pg->slot[slot].value != 35000; i++)
+	for (i = 0; i < 200 && LD(pg->slot[slot].value) != 35000; i++)
 		sleep_ms(1);
-	assert_int_equal(pg->slot[slot].value, 35000);
-	assert_int_equal(pg->hdr.hz, 10000);
+	assert_int_equal(LD(pg->slot[slot].value), 35000);
+	assert_int_equal(LD(pg->hdr.hz), 10000);
 }
 
 static void
@@ -375,37 +383,37 @@ test_clear_move_exit(void **state)
 	assert_int_equal(vpmu_synthetic_advance(t->vm, 0, 1 * MS), 0);
 	/* Moved: the old page says it is none, the new one has the slot. */
 	assert_int_equal(set_page(t, &ROOT, PAGE_B), 0);
-	assert_int_equal(a->hdr.magic, 0);
+	assert_int_equal(LD(a->hdr.magic), 0);
 	assert_int_equal(vpmu_fast_read(a, slot, &v, NULL), VPMU_PV_EINVAL);
 	assert_int_equal(vpmu_fast_read(b, slot, &v, NULL), 0);
 	assert_int_equal(v, 1000);
-	assert_int_equal(b->slot[slot].pmcid, id);
+	assert_int_equal(LD(b->slot[slot].pmcid), id);
 	/* Nothing writes the old page any more, at exits or from the thread. */
 	memset(t->ram + PAGE_A, 0x5a, 4096);
 	assert_int_equal(vpmu_synthetic_advance(t->vm, 0, 1 * MS), 0);
 	vpmu__pv_vcpu_exit(t->vm, 0);
 	sleep_ms(10);
-	assert_int_equal(a->slot[slot].value, 0x5a5a5a5a5a5a5a5aull);
-	assert_int_equal(b->slot[slot].value, 2000);
+	assert_int_equal(LD(a->slot[slot].value), 0x5a5a5a5a5a5a5a5aull);
+	assert_int_equal(LD(b->slot[slot].value), 2000);
 
 	/* CLEAR: likewise; a second CLEAR has nothing to clear. */
 	assert_int_equal(ring(t, 0, &ROOT, VPMU_PV_OP_FASTPAGE_CLEAR, NULL, 0), 0);
-	assert_int_equal(b->hdr.magic, 0);
+	assert_int_equal(LD(b->hdr.magic), 0);
 	memset(t->ram + PAGE_B, 0x5a, 4096);
 	vpmu__pv_vcpu_exit(t->vm, 0);
 	sleep_ms(10);
-	assert_int_equal(b->slot[slot].value, 0x5a5a5a5a5a5a5a5aull);
+	assert_int_equal(LD(b->slot[slot].value), 0x5a5a5a5a5a5a5a5aull);
 	assert_int_equal(ring(t, 0, &ROOT, VPMU_PV_OP_FASTPAGE_CLEAR, NULL, 0), VPMU_PV_EINVAL);
 
 	/* Process exit (the kernel hook) removes pid 100's page, untouched. */
 	fa.gpa = PAGE_A;
 	assert_int_equal(ring(t, 1, &USER, VPMU_PV_OP_FASTPAGE_SET, &fa, sizeof(fa)), 0);
-	assert_int_equal(a->hdr.pid, USER.pid);
+	assert_int_equal(LD(a->hdr.pid), USER.pid);
 	assert_int_equal(ring(t, 0, &ROOT, VPMU_PV_OP_PROC_EXIT, &ex, sizeof(ex)), 0);
-	assert_int_equal(a->hdr.magic, VPMU_FP_MAGIC);
+	assert_int_equal(LD(a->hdr.magic), VPMU_FP_MAGIC);
 	memset(t->ram + PAGE_A, 0x5a, 4096);
 	sleep_ms(10);
-	assert_int_equal(a->hdr.magic, 0x5a5a5a5au);
+	assert_int_equal(LD(a->hdr.magic), 0x5a5a5a5au);
 	assert_int_equal(ring(t, 1, &USER, VPMU_PV_OP_FASTPAGE_CLEAR, NULL, 0), VPMU_PV_EINVAL);
 	/* ...and its page can be someone else's now. */
 	assert_int_equal(set_page(t, &ROOT, PAGE_A), 0);
@@ -424,7 +432,7 @@ test_enospc(void **state)
 		id = own_pmc(t, &ROOT);
 		assert_int_equal(getmsr(t, &ROOT, id, &slot), 0);
 		assert_int_equal(slot, i);
-		assert_int_equal(page(t, PAGE_A)->slot[i].pmcid, id);
+		assert_int_equal(LD(page(t, PAGE_A)->slot[i].pmcid), id);
 	}
 	id = own_pmc(t, &ROOT);
 	assert_int_equal(getmsr(t, &ROOT, id, &slot), VPMU_PV_ENOSPC);
@@ -439,8 +447,8 @@ test_enospc(void **state)
 struct rd {
 	volatile struct vpmu_fastpage *pg;
 	uint32_t pmcid;
-	volatile bool stop;
-	uint64_t reads, bad, backwards, retries, last;
+	bool stop;			/* atomic: set by the test, polled by the reader */
+	uint64_t reads, bad, backwards, retries, last;	/* the reader's, until joined */
 };
 
 static void *
@@ -450,7 +458,7 @@ reader(void *arg)
 	struct vpmu_fast_value fv;
 	uint64_t v;
 
-	while (!r->stop) {
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
 		if (vpmu_fast_read(r->pg, 4, &v, &fv) != 0 || fv.pmcid != r->pmcid ||
 		    !(fv.flags & VPMU_FP_VALID))
 			r->bad++;
@@ -490,7 +498,7 @@ test_reader_race(void **state)
 		if (i % 1000 == 0)
 			sleep_ms(1);
 	}
-	r.stop = true;
+	__atomic_store_n(&r.stop, true, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
 	assert_true(r.reads > 0);
 	assert_int_equal(r.bad, 0);
