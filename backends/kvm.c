@@ -415,6 +415,18 @@ emul_window(struct kvm_vcpu_ctx *c, bool on)
 	c->emul_on = on;
 }
 
+/* Some RAM slot was given (vpmu_kvm_add_memory, or vpmu_vm_add_memory). */
+static bool
+have_memory(vpmu_kvm *k)
+{
+	unsigned n;
+
+	vpmu__vm_lock(k->vm);
+	n = k->vm->mem.nslots;
+	vpmu__vm_unlock(k->vm);
+	return (n != 0);
+}
+
 int
 vpmu_kvm_vcpu_init(vpmu_kvm *k, unsigned cpu, int vcpu_fd, struct kvm_run *run)
 {
@@ -423,6 +435,14 @@ vpmu_kvm_vcpu_init(vpmu_kvm *k, unsigned cpu, int vcpu_fd, struct kvm_run *run)
 
 	if (k == NULL || cpu >= k->vm->nvcpus || vcpu_fd < 0 || run == NULL)
 		return (EINVAL);
+	/*
+	 * The exact source reads each instruction it counts from guest RAM:
+	 * with no slot (vpmu_kvm_add_memory() forgotten) it could decode
+	 * nothing and would count every exit as one instruction.  The
+	 * monitor's mistake is an error here, not wrong numbers later.
+	 */
+	if (k->vm->src == &vpmu_source_exact && !have_memory(k))
+		return (EFAULT);
 	c = &k->vcpu[cpu];
 	c->fd = vcpu_fd;
 	c->run = run;

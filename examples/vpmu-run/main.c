@@ -10,6 +10,7 @@
  * vpmu_kvm_vcpu_init.  The guest image is checked before KVM is touched,
  * so a bad image gives status 2 on any machine.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -33,11 +34,13 @@
 #define MEM_DEFAULT_LINUX 512		/* MiB, for a Linux kernel and its initrd */
 #define MEM_MAX		1024		/* MiB: RSP (the top of RAM) must be identity mapped */
 #define KVM_API		12
+#define TIMEOUT_MAX	4294967295ul	/* s: --timeout's largest */
 #define TSS_ADDR_KVM	0xfffbd000ul	/* KVM_SET_TSS_ADDR: 3 pages, far above RAM */
 
 struct vr_opts {
 	const char *pmu;
 	const char *source;
+	bool	    source_given;	/* --source was given: else "the default" */
 	unsigned    vcpus;
 	unsigned    mem;		/* MiB */
 	unsigned    host_counters;	/* 0: the source's own capacity */
@@ -62,13 +65,15 @@ struct vr_opts {
 	const char *initrd;		/* --initrd FILE: Multiboot module 0 */
 	bool	    exit_qemu;		/* --exit-status qemu */
 	int	    user_syscall;	/* --user-syscall: VR_SYSCALL_* (syscall.c) */
+	unsigned    timeout;		/* --timeout: s of wall time, 0: none */
 };
 
 /* ---- options, as a table ------------------------------------------------------ */
 
 enum { O_PMU, O_SOURCE, O_EXACT_MODE, O_EXACT_FORESEE, O_EXACT_FF_MAX, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_REPORT,
     O_GUEST_LOG, O_FASTPAGE_HZ, O_IRQCHIP, O_PV_PORT, O_SNAPSHOT, O_RESUME,
-    O_MULTIBOOT, O_MB_APPEND, O_INITRD, O_EXIT_STATUS, O_USER_SYSCALL, O_QUIET, O_HELP };
+    O_MULTIBOOT, O_MB_APPEND, O_INITRD, O_EXIT_STATUS, O_TIMEOUT, O_USER_SYSCALL, O_QUIET,
+    O_HELP };
 
 static const struct opt {
 	const char *name;
@@ -136,6 +141,9 @@ static const struct opt {
 	    "a write of V to port 0xf4 exits with raw: V & 0xff,\n"
 	    "qemu: (V << 1 | 1) & 0xff, as QEMU's isa-debug-exit\n"
 	    "(default raw)" },
+	[O_TIMEOUT] = { "timeout", required_argument, 0, "SECONDS",
+	    "stop the guest when it has not exited after SECONDS of\n"
+	    "wall time, 1..4294967295: the report, status 124" },
 	[O_USER_SYSCALL] = { "user-syscall", required_argument, 0, "HOW",
 	    "a guest's SYSCALL from user mode: auto completes it where\n"
 	    "a probe finds that the host's KVM leaves it at CPL 3,\n"
@@ -234,24 +242,30 @@ parse_pv_port(const char *s, struct vr_opts *o)
 	return (0);
 }
 
-/* A whole decimal number in [min, max]. */
+/* A whole decimal number in [min, max], of what ("a number", "a number of seconds"). */
 static int
-parse_uint(const char *opt, const char *s, unsigned long min, unsigned long max,
-    unsigned *out)
+parse_num(const char *opt, const char *s, unsigned long min, unsigned long max,
+    const char *what, unsigned *out)
 {
 	unsigned long v;
 	char *end;
 
 	errno = 0;
 	v = strtoul(s, &end, 10);
-	if (*s == '\0' || *s == '-' || *s == '+' || *end != '\0' || errno != 0 ||
-	    v < min || v > max) {
-		fprintf(stderr, "vpmu-run: --%s %s: want a number from %lu to %lu\n",
-		    opt, s, min, max);
+	if (!isdigit((unsigned char)*s) || *end != '\0' || errno != 0 || v < min || v > max) {
+		fprintf(stderr, "vpmu-run: --%s %s: want %s from %lu to %lu\n",
+		    opt, s, what, min, max);
 		return (-1);
 	}
 	*out = (unsigned)v;
 	return (0);
+}
+
+static int
+parse_uint(const char *opt, const char *s, unsigned long min, unsigned long max,
+    unsigned *out)
+{
+	return (parse_num(opt, s, min, max, "a number", out));
 }
 
 static int
@@ -285,6 +299,7 @@ parse_options(int argc, char **argv, struct vr_opts *o)
 			break;
 		case O_SOURCE:
 			o->source = optarg;
+			o->source_given = true;
 			break;
 		case O_VCPUS:
 			if (parse_uint("vcpus", optarg, 1, VR_MAX_VCPUS, &o->vcpus) < 0)
@@ -386,6 +401,11 @@ parse_options(int argc, char **argv, struct vr_opts *o)
 				return (-1);
 			}
 			o->exit_qemu = strcmp(optarg, "qemu") == 0;
+			break;
+		case O_TIMEOUT:
+			if (parse_num("timeout", optarg, 1, TIMEOUT_MAX, "a number of seconds",
+			    &o->timeout) < 0)
+				return (-1);
 			break;
 		case O_QUIET:
 			o->quiet = true;
@@ -500,6 +520,33 @@ report_syscall(FILE *f, struct vr_vm *vm)
 		    host[vm->sys_host], n);
 }
 
+/* The signal that stopped the run, by name. */
+static const char *
+signame(int sig)
+{
+	return (sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
+}
+
+/* How the run ended: the report's first line. */
+static void
+report_end(FILE *f, const struct vr_vm *vm, const struct vr_opts *o)
+{
+	if (vm->guest_exit)
+		fprintf(f, "vpmu-run: %s: vCPU %u wrote %#" PRIx32 " to port 0xf4: "
+		    "exit status %d\n", o->guest, vm->exit_cpu, vm->exit_value,
+		    vm->status);
+	else if (vm->timed_out)
+		fprintf(f, "vpmu-run: %s: timed out after %u s without a guest exit "
+		    "(--timeout %u): stopped, status %d\n", o->guest, o->timeout,
+		    o->timeout, vm->status);
+	else if (vm->stop_signal != 0)
+		fprintf(f, "vpmu-run: %s: stopped by %s: status %d\n", o->guest,
+		    signame(vm->stop_signal), vm->status);
+	else
+		fprintf(f, "vpmu-run: %s: the run ended without a guest exit: "
+		    "status %d\n", o->guest, vm->status);
+}
+
 static void
 report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
     const char *source)
@@ -510,15 +557,11 @@ report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
 	bool exact = strcmp(source, "exact") == 0;
 	int err;
 
-	if (vm->guest_exit)
-		fprintf(f, "vpmu-run: %s: vCPU %u wrote %#" PRIx32 " to port 0xf4: "
-		    "exit status %d\n", o->guest, vm->exit_cpu, vm->exit_value,
-		    vm->status);
-	else
-		fprintf(f, "vpmu-run: %s: the run ended without a guest exit: "
-		    "status %d\n", o->guest, vm->status);
-	fprintf(f, "model %s, source %s, %u vCPU%s, %u MiB\n", model, source,
-	    vm->nvcpus, vm->nvcpus == 1 ? "" : "s", o->mem);
+	report_end(f, vm, o);
+	/* Which source counted, and whether anyone chose it. */
+	fprintf(f, "model %s, source %s%s, %u vCPU%s, %u MiB\n", model, source,
+	    o->source_given ? "" : " (the default)", vm->nvcpus,
+	    vm->nvcpus == 1 ? "" : "s", o->mem);
 	if (exact && user_unseen(vm))
 		fprintf(f, "%s\n", USER_UNSEEN_WARNING);
 	report_syscall(f, vm);
@@ -731,6 +774,7 @@ main(int argc, char **argv)
 	struct vpmu_model model;
 	struct vr_image img;
 	struct vr_snapconf sc;
+	sigset_t held, oldmask;
 	vpmu_config *cfg = NULL;
 	FILE *rep = NULL;
 	uint8_t *file = NULL;
@@ -951,16 +995,23 @@ main(int argc, char **argv)
 		goto out;
 	ret = VR_EXIT_HOST;
 
-	/* Run: the status is the guest's exit, or why the run ended. */
-	if (vr_run_prepare() < 0)
+	/*
+	 * Run: the status is the guest's exit, or why the run ended; SIGINT,
+	 * SIGTERM and --timeout end it from here (vr_run_supervise).
+	 */
+	if (vr_run_prepare() < 0 || vr_run_hold_signals(&held, &oldmask) < 0)
 		goto out;
 	(void)vr_run_start(&vm);
+	vr_run_supervise(&vm, o.timeout, &held, &oldmask);
 	vr_run_wait(&vm);
 	ret = vm.status;
 	if (vm.snapshot_req)
 		ret = vr_snapshot_save(&vm, &sc);
 	if (!o.quiet)
 		report(rep != NULL ? rep : stderr, &vm, &o, modelstr, src->name);
+	/* Stopped from outside: said on standard error, in the report or not. */
+	if ((o.quiet || rep != NULL) && (vm.timed_out || vm.stop_signal != 0))
+		report_end(stderr, &vm, &o);
 	/* Once, on standard error, unless the report just said it there. */
 	if (src == &vpmu_source_exact && (o.quiet || rep != NULL) && user_unseen(&vm))
 		fprintf(stderr, "vpmu-run: %s\n", USER_UNSEEN_WARNING);

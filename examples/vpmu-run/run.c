@@ -10,7 +10,8 @@
  * Ending the run: the first vr_stop() sets the status, marks the VM stopping
  * and kicks every other vCPU out of KVM_RUN (immediate_exit, then a signal
  * whose handler does nothing: KVM_RUN returns EINTR).  Each thread sees
- * the flag at the top of its loop and returns.
+ * the flag at the top of its loop and returns.  vpmu-run's --timeout,
+ * SIGINT and SIGTERM end it the same way, from vr_run_supervise().
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -82,6 +83,9 @@ stop_locked(struct vr_vm *vm, int status)
 		/* ... and one inside it now leaves with EINTR. */
 		pthread_kill(o->thread, SIG_KICK);
 	}
+	/* The supervisor holds the kick pending until its sigtimedwait(). */
+	if (vm->supervised && !pthread_equal(vm->supervisor, pthread_self()))
+		pthread_kill(vm->supervisor, SIG_KICK);
 }
 
 static void
@@ -708,6 +712,91 @@ vr_run_start(struct vr_vm *vm)
 	}
 	pthread_mutex_unlock(&vm->lock);
 	return (0);
+}
+
+/* ---- ending the run from outside (vpmu-run) -------------------------------------
+ * SIGINT, SIGTERM and --timeout stop the run as a guest's exit does: the
+ * first reason wins, every vCPU is kicked out of KVM_RUN, the report
+ * follows.  The two signals are blocked in every thread of the run (they
+ * inherit the mask vr_run_hold_signals() set) and taken by one thread,
+ * the supervisor, with sigtimedwait(): no handler, so nothing but plain
+ * code decides.  Its wait ends at a signal, at the deadline, or at the
+ * kick stop_locked() sends it when the run ends otherwise (blocked there
+ * too, so a kick sent before the wait begins is not lost).  A signal the
+ * process started with ignored (a background job's SIGINT) stays ignored.
+ */
+
+int
+vr_run_hold_signals(sigset_t *held, sigset_t *old)
+{
+	static const int sigs[] = { SIGINT, SIGTERM };
+	struct sigaction sa;
+	size_t i;
+	int err;
+
+	sigemptyset(held);
+	for (i = 0; i < NELEM(sigs); i++)
+		if (sigaction(sigs[i], NULL, &sa) == 0 && sa.sa_handler != SIG_IGN)
+			sigaddset(held, sigs[i]);
+	if ((err = pthread_sigmask(SIG_BLOCK, held, old)) != 0) {
+		fprintf(stderr, "%s: pthread_sigmask: %s\n", vr_progname, strerror(err));
+		return (-1);
+	}
+	return (0);
+}
+
+/* The run ends for a reason of the supervisor's (the first reason wins). */
+static void
+supervisor_stop(struct vr_vm *vm, int sig)
+{
+	pthread_mutex_lock(&vm->lock);
+	if (!vm->stopping) {
+		if (sig != 0)
+			vm->stop_signal = sig;
+		else
+			vm->timed_out = true;
+		stop_locked(vm, sig != 0 ? VR_EXIT_SIGNAL + sig : VR_EXIT_TIMEOUT);
+	}
+	pthread_mutex_unlock(&vm->lock);
+}
+
+void
+vr_run_supervise(struct vr_vm *vm, unsigned timeout_s, const sigset_t *held,
+    const sigset_t *old)
+{
+	struct timespec ts;
+	sigset_t set = *held;
+	siginfo_t si;
+	uint64_t deadline = 0, now;
+	int sig;
+
+	if (timeout_s != 0)
+		deadline = vr_mono_ns() + (uint64_t)timeout_s * 1000000000u;
+	sigaddset(&set, SIG_KICK);
+	(void)pthread_sigmask(SIG_BLOCK, &set, NULL);
+	pthread_mutex_lock(&vm->lock);
+	vm->supervisor = pthread_self();
+	vm->supervised = true;
+	pthread_mutex_unlock(&vm->lock);
+	while (!stopping(vm)) {
+		if (deadline == 0)
+			sig = sigwaitinfo(&set, &si);
+		else if ((now = vr_mono_ns()) >= deadline) {
+			supervisor_stop(vm, 0);
+			break;
+		} else {
+			ts.tv_sec = (time_t)((deadline - now) / 1000000000u);
+			ts.tv_nsec = (long)((deadline - now) % 1000000000u);
+			sig = sigtimedwait(&set, &si, &ts);
+		}
+		if (sig > 0 && sig != SIG_KICK)
+			supervisor_stop(vm, sig);
+		/* else: the kick (the run ends), the deadline, or EINTR */
+	}
+	pthread_mutex_lock(&vm->lock);
+	vm->supervised = false;
+	pthread_mutex_unlock(&vm->lock);
+	(void)pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
 /* Until every vCPU thread has returned. */

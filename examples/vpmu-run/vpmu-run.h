@@ -20,6 +20,7 @@
 #define VPMU_RUN_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,6 +35,8 @@
 #define VR_EXIT_USAGE	2	/* bad option or value, bad guest image */
 #define VR_EXIT_GUEST	3	/* the guest ended badly: triple fault, HLT, unhandled exit */
 #define VR_EXIT_SKIP	77	/* no usable /dev/kvm and VPMU_SKIP_NO_KVM=1 */
+#define VR_EXIT_TIMEOUT	124	/* --timeout: no guest exit in time (as timeout(1)) */
+#define VR_EXIT_SIGNAL	128	/* + the signal's number: SIGINT 130, SIGTERM 143 */
 
 /* Boot protocol v1. */
 #define VR_MAX_VCPUS	64
@@ -118,9 +121,13 @@ struct vr_vm {
 	pthread_cond_t	 ended;		/* signalled when stopping is set */
 	pthread_t	 watchdog;	/* in-kernel irqchip: finds halted vCPUs */
 	bool		 watchdog_on;
+	pthread_t	 supervisor;	/* in vr_run_supervise(): kicked at the end */
+	bool		 supervised;
 	int		 stopping;	/* also read without the lock (atomic) */
 	int		 status;
 	bool		 guest_exit;	/* ended by port 0xf4 */
+	bool		 timed_out;	/* ended by vr_run_supervise()'s deadline */
+	int		 stop_signal;	/* ended by this signal (SIGINT, SIGTERM), or 0 */
 	unsigned	 exit_cpu;
 	uint32_t	 exit_value;
 	bool		 exit_qemu;	/* --exit-status qemu: (V << 1 | 1) & 0xff */
@@ -355,5 +362,21 @@ void vr_vm_sync_destroy(struct vr_vm *vm);
 int  vr_run_prepare(void);
 int  vr_run_start(struct vr_vm *vm);
 void vr_run_wait(struct vr_vm *vm);
+/*
+ * Ending the run from outside (vpmu-run): SIGINT and SIGTERM (those not
+ * ignored at start) blocked in the calling thread before vr_run_start(),
+ * so that every thread of the run inherits the mask: *held says which,
+ * *old the mask before.  0, or -1 after a message.
+ */
+int  vr_run_hold_signals(sigset_t *held, sigset_t *old);
+/*
+ * In that thread, after vr_run_start(): until the run ends, a held signal
+ * ends it with VR_EXIT_SIGNAL + its number (vm->stop_signal), and so does
+ * timeout_s seconds of wall time (0: none) with VR_EXIT_TIMEOUT
+ * (vm->timed_out).  The mask *old is back on return: a second signal acts
+ * as it would without vpmu-run's handling.
+ */
+void vr_run_supervise(struct vr_vm *vm, unsigned timeout_s, const sigset_t *held,
+    const sigset_t *old);
 
 #endif /* VPMU_RUN_H */

@@ -8,8 +8,12 @@
  * either 2 MiB identity pages or, for the first 2 MiB, a 4 KiB page table
  * at 0x4000.  Code lives at 0x10000, the stack at 0x80000, the IDT at
  * 0x9000.  Every count is asserted exactly.
+ *
+ * Last, the KVM glue's side of the source (needs /dev/kvm, skipped with
+ * the reason without it): no vCPU without guest memory to read.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -18,9 +22,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <linux/kvm.h>
 
 #include <cmocka.h>
 
+#include <vpmu/kvm.h>
 #include <vpmu/model.h>
 #include <vpmu/source.h>
 #include <vpmu/vcpu.h>
@@ -2139,6 +2147,60 @@ cpuid_ebx_marks_events_the_source_cannot_count(void **state)
 	}
 }
 
+/*
+ * The monitor's mistake is an error, not wrong numbers: with the exact
+ * source and no guest RAM given (vpmu_kvm_add_memory() forgotten), the
+ * KVM glue refuses the vCPU with EFAULT, for the source could read no
+ * instruction; once a slot is added the same call succeeds.  Another
+ * source reads no guest code and takes the vCPU without RAM.  Needs
+ * /dev/kvm (a VM and a vCPU of KVM's): skipped with the reason without it.
+ */
+static void
+vpmu_kvm_vcpu_init_EFAULT(void **state)
+{
+	static uint8_t ram[0x10000];
+	const struct vpmu_source_ops *const srcs[] = { &vpmu_source_exact,
+	    &vpmu_source_synthetic };
+	struct kvm_run *run;
+	vpmu_config *cfg;
+	vpmu_vm *vm;
+	vpmu_kvm *k;
+	size_t i;
+	int kvm, vmfd, vcpufd;
+
+	(void)state;
+	if ((kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC)) < 0) {
+		print_message("vpmu_kvm_vcpu_init_EFAULT: skipped: it needs /dev/kvm: %s\n",
+		    strerror(errno));
+		skip();
+	}
+	assert_non_null(run = calloc(1, sizeof(*run)));
+	for (i = 0; i < sizeof(srcs) / sizeof(srcs[0]); i++) {
+		assert_int_equal(vpmu_config_create(&cfg), 0);
+		assert_int_equal(vpmu_config_set_vcpus(cfg, 1), 0);
+		assert_int_equal(vpmu_config_set_source(cfg, srcs[i], NULL), 0);
+		assert_int_equal(vpmu_vm_create(cfg, &vm), 0);
+		vpmu_config_destroy(cfg);
+		assert_true((vmfd = ioctl(kvm, KVM_CREATE_VM, 0)) >= 0);
+		assert_int_equal(vpmu_kvm_create(vm, vmfd, &k), 0);
+		assert_true((vcpufd = ioctl(vmfd, KVM_CREATE_VCPU, 0ul)) >= 0);
+		if (srcs[i] == &vpmu_source_exact) {
+			assert_int_equal(vpmu_kvm_vcpu_init(k, 0, vcpufd, run), EFAULT);
+			/* Not taken: the vCPU is not the glue's yet. */
+			assert_int_equal(vpmu_kvm_pre_run(k, 0), EINVAL);
+			assert_int_equal(vpmu_kvm_add_memory(k, 0, sizeof(ram), ram), 0);
+		}
+		assert_int_equal(vpmu_kvm_vcpu_init(k, 0, vcpufd, run), 0);
+		assert_int_equal(vpmu_kvm_pre_run(k, 0), 0);
+		vpmu_kvm_destroy(k);
+		vpmu_vm_destroy(vm);
+		close(vcpufd);
+		close(vmfd);
+	}
+	free(run);
+	close(kvm);
+}
+
 int
 main(void)
 {
@@ -2188,6 +2250,7 @@ main(void)
 	T(branches_inside_runs_are_foreseen),
 		T(gmem_access_rules),
 #undef T
+		cmocka_unit_test(vpmu_kvm_vcpu_init_EFAULT),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
