@@ -642,15 +642,9 @@ open_log(struct live *l)
 static int
 close_out(FILE *f, const char *path)
 {
-	int err = 0;
+	int err;
 
-	if (fflush(f) != 0)
-		err = errno;
-	else if (ferror(f))
-		err = -1;	/* an earlier write failed; its errno is gone */
-	if (fclose(f) != 0 && err == 0)
-		err = errno;
-	if (err == 0)
+	if ((err = vs_fclose(f)) == 0)
 		return (0);
 	fprintf(stderr, "vpmustat: -o %s: %s\n", path, err > 0 ? strerror(err) :
 	    "a write failed");

@@ -36,6 +36,20 @@ why(int err)
 	return (err > 0 ? strerror(err) : "a write failed");
 }
 
+int
+vs_fclose(FILE *f)
+{
+	int err = 0;
+
+	if (fflush(f) != 0)
+		err = errno;
+	else if (ferror(f))
+		err = -1;	/* an earlier write failed; its errno is gone */
+	if (fclose(f) != 0 && err == 0)
+		err = errno;
+	return (err);
+}
+
 static struct vs_out *
 out_at(struct vs_outs *o, int i)
 {
@@ -145,13 +159,7 @@ out_end(struct vs_out *o)
 	o->f = NULL;
 	if (f == stdout)
 		return (vs_stdout_flush(false));
-	if (fflush(f) != 0)
-		err = errno;
-	else if (ferror(f))
-		err = -1;	/* an earlier write failed; its errno is gone */
-	if (fclose(f) != 0 && err == 0)
-		err = errno;
-	if (err == 0)
+	if ((err = vs_fclose(f)) == 0)
 		return (0);
 	fprintf(stderr, "vpmustat: %s %s: %s\n", o->opt, o->path, why(err));
 	if (o->regular)

@@ -267,6 +267,8 @@ void vs_outs_discard(struct vs_outs *o);
  */
 int  vs_outputs(const struct vs_profile *p, FILE *report, unsigned top,
     const char *event, struct vs_outs *o, bool write, const char *title);
+/* Flush and close f: 0, the errno of the failure, or -1 (an earlier write failed). */
+int  vs_fclose(FILE *f);
 /* Flush standard output; at the end (last), say if a write to it failed.  0 or -1. */
 int  vs_stdout_flush(bool last);
 
