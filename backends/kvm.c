@@ -290,17 +290,17 @@ entry_regs(struct kvm_cpuid_entry2 *e, uint32_t r[4], bool store)
  * every pass holds an exit of the stepping source retries for ever.
  */
 static void
-cpuid_hide_steal_time(struct kvm_cpuid2 *c, unsigned max)
+cpuid_hide_steal_time(struct kvm_cpuid2 *c)
 {
 	struct kvm_cpuid_entry2 *sig, *feat;
 	uint32_t base, r[4];
 
 	for (base = KVM_CPUID_SIGNATURE; base <= KVM_CPUID_SIGNATURE + 0xff00; base += 0x100) {
-		if ((sig = cpuid_entry(c, max, base, false)) == NULL)
+		if ((sig = cpuid_entry(c, 0, base, false)) == NULL)
 			continue;
 		entry_regs(sig, r, false);	/* EBX, ECX, EDX: the signature */
 		if (memcmp(&r[1], "KVMKVMKVM\0\0\0", 12) == 0 &&
-		    (feat = cpuid_entry(c, max, base + 1, false)) != NULL)
+		    (feat = cpuid_entry(c, 0, base + 1, false)) != NULL)
 			feat->eax &= ~(1u << KVM_FEATURE_STEAL_TIME);
 	}
 }
@@ -328,8 +328,8 @@ vpmu_kvm_cpuid_patch(vpmu_kvm *k, struct kvm_cpuid2 *cpuid, unsigned max_entries
 			vpmu_cpuid_adjust(k->vm, adjusted[i], 0, r);
 			entry_regs(e, r, true);
 		}
-	if (k->vm->src == &vpmu_source_exact)
-		cpuid_hide_steal_time(cpuid, max_entries);
+	if (k->vm->src->exec_wants != NULL)	/* a source that watches the guest run */
+		cpuid_hide_steal_time(cpuid);
 	return (0);
 }
 
@@ -436,12 +436,13 @@ vpmu_kvm_vcpu_init(vpmu_kvm *k, unsigned cpu, int vcpu_fd, struct kvm_run *run)
 	if (k == NULL || cpu >= k->vm->nvcpus || vcpu_fd < 0 || run == NULL)
 		return (EINVAL);
 	/*
-	 * The exact source reads each instruction it counts from guest RAM:
-	 * with no slot (vpmu_kvm_add_memory() forgotten) it could decode
-	 * nothing and would count every exit as one instruction.  The
-	 * monitor's mistake is an error here, not wrong numbers later.
+	 * A source that reads guest memory (the exact source decodes each
+	 * instruction it counts from guest RAM) with no slot registered
+	 * (vpmu_kvm_add_memory() forgotten) would decode nothing and count
+	 * every exit as one instruction.  The monitor's mistake is an error
+	 * here, not wrong numbers later.
 	 */
-	if (k->vm->src == &vpmu_source_exact && !have_memory(k))
+	if (k->vm->src->exec_memory != NULL && !have_memory(k))
 		return (EFAULT);
 	c = &k->vcpu[cpu];
 	c->fd = vcpu_fd;

@@ -34,7 +34,6 @@
 #define MEM_DEFAULT_LINUX 512		/* MiB, for a Linux kernel and its initrd */
 #define MEM_MAX		1024		/* MiB: RSP (the top of RAM) must be identity mapped */
 #define KVM_API		12
-#define TIMEOUT_MAX	4294967295ul	/* s: --timeout's largest */
 #define TSS_ADDR_KVM	0xfffbd000ul	/* KVM_SET_TSS_ADDR: 3 pages, far above RAM */
 
 struct vr_opts {
@@ -403,7 +402,7 @@ parse_options(int argc, char **argv, struct vr_opts *o)
 			o->exit_qemu = strcmp(optarg, "qemu") == 0;
 			break;
 		case O_TIMEOUT:
-			if (parse_num("timeout", optarg, 1, TIMEOUT_MAX, "a number of seconds",
+			if (parse_num("timeout", optarg, 1, UINT32_MAX, "a number of seconds",
 			    &o->timeout) < 0)
 				return (-1);
 			break;
@@ -531,20 +530,25 @@ signame(int sig)
 static void
 report_end(FILE *f, const struct vr_vm *vm, const struct vr_opts *o)
 {
-	if (vm->guest_exit)
+	switch (vm->end) {
+	case VR_END_GUEST_EXIT:
 		fprintf(f, "vpmu-run: %s: vCPU %u wrote %#" PRIx32 " to port 0xf4: "
 		    "exit status %d\n", o->guest, vm->exit_cpu, vm->exit_value,
 		    vm->status);
-	else if (vm->timed_out)
+		break;
+	case VR_END_TIMEOUT:
 		fprintf(f, "vpmu-run: %s: timed out after %u s without a guest exit "
 		    "(--timeout %u): stopped, status %d\n", o->guest, o->timeout,
 		    o->timeout, vm->status);
-	else if (vm->stop_signal != 0)
+		break;
+	case VR_END_SIGNAL:
 		fprintf(f, "vpmu-run: %s: stopped by %s: status %d\n", o->guest,
-		    signame(vm->stop_signal), vm->status);
-	else
+		    signame(vm->status - VR_EXIT_SIGNAL), vm->status);
+		break;
+	default:
 		fprintf(f, "vpmu-run: %s: the run ended without a guest exit: "
 		    "status %d\n", o->guest, vm->status);
+	}
 }
 
 static void
@@ -1005,18 +1009,20 @@ main(int argc, char **argv)
 	vr_run_supervise(&vm, o.timeout, &held, &oldmask);
 	vr_run_wait(&vm);
 	ret = vm.status;
-	if (vm.snapshot_req)
+	if (vm.end == VR_END_SNAPSHOT)
 		ret = vr_snapshot_save(&vm, &sc);
 	if (!o.quiet)
 		report(rep != NULL ? rep : stderr, &vm, &o, modelstr, src->name);
 	/* Stopped from outside: said on standard error, in the report or not. */
-	if ((o.quiet || rep != NULL) && (vm.timed_out || vm.stop_signal != 0))
-		report_end(stderr, &vm, &o);
-	/* Once, on standard error, unless the report just said it there. */
-	if (src == &vpmu_source_exact && (o.quiet || rep != NULL) && user_unseen(&vm))
-		fprintf(stderr, "vpmu-run: %s\n", USER_UNSEEN_WARNING);
-	if (src == &vpmu_source_exact && (o.quiet || rep != NULL) && guest_tf(&vm))
-		fprintf(stderr, "vpmu-run: %s\n", GUEST_TF_WARNING);
+	if (o.quiet || rep != NULL) {
+		if (vm.end == VR_END_TIMEOUT || vm.end == VR_END_SIGNAL)
+			report_end(stderr, &vm, &o);
+		/* Once, on standard error, unless the report just said it there. */
+		if (src == &vpmu_source_exact && user_unseen(&vm))
+			fprintf(stderr, "vpmu-run: %s\n", USER_UNSEEN_WARNING);
+		if (src == &vpmu_source_exact && guest_tf(&vm))
+			fprintf(stderr, "vpmu-run: %s\n", GUEST_TF_WARNING);
+	}
 
 out:
 	if (rep != NULL && fclose(rep) != 0) {

@@ -34,13 +34,15 @@ vr_mark_take(struct vr_vcpu *c, uint32_t mark)
 	struct vr_mark_row *r;
 	unsigned cpu, i, n;
 
-	ci = calloc(VR_MAX_COUNTERS, sizeof(*ci));
 	pthread_mutex_lock(&vm->lock);
 	vm->marks_taken++;
-	if (ci == NULL) {
+	/* One table for every mark, under the lock: none allocated per OUT. */
+	if (vm->mark_ci == NULL &&
+	    (vm->mark_ci = calloc(VR_MAX_COUNTERS, sizeof(*ci))) == NULL) {
 		vm->marks_dropped++;
 		goto out;
 	}
+	ci = vm->mark_ci;
 	for (cpu = 0; cpu < vm->nvcpus; cpu++) {
 		n = VR_MAX_COUNTERS;
 		if (vpmu_vcpu_get_counters(vm->pmu, cpu, ci, &n) != 0)
@@ -70,7 +72,6 @@ vr_mark_take(struct vr_vcpu *c, uint32_t mark)
 	}
 out:
 	pthread_mutex_unlock(&vm->lock);
-	free(ci);
 }
 
 void
@@ -95,5 +96,7 @@ vr_marks_free(struct vr_vm *vm)
 {
 	free(vm->mark_rows);
 	vm->mark_rows = NULL;
+	free(vm->mark_ci);
+	vm->mark_ci = NULL;
 	vm->nmark_rows = 0;
 }

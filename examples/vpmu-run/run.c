@@ -7,7 +7,7 @@
  * everything else ends the run with a message naming the vCPU, the exit
  * and the RIP.
  *
- * Ending the run: the first vr_stop() sets the status, marks the VM stopping
+ * Ending the run: the first vr_run_stop() sets the status and the reason, marks the VM stopping
  * and kicks every other vCPU out of KVM_RUN (immediate_exit, then a signal
  * whose handler does nothing: KVM_RUN returns EINTR).  Each thread sees
  * the flag at the top of its loop and returns.  vpmu-run's --timeout,
@@ -64,13 +64,14 @@ stopping(struct vr_vm *vm)
  * the threads under it too and no thread sees a half-started vCPU table.
  */
 static void
-stop_locked(struct vr_vm *vm, int status)
+stop_locked(struct vr_vm *vm, int status, enum vr_end why)
 {
 	unsigned i;
 
 	if (vm->stopping)
 		return;
 	vm->status = status;
+	vm->end = why;
 	__atomic_store_n(&vm->stopping, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&vm->ended);
 	for (i = 0; i < vm->nvcpus; i++) {
@@ -88,11 +89,11 @@ stop_locked(struct vr_vm *vm, int status)
 		pthread_kill(vm->supervisor, SIG_KICK);
 }
 
-static void
-vr_stop(struct vr_vm *vm, int status)
+void
+vr_run_stop(struct vr_vm *vm, int status, enum vr_end why)
 {
 	pthread_mutex_lock(&vm->lock);
-	stop_locked(vm, status);
+	stop_locked(vm, status, why);
 	pthread_mutex_unlock(&vm->lock);
 }
 
@@ -225,10 +226,10 @@ exit_io(struct vr_vcpu *c, uint16_t port, bool out, uint8_t *data, unsigned size
 	memcpy(&v, data, size < sizeof(v) ? size : sizeof(v));	/* little endian */
 	pthread_mutex_lock(&vm->lock);
 	if (!vm->stopping) {
-		vm->guest_exit = true;
 		vm->exit_cpu = c->index;
 		vm->exit_value = v;
-		stop_locked(vm, (int)((vm->exit_qemu ? v << 1 | 1 : v) & 0xff));
+		stop_locked(vm, (int)((vm->exit_qemu ? v << 1 | 1 : v) & 0xff),
+		    VR_END_GUEST_EXIT);
 	}
 	pthread_mutex_unlock(&vm->lock);
 	return (true);
@@ -250,9 +251,8 @@ snapshot_io(struct vr_vcpu *c, uint16_t port, bool out, uint8_t *data, unsigned 
 		return (false);
 	pthread_mutex_lock(&vm->lock);
 	if (!vm->stopping) {
-		vm->snapshot_req = true;
 		vm->snapshot_cpu = c->index;
-		stop_locked(vm, 0);
+		stop_locked(vm, 0, VR_END_SNAPSHOT);
 	}
 	pthread_mutex_unlock(&vm->lock);
 	return (true);
@@ -646,10 +646,10 @@ vcpu_run(void *arg)
 exit:
 	return (NULL);
 panic:
-	vr_stop(vm, VR_EXIT_GUEST);
+	vr_run_stop(vm, VR_EXIT_GUEST, VR_END_OTHER);
 	return (NULL);
 fail:
-	vr_stop(vm, VR_EXIT_HOST);
+	vr_run_stop(vm, VR_EXIT_HOST, VR_END_OTHER);
 	return (NULL);
 }
 
@@ -695,7 +695,7 @@ vr_run_start(struct vr_vm *vm)
 			pthread_mutex_unlock(&vm->lock);
 			fprintf(stderr, "%s: vCPU %u: pthread_create: %s\n", vr_progname,
 			    i, strerror(err));
-			vr_stop(vm, VR_EXIT_HOST);
+			vr_run_stop(vm, VR_EXIT_HOST, VR_END_OTHER);
 			return (-1);
 		}
 		c->started = true;
@@ -705,7 +705,7 @@ vr_run_start(struct vr_vm *vm)
 			pthread_mutex_unlock(&vm->lock);
 			fprintf(stderr, "%s: watchdog: pthread_create: %s\n", vr_progname,
 			    strerror(err));
-			vr_stop(vm, VR_EXIT_HOST);
+			vr_run_stop(vm, VR_EXIT_HOST, VR_END_OTHER);
 			return (-1);
 		}
 		vm->watchdog_on = true;
@@ -745,20 +745,6 @@ vr_run_hold_signals(sigset_t *held, sigset_t *old)
 	return (0);
 }
 
-/* The run ends for a reason of the supervisor's (the first reason wins). */
-static void
-supervisor_stop(struct vr_vm *vm, int sig)
-{
-	pthread_mutex_lock(&vm->lock);
-	if (!vm->stopping) {
-		if (sig != 0)
-			vm->stop_signal = sig;
-		else
-			vm->timed_out = true;
-		stop_locked(vm, sig != 0 ? VR_EXIT_SIGNAL + sig : VR_EXIT_TIMEOUT);
-	}
-	pthread_mutex_unlock(&vm->lock);
-}
 
 void
 vr_run_supervise(struct vr_vm *vm, unsigned timeout_s, const sigset_t *held,
@@ -782,7 +768,7 @@ vr_run_supervise(struct vr_vm *vm, unsigned timeout_s, const sigset_t *held,
 		if (deadline == 0)
 			sig = sigwaitinfo(&set, &si);
 		else if ((now = vr_mono_ns()) >= deadline) {
-			supervisor_stop(vm, 0);
+			vr_run_stop(vm, VR_EXIT_TIMEOUT, VR_END_TIMEOUT);
 			break;
 		} else {
 			ts.tv_sec = (time_t)((deadline - now) / 1000000000u);
@@ -790,7 +776,7 @@ vr_run_supervise(struct vr_vm *vm, unsigned timeout_s, const sigset_t *held,
 			sig = sigtimedwait(&set, &si, &ts);
 		}
 		if (sig > 0 && sig != SIG_KICK)
-			supervisor_stop(vm, sig);
+			vr_run_stop(vm, VR_EXIT_SIGNAL + sig, VR_END_SIGNAL);
 		/* else: the kick (the run ends), the deadline, or EINTR */
 	}
 	pthread_mutex_lock(&vm->lock);

@@ -75,6 +75,15 @@ struct vr_fwcfg {
 };
 
 struct vr_vm;
+/* Why the run ended (vr_vm.end): the report's first line. */
+enum vr_end {
+	VR_END_OTHER,		/* a failure, or not ended yet */
+	VR_END_GUEST_EXIT,	/* the guest wrote port 0xf4 */
+	VR_END_SNAPSHOT,	/* the guest asked for a snapshot (port 0xf5) */
+	VR_END_TIMEOUT,		/* --timeout */
+	VR_END_SIGNAL,		/* SIGINT or SIGTERM: status VR_EXIT_SIGNAL + its number */
+};
+
 struct vr_mark_row;
 
 /* One vCPU: its thread is the only one to run it (libvpmu's rule too). */
@@ -125,9 +134,7 @@ struct vr_vm {
 	bool		 supervised;
 	int		 stopping;	/* also read without the lock (atomic) */
 	int		 status;
-	bool		 guest_exit;	/* ended by port 0xf4 */
-	bool		 timed_out;	/* ended by vr_run_supervise()'s deadline */
-	int		 stop_signal;	/* ended by this signal (SIGINT, SIGTERM), or 0 */
+	enum vr_end	 end;		/* why, set with status */
 	unsigned	 exit_cpu;
 	uint32_t	 exit_value;
 	bool		 exit_qemu;	/* --exit-status qemu: (V << 1 | 1) & 0xff */
@@ -147,17 +154,17 @@ struct vr_vm {
 	/* port 0xf6 (marks.c), under lock */
 	struct vr_mark_row *mark_rows;
 	size_t		 nmark_rows;
+	struct vpmu_counter_info *mark_ci;	/* VR_MAX_COUNTERS, for a mark's walk */
 	uint64_t	 marks_taken, marks_dropped;
 	/* #GP injected for MSR exits libvpmu did not take; by the vCPU's thread */
 	uint64_t	 gp_injected[VR_MAX_VCPUS];
 
 	/*
 	 * --snapshot FILE (NULL: port 0xf5 stays unhandled).  A write to the
-	 * port stops the run with status 0 and sets snapshot_req (under lock);
-	 * the file is written after the vCPU threads returned.
+	 * port stops the run with status 0 (end VR_END_SNAPSHOT); the file is
+	 * written after the vCPU threads returned.
 	 */
 	const char	*snapshot_path;
-	bool		 snapshot_req;
 	unsigned	 snapshot_cpu;
 };
 
@@ -363,6 +370,11 @@ int  vr_run_prepare(void);
 int  vr_run_start(struct vr_vm *vm);
 void vr_run_wait(struct vr_vm *vm);
 /*
+ * End the run with status for the reason why, unless it already ends (the
+ * first stop wins): every vCPU is kicked out of KVM_RUN.  Any thread.
+ */
+void vr_run_stop(struct vr_vm *vm, int status, enum vr_end why);
+/*
  * Ending the run from outside (vpmu-run): SIGINT and SIGTERM (those not
  * ignored at start) blocked in the calling thread before vr_run_start(),
  * so that every thread of the run inherits the mask: *held says which,
@@ -371,9 +383,9 @@ void vr_run_wait(struct vr_vm *vm);
 int  vr_run_hold_signals(sigset_t *held, sigset_t *old);
 /*
  * In that thread, after vr_run_start(): until the run ends, a held signal
- * ends it with VR_EXIT_SIGNAL + its number (vm->stop_signal), and so does
+ * ends it with VR_EXIT_SIGNAL + its number (VR_END_SIGNAL), and so does
  * timeout_s seconds of wall time (0: none) with VR_EXIT_TIMEOUT
- * (vm->timed_out).  The mask *old is back on return: a second signal acts
+ * (VR_END_TIMEOUT).  The mask *old is back on return: a second signal acts
  * as it would without vpmu-run's handling.
  */
 void vr_run_supervise(struct vr_vm *vm, unsigned timeout_s, const sigset_t *held,

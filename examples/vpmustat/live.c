@@ -113,31 +113,6 @@ no_kvm(const char *what)
 	return (VS_EXIT_HOST);
 }
 
-/*
- * End the run from the main thread (SIGINT): run.c's rule -- the first
- * stop sets the status, and every vCPU is kicked out of KVM_RUN with
- * immediate_exit and run.c's kick signal (SIGRTMIN, whose handler
- * vr_run_prepare() installed).
- */
-static void
-stop_run(struct vr_vm *vm, int status)
-{
-	unsigned i;
-
-	pthread_mutex_lock(&vm->lock);
-	if (!vm->stopping) {
-		vm->status = status;
-		__atomic_store_n(&vm->stopping, 1, __ATOMIC_RELEASE);
-		for (i = 0; i < vm->nvcpus; i++)
-			if (vm->vcpu[i].started) {
-				__atomic_store_n(&vm->vcpu[i].run->immediate_exit, 1,
-				    __ATOMIC_RELEASE);
-				pthread_kill(vm->vcpu[i].thread, SIGRTMIN);
-			}
-	}
-	pthread_mutex_unlock(&vm->lock);
-}
-
 /* ---- the VM, in <vpmu/kvm.h>'s order ------------------------------------------------ */
 
 static int
@@ -212,13 +187,10 @@ vm_setup(struct vs_live_opts *o, struct vr_vm *vm, vpmu_config **cfgp)
 		fprintf(stderr, "vpmustat: libvpmu configuration: %s\n", vpmu_strerror(e));
 		return (VS_EXIT_HOST);
 	}
+	/* main.c's add_tunable() set each on a config already: every name is known. */
 	for (i = 0; i < o->ntunables; i++)
-		if ((e = vpmu_config_set_tunable(*cfgp, o->tunables[i].name,
-		    o->tunables[i].value)) != 0) {
-			fprintf(stderr, "vpmustat: --tunable %s: %s\n", o->tunables[i].name,
-			    vpmu_strerror(e));
-			return (VS_EXIT_USAGE);
-		}
+		(void)vpmu_config_set_tunable(*cfgp, o->tunables[i].name,
+		    o->tunables[i].value);
 	if ((e = vpmu_vm_create(*cfgp, &vm->pmu)) != 0) {
 		fprintf(stderr, "vpmustat: vpmu_vm_create: %s\n", vpmu_strerror(e));
 		return (VS_EXIT_HOST);
@@ -487,7 +459,7 @@ watch(struct live *l)
 	while (!__atomic_load_n(&l->vm->stopping, __ATOMIC_ACQUIRE)) {
 		nanosleep(&tick, NULL);
 		if (interrupted) {
-			stop_run(l->vm, 128 + interrupted);
+			vr_run_stop(l->vm, VR_EXIT_SIGNAL + interrupted, VR_END_SIGNAL);
 			break;
 		}
 		t = since(&l->t0);
@@ -553,7 +525,6 @@ report(struct live *l, bool write)
 	char err[256];
 	unsigned i;
 	int fd, ret;
-	bool bad_log = false;
 
 	if (vs_symtab_load(&syms, l->o->guest, err, sizeof(err)) < 0)
 		fprintf(stderr, "vpmustat: warning: symbols: %s\n", err);
@@ -571,10 +542,8 @@ report(struct live *l, bool write)
 		fd = l->logfd;
 		(void)lseek(fd, 0, SEEK_SET);
 	}
-	if (vs_profile_read(&p, fd, NULL) < 0) {
+	if (vs_profile_read(&p, fd, NULL) < 0)
 		fprintf(stderr, "vpmustat: the log: %s\n", p.error);
-		bad_log = true;
-	}
 	if (fd != l->logfd)
 		close(fd);
 	if (l->o->log != NULL)
@@ -582,12 +551,10 @@ report(struct live *l, bool write)
 	if (!write && vs_outs_any(l->o->outs))
 		fprintf(stderr, "vpmustat: the run failed: -G, --folded and --svg not "
 		    "written\n");
-	else if (bad_log && vs_outs_any(l->o->outs))
+	else if (p.error[0] != '\0' && vs_outs_any(l->o->outs))
 		fprintf(stderr, "vpmustat: -G, --folded and --svg not written\n");
-	ret = vs_outputs(&p, l->out, l->o->top, l->o->event, l->o->outs,
-	    write && !bad_log, l->o->guest);
-	if (ret == 0 && bad_log)
-		ret = VS_EXIT_HOST;
+	ret = vs_outputs(&p, l->out, l->o->top, l->o->event, l->o->outs, write,
+	    l->o->guest);
 	vs_profile_free(&p);
 	vs_symtab_free(&syms);
 	return (ret);
@@ -636,19 +603,6 @@ open_log(struct live *l)
 	unlink(tpath);			/* read back through the descriptor */
 	l->readable = true;
 	return (0);
-}
-
-/* The -o file closed: every byte written, or a message and -1. */
-static int
-close_out(FILE *f, const char *path)
-{
-	int err;
-
-	if ((err = vs_fclose(f)) == 0)
-		return (0);
-	fprintf(stderr, "vpmustat: -o %s: %s\n", path, err > 0 ? strerror(err) :
-	    "a write failed");
-	return (-1);
 }
 
 /* The exact source's steps and breakpoint exits (--exact-mode), when it took any. */
@@ -757,14 +711,14 @@ vs_live(struct vs_live_opts *o, const char *modelstr)
 		(void)vpmu_pmc_stop(vm.pmu, &caller, l.pmc[i].id);
 	}
 	/* A run ends well by the guest's exit, whatever its status, or by a signal. */
-	ended_well = vm.guest_exit || interrupted;
+	ended_well = vm.end == VR_END_GUEST_EXIT || interrupted;
 	if (l.logfd >= 0 && finish_log(&l) < 0) {
 		status = status != 0 ? status : VS_EXIT_HOST;
 		ended_well = false;
 	}
 	if (vpmu_vm_get_driverstats(vm.pmu, &caller, &st) != 0)
 		memset(&st, 0, sizeof(st));
-	if (vm.guest_exit)
+	if (vm.end == VR_END_GUEST_EXIT)
 		fprintf(stderr, "vpmustat: the guest exited with status %d after %.2f s",
 		    vm.status, secs);
 	else if (interrupted)
@@ -784,7 +738,8 @@ vs_live(struct vs_live_opts *o, const char *modelstr)
 		status = err;
 	ret = status;
 out:
-	if (l.out != stderr && l.out != NULL && close_out(l.out, o->out) < 0 && ret == 0)
+	if (l.out != stderr && l.out != NULL && vs_fclose(l.out, "-o", o->out) < 0 &&
+	    ret == 0)
 		ret = VS_EXIT_HOST;
 	vm_teardown(&vm, cfg);
 	if (l.logfd >= 0)

@@ -9,7 +9,8 @@
  * Everything that can be checked is checked first (events, -c, --tunable
  * values), then the files of -G, --folded and --svg are opened (output.c),
  * then the work; both modes end in vs_outputs(): the top-functions report
- * and those files, written or discarded.
+ * and those files, if the work succeeded.  What is not written is
+ * discarded once, at the end of main().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,8 +58,10 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: vpmustat -S EVENT[,EVENT...] [-n RATE] [-N] [-O LOG] [options] GUEST.elf\n"
-	    "       vpmustat -s|-p|-P EVENT[,EVENT...] [-w SECS] [-C] [options] GUEST.elf\n"
+	    "usage: vpmustat [-c CPUS] -S EVENT[,EVENT...] [-n RATE] [-N] [-O LOG] [options] "
+	    "GUEST.elf\n"
+	    "       vpmustat [-c CPUS] -s|-p|-P EVENT[,EVENT...] [-w SECS] [-C] [options] "
+	    "GUEST.elf\n"
 	    "       vpmustat -R LOG [--elf GUEST.elf] [-c CPUS] [-G FILE] [--folded FILE] [--svg FILE]\n"
 	    "       vpmustat --list-events [--pmu MODEL]\n"
 	    "run a guest (vpmu-run's boot protocol) under sampling or counting PMCs:\n"
@@ -128,7 +131,7 @@ vs_cpuset_has(const struct vs_cpuset *c, uint32_t cpu)
 {
 	unsigned i;
 
-	if (c == NULL || c->all)
+	if (c == NULL)
 		return (true);
 	for (i = 0; i < c->n; i++)
 		if (cpu >= c->r[i].lo && cpu <= c->r[i].hi)
@@ -153,7 +156,7 @@ cpu_num(const char **sp, uint32_t *out)
 	return (0);
 }
 
-/* "*", or N and N-M joined by commas. */
+/* "*" (no range: c->n is 0), or N and N-M joined by commas. */
 static int
 cpuset_parse(const char *spec, struct vs_cpuset *c)
 {
@@ -161,10 +164,8 @@ cpuset_parse(const char *spec, struct vs_cpuset *c)
 
 	memset(c, 0, sizeof(*c));
 	c->spec = spec;
-	if (strcmp(spec, "*") == 0) {
-		c->all = true;
+	if (strcmp(spec, "*") == 0)
 		return (0);
-	}
 	for (;;) {
 		if (c->n == VS_CPU_RANGES || cpu_num(&s, &c->r[c->n].lo) < 0)
 			return (-1);
@@ -295,7 +296,7 @@ read_log(const char *log, const char *elf, bool dump, unsigned top, const char *
 	struct vs_symtab syms = { 0 };
 	struct vs_profile p;
 	char err[256];
-	int fd, ret, bad_log;
+	int fd, ret;
 
 	if (elf != NULL && vs_symtab_load(&syms, elf, err, sizeof(err)) < 0) {
 		fprintf(stderr, "vpmustat: --elf: %s\n", err);
@@ -317,16 +318,13 @@ read_log(const char *log, const char *elf, bool dump, unsigned top, const char *
 	}
 	vs_profile_init(&p, &syms);
 	p.cpus = cpus;
-	bad_log = vs_profile_read(&p, fd, dump ? stdout : NULL) < 0;
-	if (fd != STDIN_FILENO)
-		close(fd);
-	if (bad_log)
+	if (vs_profile_read(&p, fd, dump ? stdout : NULL) < 0)
 		fprintf(stderr, "vpmustat: %s: %s (the report has the records before%s)\n",
 		    log, p.error, vs_outs_any(outs) ? "; -G, --folded and --svg not written" :
 		    "");
-	ret = vs_outputs(&p, stdout, top, event, outs, !bad_log, elf != NULL ? elf : log);
-	if (ret == 0 && bad_log)
-		ret = VS_EXIT_HOST;
+	if (fd != STDIN_FILENO)
+		close(fd);
+	ret = vs_outputs(&p, stdout, top, event, outs, true, elf != NULL ? elf : log);
 	vs_profile_free(&p);
 	vs_symtab_free(&syms);
 	return (ret);
@@ -361,15 +359,12 @@ add_events(struct vs_live_opts *o, int scope, const char *list, unsigned vendor,
 static int
 check_cpus(const struct vs_cpuset *c, unsigned vcpus)
 {
-	char n[16], m[16];
 	unsigned i;
 
 	for (i = 0; c != NULL && i < c->n; i++)
 		if (c->r[i].hi >= vcpus) {
-			snprintf(n, sizeof(n), "%u", c->r[i].hi);
-			snprintf(m, sizeof(m), "%u", vcpus);
-			fprintf(stderr, "vpmustat: -c %s: no vCPU %s: the guest has %s "
-			    "(--vcpus)\n", c->spec, n, m);
+			fprintf(stderr, "vpmustat: -c %s: no vCPU %" PRIu32 ": the guest has "
+			    "%u (--vcpus)\n", c->spec, c->r[i].hi, vcpus);
 			return (VS_EXIT_USAGE);
 		}
 	return (0);
@@ -438,7 +433,8 @@ main(int argc, char **argv)
 			if (cpuset_parse(optarg, &cpusets[ncpusets]) < 0)
 				return (bad("-c %s: want CPU numbers from 0 to 65535 and "
 				    "ranges N-M, joined by commas, or *%s", optarg, ""));
-			cpus = cpusets[ncpusets].all ? NULL : &cpusets[ncpusets];
+			/* "*": every CPU, as without -c */
+			cpus = cpusets[ncpusets].n == 0 ? NULL : &cpusets[ncpusets];
 			ncpusets++;
 			pending_c = optarg;
 			break;
@@ -572,9 +568,7 @@ main(int argc, char **argv)
 		vpmu_config_destroy(tuncfg);
 		tuncfg = NULL;
 		ret = read_log(rlog, elf, dump, o.top, o.event, &outs, cpus);
-		if (vs_stdout_flush(true) < 0 && ret == 0)
-			ret = VS_EXIT_HOST;
-		return (ret);
+		goto done;
 	}
 	if (elf != NULL || dump)
 		return (bad("--elf and --dump go with -R (a run reads its guest's "
@@ -604,10 +598,9 @@ main(int argc, char **argv)
 	vpmu_config_destroy(tuncfg);
 	tuncfg = NULL;
 	/* The files before the guest boots: a bad path fails before the run. */
-	if (vs_outs_open(&outs) < 0)
-		return (VS_EXIT_USAGE);
-	ret = vs_live(&o, modelstr);
-	vs_outs_discard(&outs);		/* what the run did not write */
+	ret = vs_outs_open(&outs) < 0 ? VS_EXIT_USAGE : vs_live(&o, modelstr);
+done:
+	vs_outs_discard(&outs);		/* what was opened and not written */
 	if (vs_stdout_flush(true) < 0 && ret == 0)
 		ret = VS_EXIT_HOST;
 	return (ret);

@@ -12,8 +12,10 @@
  *   written    a regular file is truncated, then written; the write is
  *              checked (fflush, ferror, fclose): a file cut short by an
  *              error (a full disk) is removed, and the status is 1
- *   discarded  the run or the read failed: what vpmustat created is
- *              removed, what was there is left as it was
+ *   discarded  the run or the read failed, or vs_outputs() did not write
+ *              them: main() discards what is still open, once, at the
+ *              end; what vpmustat created is removed, what was there is
+ *              left as it was
  *
  * Standard output ("-", the -R report, a run's guest console) is checked
  * once at the end: a write that failed is an error too.
@@ -37,7 +39,7 @@ why(int err)
 }
 
 int
-vs_fclose(FILE *f)
+vs_fclose(FILE *f, const char *opt, const char *path)
 {
 	int err = 0;
 
@@ -47,7 +49,10 @@ vs_fclose(FILE *f)
 		err = -1;	/* an earlier write failed; its errno is gone */
 	if (fclose(f) != 0 && err == 0)
 		err = errno;
-	return (err);
+	if (err == 0)
+		return (0);
+	fprintf(stderr, "vpmustat: %s %s: %s\n", opt, path, why(err));
+	return (-1);
 }
 
 static struct vs_out *
@@ -100,40 +105,35 @@ fail:
 	return (-1);
 }
 
-static void
-out_discard(struct vs_out *o)
-{
-	if (o->f == NULL)
-		return;
-	if (o->f != stdout) {
-		fclose(o->f);
-		if (o->created)
-			(void)unlink(o->path);
-	}
-	o->f = NULL;
-	o->created = false;
-}
-
 int
 vs_outs_open(struct vs_outs *o)
 {
 	int i;
 
 	for (i = 0; i < 3; i++)
-		if (out_at(o, i)->path != NULL && out_open(out_at(o, i)) < 0) {
-			vs_outs_discard(o);
+		if (out_at(o, i)->path != NULL && out_open(out_at(o, i)) < 0)
 			return (-1);
-		}
 	return (0);
 }
 
 void
 vs_outs_discard(struct vs_outs *o)
 {
+	struct vs_out *out;
 	int i;
 
-	for (i = 0; i < 3; i++)
-		out_discard(out_at(o, i));
+	for (i = 0; i < 3; i++) {
+		out = out_at(o, i);
+		if (out->f == NULL)
+			continue;
+		if (out->f != stdout) {
+			fclose(out->f);
+			if (out->created)
+				(void)unlink(out->path);
+		}
+		out->f = NULL;
+		out->created = false;
+	}
 }
 
 /* Ready to be written: a regular file that was there is truncated now. */
@@ -143,8 +143,7 @@ out_begin(struct vs_out *o)
 	if (o->f != stdout && o->regular && !o->created &&
 	    ftruncate(fileno(o->f), 0) != 0) {
 		fprintf(stderr, "vpmustat: %s %s: %s\n", o->opt, o->path, strerror(errno));
-		out_discard(o);
-		return (NULL);
+		return (NULL);		/* left for vs_outs_discard() */
 	}
 	return (o->f);
 }
@@ -154,14 +153,12 @@ static int
 out_end(struct vs_out *o)
 {
 	FILE *f = o->f;
-	int err = 0;
 
 	o->f = NULL;
 	if (f == stdout)
 		return (vs_stdout_flush(false));
-	if ((err = vs_fclose(f)) == 0)
+	if (vs_fclose(f, o->opt, o->path) == 0)
 		return (0);
-	fprintf(stderr, "vpmustat: %s %s: %s\n", o->opt, o->path, why(err));
 	if (o->regular)
 		(void)unlink(o->path);	/* cut short: no half file */
 	return (-1);
@@ -188,7 +185,7 @@ vs_stdout_flush(bool last)
 static void
 flat_warning(const struct vs_evprof *e)
 {
-	if (e->samples == 0 || e->deep != 0)
+	if (e->samples == 0 || e->nedges != 0)
 		return;
 	if (e->nochain == e->samples)
 		fprintf(stderr, "vpmustat: warning: event %s was sampled without call "
@@ -217,17 +214,14 @@ vs_outputs(const struct vs_profile *p, FILE *report, unsigned top, const char *e
 		(void)vs_stdout_flush(false);
 	else
 		fflush(report);
-	if (!vs_outs_any(o))
+	if (p->error[0] != '\0')
+		return (VS_EXIT_HOST);	/* the log is bad or cut: no files */
+	if (!vs_outs_any(o) || !write)
 		return (0);
-	if (!write) {
-		vs_outs_discard(o);
-		return (0);
-	}
 	if ((e = vs_profile_event(p, event)) == NULL) {
 		if (event != NULL) {
 			fprintf(stderr, "vpmustat: --event %s: no samples of it in the log: "
 			    "-G, --folded and --svg not written\n", event);
-			vs_outs_discard(o);
 			return (VS_EXIT_USAGE);
 		}
 		fprintf(stderr, "vpmustat: no samples in the log: -G, --folded and "
@@ -239,7 +233,7 @@ vs_outputs(const struct vs_profile *p, FILE *report, unsigned top, const char *e
 		out = out_at(o, i);
 		if (out->path == NULL)
 			continue;
-		if (out->f == NULL || (f = out_begin(out)) == NULL) {
+		if ((f = out_begin(out)) == NULL) {
 			ret = VS_EXIT_HOST;
 			continue;
 		}

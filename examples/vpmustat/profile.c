@@ -172,7 +172,8 @@ vs_profile_name_pmc(struct vs_profile *p, uint32_t id, const char *name)
 		if (p->npmcs == sizeof(p->pmcs) / sizeof(p->pmcs[0]))
 			return;
 		p->npmcs++;
-		p->pmcs[i].flags_known = false;
+		/* Until its PMCALLOCATE record says otherwise: not a -N PMC. */
+		p->pmcs[i].flags = VPMU_F_CALLCHAIN;
 	}
 	p->pmcs[i].id = id;
 	snprintf(p->pmcs[i].name, sizeof(p->pmcs[i].name), "%s", name);
@@ -203,10 +204,8 @@ pmc_flags(struct vs_profile *p, uint32_t id, uint32_t flags)
 {
 	int i = pmc_index(p, id);
 
-	if (i >= 0) {
+	if (i >= 0)
 		p->pmcs[i].flags = flags;
-		p->pmcs[i].flags_known = true;
-	}
 }
 
 static struct vs_evprof *
@@ -336,9 +335,9 @@ static void
 add_sample(struct vs_profile *p, const struct vpmu_pmclog_ev *ev)
 {
 	uint32_t f[VPMU_PMCLOG_CALLCHAIN_MAX];
-	const char *name = pmc_name(p, ev->u.callchain.pmcid);
 	uint32_t cpu = VPMU_PMCLOG_CPUFLAGS_CPU(ev->u.callchain.cpuflags);
 	int pi = pmc_index(p, ev->u.callchain.pmcid);
+	const char *name = pi >= 0 ? p->pmcs[pi].name : NULL;
 	char buf[32];
 	struct vs_evprof *e;
 	struct vs_node *n;
@@ -365,9 +364,7 @@ add_sample(struct vs_profile *p, const struct vpmu_pmclog_ev *ev)
 	e->samples++;
 	if (VPMU_PMCLOG_CPUFLAGS_FLAGS(ev->u.callchain.cpuflags) & VPMU_PMCLOG_CC_F_USERSPACE)
 		e->user++;
-	if (npc > 1)
-		e->deep++;
-	if (pi >= 0 && p->pmcs[pi].flags_known && !(p->pmcs[pi].flags & VPMU_F_CALLCHAIN))
+	if (pi >= 0 && !(p->pmcs[pi].flags & VPMU_F_CALLCHAIN))
 		e->nochain++;
 	count_cpu(e, cpu);
 	for (i = 0; i < npc; i++)

@@ -1,33 +1,18 @@
 /*
  * test_flatlog.c -- write small pmclog logs for vpmustat's tests without a
- * guest (test_no_edges.sh, test_outputs.sh), made by libvpmu's encoder with
- * fixed timestamps, so that every byte is known; and a guest whose run ends
- * badly (test_live.sh):
- *
- *   test_flatlog DIR
- *
- *   DIR/flat.log   INITIALIZE, PMCALLOCATEDYN (pmc 0x100, "instructions",
- *                  with call chains), three CALLCHAIN records one frame
- *                  deep (npc 1: no caller, so no call-graph edge): pc
- *                  0x401000 twice (the second in user mode), 0x402000
- *                  once; CLOSELOG
- *   DIR/empty.log  INITIALIZE, PMCALLOCATEDYN, CLOSELOG: no samples
+ * guest (test_outputs.sh), made by libvpmu's encoder with fixed
+ * timestamps, so that every byte is known:
  *
  *   test_flatlog -o FILE [-N] [-t BYTES] <SAMPLES
  *
  * writes FILE: INITIALIZE, PMCALLOCATEDYN (pmc 0x100, "instructions",
  * VPMU_F_CALLCHAIN unless -N), a CALLCHAIN per line of SAMPLES, CLOSELOG.
- * A line is "CPU PC[,PC...]", the sampled PC first, then the return
- * addresses (numbers as strtoull() reads them with base 0).  -t cuts the
- * last BYTES bytes off the file: a log whose last record is cut short.
- *
- *   test_flatlog -e FILE
- *
- * writes FILE, a guest (a static ELF64 x86-64 executable, one PT_LOAD at
- * 1 MiB, no symbols) that runs a loop of 10000 instructions and halts
- * with interrupts off: a run that ends badly (vpmu-run's status 3).
+ * A line is "CPU[u] PC[,PC...]", the sampled PC first, then the return
+ * addresses (numbers as strtoull() reads them with base 0); a "u" right
+ * after the CPU marks the sample as taken in user mode.  No lines: a log
+ * without samples.  -t cuts the last BYTES bytes off the file: a log
+ * whose last record is cut short.
  */
-#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,15 +46,6 @@ write_file(const char *path)
 		perror(path);
 		exit(1);
 	}
-}
-
-static void
-save(const char *dir, const char *name)
-{
-	char path[4096];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	write_file(path);
 }
 
 /* INITIALIZE and the PMC's name: the start of every log. */
@@ -108,13 +84,6 @@ closelog(void)
 }
 
 static void
-end(const char *dir, const char *name)
-{
-	closelog();
-	save(dir, name);
-}
-
-static void
 sample(uint32_t cpu, uint32_t flags, const uint64_t *pc, uint32_t npc, uint64_t tsc)
 {
 	struct vpmu_pmclog_ev ev;
@@ -131,68 +100,20 @@ sample(uint32_t cpu, uint32_t flags, const uint64_t *pc, uint32_t npc, uint64_t 
 	add(&ev);
 }
 
-/* test_flatlog -e FILE: the guest that halts. */
-static int
-halt_guest(const char *path)
-{
-	static const unsigned char code[] = {
-		0xfa,				/* cli */
-		0xb9, 0x88, 0x13, 0x00, 0x00,	/* mov $5000, %ecx */
-		0xff, 0xc9,			/* 1: dec %ecx */
-		0x75, 0xfc,			/* jnz 1b */
-		0xf4,				/* hlt */
-		0xeb, 0xfd,			/* jmp to the hlt */
-	};
-	const uint64_t base = 0x100000, off = sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr);
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-
-	memset(&eh, 0, sizeof(eh));
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_EXEC;
-	eh.e_machine = EM_X86_64;
-	eh.e_version = EV_CURRENT;
-	eh.e_entry = base + off;
-	eh.e_phoff = sizeof(eh);
-	eh.e_ehsize = sizeof(eh);
-	eh.e_phentsize = sizeof(ph);
-	eh.e_phnum = 1;
-	memset(&ph, 0, sizeof(ph));
-	ph.p_type = PT_LOAD;
-	ph.p_flags = PF_R | PF_X;
-	ph.p_offset = 0;
-	ph.p_vaddr = ph.p_paddr = base;
-	ph.p_filesz = ph.p_memsz = off + sizeof(code);
-	ph.p_align = 0x1000;
-	used = 0;
-	memcpy(buf, &eh, sizeof(eh));
-	memcpy(buf + sizeof(eh), &ph, sizeof(ph));
-	memcpy(buf + off, code, sizeof(code));
-	used = off + sizeof(code);
-	write_file(path);
-	return (0);
-}
-
-/* test_flatlog -o FILE [-N] [-t BYTES]: samples from standard input. */
-static int
-from_text(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	static uint64_t pc[VPMU_PMCLOG_CALLCHAIN_MAX];
 	const char *out = NULL;
 	unsigned long cut = 0;
-	uint32_t flags = VPMU_F_CALLCHAIN, npc;
+	uint32_t flags = VPMU_F_CALLCHAIN, npc, cflags;
 	unsigned long long cpu;
 	char line[8192], *s, *end;
 	uint64_t tsc = 1100;
 	int ch;
 
-	while ((ch = getopt(argc, argv, "e:o:Nt:")) != -1)
+	while ((ch = getopt(argc, argv, "o:Nt:")) != -1)
 		switch (ch) {
-		case 'e':
-			return (halt_guest(optarg));
 		case 'o':
 			out = optarg;
 			break;
@@ -212,6 +133,11 @@ from_text(int argc, char **argv)
 	start(flags);
 	while (fgets(line, sizeof(line), stdin) != NULL) {
 		cpu = strtoull(line, &s, 0);
+		cflags = 0;
+		if (*s == 'u') {
+			cflags = VPMU_PMCLOG_CC_F_USERSPACE;
+			s++;
+		}
 		for (npc = 0; npc < VPMU_PMCLOG_CALLCHAIN_MAX; npc++) {
 			while (*s == ' ' || *s == ',')
 				s++;
@@ -224,7 +150,7 @@ from_text(int argc, char **argv)
 			}
 			s = end;
 		}
-		sample((uint32_t)cpu, 0, pc, npc, tsc++);
+		sample((uint32_t)cpu, cflags, pc, npc, tsc++);
 	}
 	closelog();
 	if (cut > used) {
@@ -233,30 +159,5 @@ from_text(int argc, char **argv)
 	}
 	used -= cut;
 	write_file(out);
-	return (0);
-}
-
-int
-main(int argc, char **argv)
-{
-	static const struct { uint64_t pc; uint32_t flags; } leaf[] = {
-		{ 0x401000, 0 }, { 0x401000, VPMU_PMCLOG_CC_F_USERSPACE }, { 0x402000, 0 }
-	};
-	unsigned i;
-
-	if (argc > 1 && argv[1][0] == '-')
-		return (from_text(argc, argv));
-	if (argc != 2) {
-		fprintf(stderr, "usage: test_flatlog DIR\n"
-		    "       test_flatlog -o FILE [-N] [-t BYTES] <SAMPLES\n"
-		    "       test_flatlog -e FILE\n");
-		return (2);
-	}
-	start(VPMU_F_CALLCHAIN);
-	for (i = 0; i < sizeof(leaf) / sizeof(leaf[0]); i++)
-		sample(0, leaf[i].flags, &leaf[i].pc, 1, 1100 + i);
-	end(argv[1], "flat.log");
-	start(VPMU_F_CALLCHAIN);
-	end(argv[1], "empty.log");
 	return (0);
 }

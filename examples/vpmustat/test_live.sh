@@ -1,10 +1,10 @@
 #!/bin/sh
-# test_live.sh VPMUSTAT TEST_FLATLOG HOT.elf WORKDIR
+# test_live.sh VPMUSTAT HOT.elf HALT.elf WORKDIR
 #
 # vpmustat's runs where they fail or are told what to sample, under KVM:
-#   - a guest that halts with interrupts off (test_flatlog -e; the run
-#     ends badly, status 3): -G and --svg not written, not announced, and
-#     the files opened for them removed
+#   - HALT.elf, a guest that halts with interrupts off (test/guests/faults.c,
+#     MODE=HLT_CLI; the run ends badly, status 3): -G and --svg not
+#     written, not announced, and the files opened for them removed
 #   - -O on a FIFO with --svg: status 2 before the guest boots (a FIFO is
 #     not read back), the --svg file removed
 #   - hot.elf on 2 vCPUs, -c 1 -S instructions -c 0 -s instructions -N,
@@ -13,7 +13,7 @@
 #     warning that -N leaves -G, --folded and --svg without callers
 # Exit 77 (skip) where vpmustat finds no usable /dev/kvm (VPMU_SKIP_NO_KVM=1).
 set -u
-vs=$1 gen=$2 elf=$3 dir=$4
+vs=$1 elf=$2 halt=$3 dir=$4
 
 fail() {
 	echo "test_live.sh: FAIL: $*"
@@ -28,11 +28,10 @@ absent() {
 }
 
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
-"$gen" -e "$dir/halt.elf" || fail "test_flatlog -e"
 
 # A run that ends badly.
 VPMU_SKIP_NO_KVM=1 "$vs" -S instructions -n 1000 -G "$dir/h.graph" --svg "$dir/h.svg" \
-    "$dir/halt.elf" >"$dir/halt.out" 2>"$dir/halt.err"
+    "$halt" >"$dir/halt.out" 2>"$dir/halt.err"
 st=$?
 cat "$dir/halt.err"
 [ $st -eq 77 ] && { echo "test_live.sh: skipped (no usable /dev/kvm)"; exit 77; }

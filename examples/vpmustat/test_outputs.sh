@@ -25,6 +25,13 @@
 #   chains         with the ELF, a chain is cut at its first return address
 #                  outside the code; without it, not; the one-frame warning
 #                  for -N logs and logs without frame pointers
+#   no_edges       -R -G on logs with no call-graph edge, without the ELF:
+#                  three samples one frame deep (one in user mode), and no
+#                  samples (the event "(none)"): status 0, the report, the
+#                  call graph, folded stacks and messages, all exact.  Under
+#                  the sanitizer build (test/build-with.sh) also the check
+#                  that no memcpy() or qsort() gets a null pointer for an
+#                  empty array
 set -u
 vs=$1 gen=$2 elf=$3 dir=$4 case=$5
 
@@ -361,6 +368,49 @@ EOF
 	# No warning without -G, --folded or --svg.
 	run quiet 0 -R "$dir/nocc.log" --elf "$elf"
 	[ -s "$dir/quiet.err" ] && fail "a warning with no -G, --folded or --svg"
+	;;
+no_edges)
+	# One frame each (npc 1: no caller, so no edge): 0x401000 twice, the
+	# second in user mode, 0x402000 once.  And a log without samples.
+	printf '0 0x401000\n0u 0x401000\n0 0x402000\n' | "$gen" -o "$dir/flat.log" ||
+		fail "test_flatlog -o flat.log"
+	"$gen" -o "$dir/empty.log" </dev/null || fail "test_flatlog -o empty.log"
+	run flat 0 -R "$dir/flat.log" -G "$dir/flat.graph" --folded "$dir/flat.folded"
+	same flat.err "$dir/flat.err" <<'EOF'
+vpmustat: warning: every call chain of event instructions is one frame deep: -G, --folded and --svg show no callers; build the guest with -fno-omit-frame-pointer (and -mno-omit-leaf-frame-pointer)
+EOF
+	same flat.out "$dir/flat.out" <<'EOF'
+vpmustat: 6 records, 344 bytes; INITIALIZE first, CLOSELOG last; 3 CALLCHAIN, 0 DROPNOTIFY (no symbols: give --elf)
+
+event instructions: 3 samples (1 in user mode)
+  vCPU 0: 3 samples (100.00%)
+    self%      self  total%     total  function
+    66.67         2   66.67         2  0x401000
+    33.33         1   33.33         1  0x402000
+  hottest addresses:
+    66.67         2  0x401000           
+    33.33         1  0x402000           
+EOF
+	same flat.graph "$dir/flat.graph" <<'EOF'
+# vpmustat call graph: event instructions, 3 samples
+# caller -> callee: samples with the call on the stack, % of all; self: samples in the function itself
+EOF
+	same flat.folded "$dir/flat.folded" <<'EOF'
+0x401000 2
+0x402000 1
+EOF
+	run empty 0 -R "$dir/empty.log" -G "$dir/empty.graph"
+	same empty.err "$dir/empty.err" <<'EOF'
+vpmustat: no samples in the log: -G, --folded and --svg are empty
+EOF
+	same empty.out "$dir/empty.out" <<'EOF'
+vpmustat: 3 records, 224 bytes; INITIALIZE first, CLOSELOG last; 0 CALLCHAIN, 0 DROPNOTIFY (no symbols: give --elf)
+no samples in the log
+EOF
+	same empty.graph "$dir/empty.graph" <<'EOF'
+# vpmustat call graph: event (none), 0 samples
+# caller -> callee: samples with the call on the stack, % of all; self: samples in the function itself
+EOF
 	;;
 *)
 	fail "no such case"

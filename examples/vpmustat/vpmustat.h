@@ -39,8 +39,7 @@
 
 struct vs_cpuset {
 	const char *spec;	/* as given */
-	bool	 all;		/* "*" */
-	unsigned n;
+	unsigned n;		/* 0: "*", which main() passes as NULL (every CPU) */
 	struct { uint32_t lo, hi; } r[VS_CPU_RANGES];
 };
 
@@ -142,14 +141,13 @@ struct vs_evprof {
 	char	 name[64];
 	uint64_t samples;
 	uint64_t user;		/* taken in user mode */
-	uint64_t deep;		/* with a caller: chains of two frames or more, as kept */
 	uint64_t nochain;	/* of PMCs allocated without VPMU_F_CALLCHAIN (-N) */
-	struct vs_cpucount *cpus;	/* samples by the records' CPU, sorted at the end */
+	struct vs_cpucount *cpus;	/* samples by the records' CPU, as first seen */
 	size_t	 ncpus, capcpus;
 	struct vs_node root;	/* func UINT32_MAX: "all" */
 	struct vs_func *funcs;
 	size_t	 nfuncs, capfuncs;
-	struct vs_edge *edges;
+	struct vs_edge *edges;	/* none: every chain kept is one frame deep */
 	size_t	 nedges, capedges;
 	struct vs_addr *addrs;	/* leaf PCs */
 	size_t	 naddrs, capaddrs;
@@ -167,8 +165,11 @@ struct vs_profile {
 	uint64_t tsc_freq;
 	bool	 initialized;		/* INITIALIZE came first */
 	bool	 closed;		/* CLOSELOG came last */
-	/* PMC id -> event name, from PMCALLOCATE(DYN) or the caller; its flags */
-	struct { uint32_t id; char name[64]; uint32_t flags; bool flags_known; } pmcs[256];
+	/*
+	 * PMC id -> event name, from PMCALLOCATE(DYN) or the caller; its flags,
+	 * VPMU_F_CALLCHAIN until its PMCALLOCATE(DYN) record gives them
+	 */
+	struct { uint32_t id; char name[64]; uint32_t flags; } pmcs[256];
 	size_t	 npmcs;
 	const struct vs_cpuset *cpus;	/* -R -c: the CPUs whose samples count; NULL: all */
 	uint64_t filtered;		/* samples of other CPUs, left out */
@@ -255,20 +256,24 @@ bool vs_outs_any(const struct vs_outs *o);
 /*
  * Open every file asked for, before the work whose result it will hold: a
  * path that cannot be written fails now, with a message.  An existing file
- * is not truncated until it is written.  0, or -1 (nothing left open or
- * created).
+ * is not truncated until it is written.  0, or -1 (what was opened is left
+ * to vs_outs_discard()).
  */
 int  vs_outs_open(struct vs_outs *o);
-/* Close what is open unwritten; remove the files vs_outs_open() created. */
+/*
+ * Close what is open unwritten; remove the files vs_outs_open() created.
+ * main() calls it once, after the work, whatever happened.
+ */
 void vs_outs_discard(struct vs_outs *o);
 /*
- * The report to report, then, with write, the files (else they are
- * discarded: the run or the read failed).  0 or an exit status.
+ * The report to report, then the files, if write (the run ended well) and
+ * the log was read whole (p->error empty).  0 or an exit status: 1 for a
+ * bad or cut log.  The files not written are left to vs_outs_discard().
  */
 int  vs_outputs(const struct vs_profile *p, FILE *report, unsigned top,
     const char *event, struct vs_outs *o, bool write, const char *title);
-/* Flush and close f: 0, the errno of the failure, or -1 (an earlier write failed). */
-int  vs_fclose(FILE *f);
+/* Flush and close f, the file of option opt at path: 0, or a message and -1. */
+int  vs_fclose(FILE *f, const char *opt, const char *path);
 /* Flush standard output; at the end (last), say if a write to it failed.  0 or -1. */
 int  vs_stdout_flush(bool last);
 

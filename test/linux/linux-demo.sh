@@ -45,15 +45,15 @@ REPORT=$BUILD/linux-demo-$TAG.report
 PERIOD=10007 # the perf record period in test/linux/init
 
 [ -x "$VPMU_RUN" ] || { echo "linux-demo: no $VPMU_RUN: build first" >&2; exit 1; }
-# Under `make check` (VPMU_LINUX_CTEST=1, with VPMU_LINUX_SPIN0 and
-# VPMU_LINUX_SPIN the spin guest built with 0 and SPIN_ITERS iterations)
+# Under `make check` (VPMU_LINUX_CTEST=1, with VPMU_LINUX_RATE0 and
+# VPMU_LINUX_RATE the rate guest built with 0 and SPIN_ITERS iterations)
 # the demo runs only on a host that runs a guest's kernel-mode code at
 # least MIN_RATE instructions a second: where that code is emulated
 # (nested hosts) the demo takes most of an hour, and `make check-long`
 # runs it instead.  `make linux-demo` and check-long always run it.
 SPIN_ITERS=10000000 # test/linux/CMakeLists.txt: 2 instructions each
 MIN_RATE=50000000
-# What a whole demo costs, in instructions at the spin guest's rate: the
+# What a whole demo costs, in instructions at the rate measured: the
 # intel-v2 run of test/linux/README.md took 4,133 s at 1.47 M a second.
 DEMO_INSNS=6000000000
 if [ "${VPMU_LINUX_CTEST:-0}" = 1 ]; then
@@ -66,12 +66,12 @@ if [ "${VPMU_LINUX_CTEST:-0}" = 1 ]; then
 		[ $r -eq 0 ] || { echo "linux-demo: vpmu-run $1 failed with status $r" >&2; exit 1; }
 		echo $(($(date +%s%N) - s))
 	}
-	t0=$(run_ns "${VPMU_LINUX_SPIN0:?}") || exit $?
-	t1=$(run_ns "${VPMU_LINUX_SPIN:?}") || exit $?
+	t0=$(run_ns "${VPMU_LINUX_RATE0:?}") || exit $?
+	t1=$(run_ns "${VPMU_LINUX_RATE:?}") || exit $?
 	dt=$((t1 - t0))
 	[ $dt -gt 0 ] || dt=1
 	rate=$((2 * SPIN_ITERS * 1000000000 / dt))
-	echo "linux-demo: the spin guest retired $((2 * SPIN_ITERS)) kernel-mode instructions in $((dt / 1000000)) ms: $((rate / 1000)) k/s"
+	echo "linux-demo: the rate guest retired $((2 * SPIN_ITERS)) kernel-mode instructions in $((dt / 1000000)) ms: $((rate / 1000)) k/s"
 	if [ $rate -lt $MIN_RATE ]; then
 		echo "linux-demo: skipped: this host runs a guest's kernel-mode code at" \
 		    "$((rate / 1000)) k instructions/s (emulated, not native; make check runs" \

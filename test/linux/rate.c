@@ -1,5 +1,5 @@
 /*
- * spin.c -- a vpmu-run guest (the boot protocol, CPL 0) that retires
+ * rate.c -- a vpmu-run guest (the boot protocol, CPL 0) that retires
  * 2 * SPIN + a few instructions on vCPU 0 and exits 0: linux-demo.sh times
  * it against SPIN=0 to learn how fast this host runs a guest's kernel-mode
  * code, and so whether the Linux demo fits in `make check`.
