@@ -26,7 +26,7 @@ configure: deps
 	    -DVPMU_WERROR=$(WERROR) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS) >/dev/null
 
 build: configure
-	@cmake --build $(BUILD) -j $(JOBS)
+	@sh cmake/build.sh $(BUILD) $(JOBS)
 
 # The host-side hwpmc demo, then a guest under vpmu-run that programs its PMU
 # through MSRs and checks its own counts (examples/guests/demo.c); vpmu-run

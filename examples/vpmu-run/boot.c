@@ -15,11 +15,13 @@
  *   0x4000  PD     512 x 2 MiB pages: 0 .. 1 GiB
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <linux/kvm.h>
 
 #include "vpmu-run.h"
@@ -311,6 +313,37 @@ vr_msrs(int fd, bool set, const uint32_t *idx, uint64_t *val, unsigned n)
 	for (i = 0; i < n; i++)
 		val[i] = m->entries[i].data;
 	return (0);
+}
+
+/*
+ * /dev/kvm, read-write, speaking KVM API 12: its descriptor, or -1 with
+ * err saying why.  A user who may not open it gets the usual remedy.
+ */
+int
+vr_kvm_open(char *err, size_t errlen)
+{
+	long api;
+	int fd, e;
+
+	if ((fd = open("/dev/kvm", O_RDWR | O_CLOEXEC)) < 0) {
+		e = errno;
+		snprintf(err, errlen, "/dev/kvm: %s%s", strerror(e),
+		    e == EACCES || e == EPERM ? " (read-write access is needed: "
+		    "add the user to the group that owns /dev/kvm, usually kvm, "
+		    "and log in again)" : "");
+		return (-1);
+	}
+	if ((api = ioctl(fd, KVM_GET_API_VERSION, 0)) != KVM_API_VERSION) {
+		if (api < 0)
+			snprintf(err, errlen, "/dev/kvm: KVM_GET_API_VERSION: %s",
+			    strerror(errno));
+		else
+			snprintf(err, errlen, "/dev/kvm: KVM API version %ld, want %d",
+			    api, KVM_API_VERSION);
+		close(fd);
+		return (-1);
+	}
+	return (fd);
 }
 
 /* KVM_GET_SUPPORTED_CPUID into a table with room to spare for libvpmu. */

@@ -33,7 +33,6 @@
 #define MEM_DEFAULT_MB	128		/* MiB, for a Multiboot image (QEMU's default) */
 #define MEM_DEFAULT_LINUX 512		/* MiB, for a Linux kernel and its initrd */
 #define MEM_MAX		1024		/* MiB: RSP (the top of RAM) must be identity mapped */
-#define KVM_API		12
 #define TSS_ADDR_KVM	0xfffbd000ul	/* KVM_SET_TSS_ADDR: 3 pages, far above RAM */
 
 struct vr_opts {
@@ -883,18 +882,7 @@ main(int argc, char **argv)
 	}
 
 	/* KVM, or a skip. */
-	if ((vm.kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC)) < 0) {
-		snprintf(err, sizeof(err), "/dev/kvm: %s", strerror(errno));
-		ret = no_kvm(err);
-		goto out;
-	}
-	if ((api = ioctl(vm.kvm_fd, KVM_GET_API_VERSION, 0)) != KVM_API) {
-		if (api < 0)
-			snprintf(err, sizeof(err), "/dev/kvm: KVM_GET_API_VERSION: %s",
-			    strerror(errno));
-		else
-			snprintf(err, sizeof(err), "/dev/kvm: KVM API version %ld, "
-			    "want %d", api, KVM_API);
+	if ((vm.kvm_fd = vr_kvm_open(err, sizeof(err))) < 0) {
 		ret = no_kvm(err);
 		goto out;
 	}

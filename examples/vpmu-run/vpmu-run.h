@@ -308,6 +308,8 @@ int  vr_boot_vcpu(struct vr_vm *vm, struct vr_vcpu *c, const struct vr_image *im
  * APIC.  0, or -1 after a message.
  */
 int  vr_boot_lvtpc_rearm(struct vr_vcpu *c);
+/* /dev/kvm opened and its API checked, or -1 and err says why. */
+int  vr_kvm_open(char *err, size_t errlen);
 /* KVM_GET_SUPPORTED_CPUID with room for libvpmu's leaves (*maxp entries). */
 struct kvm_cpuid2 *vr_supported_cpuid(int kvm_fd, unsigned *maxp);
 /*

@@ -47,7 +47,6 @@
 #include "vpmustat.h"
 
 #define MiB		(1ull << 20)
-#define KVM_API		12
 #define TSS_ADDR_KVM	0xfffbd000ul	/* KVM_SET_TSS_ADDR: 3 pages, far above RAM */
 #define MAX_PMCS	(VS_MAX_EVENTS * VR_MAX_VCPUS)
 #define GUEST_PID	1
@@ -165,15 +164,8 @@ vm_setup(struct vs_live_opts *o, struct vr_vm *vm, vpmu_config **cfgp)
 	}
 	vr_boot_tables(vm->ram);
 
-	if ((vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC)) < 0) {
-		snprintf(err, sizeof(err), "/dev/kvm: %s", strerror(errno));
+	if ((vm->kvm_fd = vr_kvm_open(err, sizeof(err))) < 0)
 		return (no_kvm(err));
-	}
-	if ((api = ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0)) != KVM_API) {
-		snprintf(err, sizeof(err), "/dev/kvm: KVM API version %ld, want %d", api,
-		    KVM_API);
-		return (no_kvm(err));
-	}
 	exact_params.vendor = model.vendor;
 	exact_params.mode = o->exact_block ? VPMU_EXACT_BLOCK : VPMU_EXACT_STEP;
 	if ((e = vpmu_config_create(cfgp)) != 0 ||
