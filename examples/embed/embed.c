@@ -27,7 +27,7 @@
 #include <elf.h>
 #include <linux/kvm.h>
 
-#include <vpmu/kvm.h>	/* every libvpmu header a KVM VMM needs */	/* vpmu */
+#include <vpmu/kvm.h>	/* the functions, the VM, models, sources, vCPUs */	/* vpmu */
 
 #define RAM_SIZE	(64ull << 20)
 #define PORT_CONSOLE	0x3f8

@@ -4,7 +4,9 @@
 # Installs BUILD_DIR into a private prefix, then builds test/consumer/app
 # three ways and runs each program, and builds a guest from the installed
 # guest side (4.):
-#   1. CMake:      find_package(vpmu) + target_link_libraries(app vpmu::vpmu)
+#   1. CMake:      find_package(vpmu) + target_link_libraries(app vpmu::vpmu),
+#                  and a guest through the installed vpmu_add_guest(), with
+#                  CFLAGS of its own, run under this build's vpmu-run
 #   2. pkg-config: cc main.c $(pkg-config --cflags --libs vpmu)
 #   3. static:     cc main.c <prefix>/.../libvpmu.a $(pkg-config --static --libs vpmu)
 # Every check runs even if an earlier one failed, so one run names every
@@ -85,7 +87,22 @@ check_cmake() {
 	esac
 	run "$cmake" --build "$tmp/cmake" || return 1
 	run "$tmp/cmake/app" || return 1
-	check_loads_prefix "$tmp/cmake/app"
+	check_loads_prefix "$tmp/cmake/app" || return 1
+	# The guest of vpmu_add_guest(), from the package alone.
+	[ -f "$tmp/cmake/consumer_guest.elf" ] ||
+		{ fail "vpmu_add_guest() built no consumer_guest.elf"; return 1; }
+	out=$(VPMU_SKIP_NO_KVM=1 "$build/examples/vpmu-run" --quiet --source synthetic \
+	    "$tmp/cmake/consumer_guest.elf") && st=0 || st=$?
+	echo "$out"
+	if [ $st -eq 77 ]; then
+		echo "no usable /dev/kvm: the guest is built, not run"
+		return 0
+	fi
+	[ $st -eq 0 ] || { fail "vpmu-run exited $st"; return 1; }
+	case $out in
+	*"consumer guest: CFLAGS 42, channel yes"*) ;;
+	*) fail "the consumer's guest printed something else"; return 1 ;;
+	esac
 }
 
 check_pkgconfig() {

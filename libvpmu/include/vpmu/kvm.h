@@ -1,7 +1,9 @@
 /*
  * <vpmu/kvm.h> -- libvpmu inside a KVM VMM's run loop: the exit contract
- * of <vpmu/vcpu.h> spoken in struct kvm_run.  This header includes every
- * libvpmu header such a VMM needs.
+ * of <vpmu/vcpu.h> spoken in struct kvm_run.  It includes <vpmu/vpmu.h>,
+ * <vpmu/model.h>, <vpmu/source.h> and <vpmu/vcpu.h>; a VMM adds
+ * <linux/kvm.h>, and <vpmu/pv.h>, <vpmu/snapshot.h> or <vpmu/pmclog.h> for
+ * log descriptors, save and restore, or reading logs (vpmu_kvm(3)).
  *
  * Order of calls for a VMM (vpmu-run and examples/embed are two):
  *
