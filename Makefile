@@ -3,6 +3,7 @@
 #   make check  same set-up, then every test through ctest but the long ones
 # Other targets: make check-long (the tests labelled long: kvm-unit-tests'
 # PMU group under several models, the Linux demo under three, hours), make
+# fuzz-long (every fuzz target for 10 M executions: test/fuzz/README.md), make
 # linux-demo (Debian's kernel and perf under vpmu-run: test/linux/README.md),
 # make build, make bench, make install PREFIX=..., make clean.
 
@@ -14,7 +15,7 @@ JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 WERROR   ?= ON
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build demo check check-long linux-demo bench install clean
+.PHONY: all deps configure build demo check check-long fuzz-long linux-demo bench install clean
 
 all: build
 
@@ -66,6 +67,11 @@ check: build
 
 check-long: build
 	@cd $(BUILD) && ctest --output-on-failure -L long
+
+# Every fuzz target for 10 M executions (FUZZ_RUNS), in a clang tree of its
+# own (test/fuzz/README.md).
+fuzz-long: deps
+	@sh test/fuzz/long.sh $(BUILD)-fuzz
 
 # Debian's stock kernel with busybox and perf in an initramfs, booted by
 # vpmu-run; perf counts and samples on the virtual PMU inside the guest and

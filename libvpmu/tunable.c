@@ -2,6 +2,7 @@
  * tunable.c -- hwpmc's tunables, their defaults, and the validation hwpmc
  * performs at module load (here: at vpmu_vm_create()), with its messages.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -67,6 +68,20 @@ vpmu__tunable_find(const char *name)
 		    strcmp(name, tuntab[i].sysctl) == 0)
 			return (i);
 	return (-1);
+}
+
+int
+vpmu_tunable_get_info(unsigned index, struct vpmu_tunable_info *info)
+{
+	if (info == NULL)
+		return (EINVAL);
+	if (index >= VPMU_T_COUNT)
+		return (ENOENT);
+	info->name = tuntab[index].name;
+	info->sysctl = tuntab[index].sysctl;
+	info->def = tuntab[index].def;
+	info->live = tuntab[index].rw;
+	return (0);
 }
 
 bool

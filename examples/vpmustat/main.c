@@ -185,41 +185,27 @@ cpuset_parse(const char *spec, struct vs_cpuset *c)
 
 /* ---- --tunable ---------------------------------------------------------------------------- */
 
-/*
- * hwpmc's tunables as vpmu(3) lists them.  libvpmu has no public call that
- * lists its tunables, so the list is here, and only the names the
- * library accepts (vpmu_config_get_tunable()) are printed.
- */
-static const char *const tunable_names[] = {
-	"callchaindepth", "hashsize", "logbuffersize", "mincount", "mtxpoolsize",
-	"nbuffers_pcpu", "nsamples", "unprivileged_syspmcs", "unprivileged_proc_debug",
-};
-
-/* The names libvpmu accepts, after a --tunable error. */
+/* The tunables libvpmu knows, after a --tunable error. */
 static int
-list_tunables(vpmu_config *cfg)
+list_tunables(void)
 {
-	const char *sep = "";
-	long v;
-	size_t i;
+	struct vpmu_tunable_info ti;
+	unsigned i;
 
 	fprintf(stderr, "vpmustat: the tunables are ");
-	for (i = 0; i < sizeof(tunable_names) / sizeof(tunable_names[0]); i++)
-		if (vpmu_config_get_tunable(cfg, tunable_names[i], &v) == 0) {
-			fprintf(stderr, "%s%s", sep, tunable_names[i]);
-			sep = ", ";
-		}
+	for (i = 0; vpmu_tunable_get_info(i, &ti) == 0; i++)
+		fprintf(stderr, "%s%s", i > 0 ? ", " : "", ti.name);
 	fprintf(stderr, " (or kern.hwpmc.NAME, security.bsd.NAME; see vpmu(3))\n");
 	return (VS_EXIT_USAGE);
 }
 
 static int
-bad_tunable(vpmu_config *cfg, const char *fmt, const char *a)
+bad_tunable(const char *fmt, const char *a)
 {
 	fprintf(stderr, "vpmustat: ");
 	fprintf(stderr, fmt, a);
 	fprintf(stderr, "\n");
-	return (list_tunables(cfg));
+	return (list_tunables());
 }
 
 /* "NAME=VALUE": a tunable libvpmu knows, a value that is an int. */
@@ -230,19 +216,19 @@ add_tunable(struct vs_live_opts *o, vpmu_config *cfg, char *arg)
 	long v;
 
 	if ((eq = strchr(arg, '=')) == NULL || eq == arg)
-		return (bad_tunable(cfg, "--tunable %s: want NAME=VALUE", arg));
+		return (bad_tunable("--tunable %s: want NAME=VALUE", arg));
 	if (o->ntunables == sizeof(o->tunables) / sizeof(o->tunables[0]))
-		return (bad_tunable(cfg, "--tunable %s: 16 at most", arg));
+		return (bad_tunable("--tunable %s: 16 at most", arg));
 	*eq = '\0';
 	errno = 0;
 	v = strtol(eq + 1, &end, 0);
 	if (eq[1] == '\0' || *end != '\0' || errno != 0 || v < INT_MIN || v > INT_MAX) {
 		*eq = '=';
-		return (bad_tunable(cfg, "--tunable %s: the value is not a whole number "
+		return (bad_tunable("--tunable %s: the value is not a whole number "
 		    "from -2147483648 to 2147483647", arg));
 	}
 	if (vpmu_config_set_tunable(cfg, arg, v) != 0)
-		return (bad_tunable(cfg, "--tunable %s: no such tunable", arg));
+		return (bad_tunable("--tunable %s: no such tunable", arg));
 	o->tunables[o->ntunables].name = arg;
 	o->tunables[o->ntunables].value = v;
 	o->ntunables++;
@@ -284,7 +270,7 @@ check_tunables(vpmu_config *cfg)
 	vpmu_vm_destroy(vm);
 	for (i = 0; i < d.n; i++)
 		fprintf(stderr, "vpmustat: --tunable: %s\n", d.msg[i]);
-	return (d.n != 0 ? list_tunables(cfg) : 0);
+	return (d.n != 0 ? list_tunables() : 0);
 }
 
 /* ---- -R ---------------------------------------------------------------------------------- */

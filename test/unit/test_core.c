@@ -222,6 +222,41 @@ tunable_defaults(void **state)
 	assert_int_equal(v, 10);
 }
 
+/*
+ * vpmu_tunable_get_info() lists the nine tunables of vpmu(3) in order,
+ * with the defaults a new VM has and the names both set calls take; only
+ * mincount and the two security.bsd policies are live.
+ */
+static void
+tunable_list(void **state)
+{
+	static const char *const names[] = { "callchaindepth", "hashsize",
+	    "logbuffersize", "mincount", "mtxpoolsize", "nbuffers_pcpu", "nsamples",
+	    "unprivileged_syspmcs", "unprivileged_proc_debug" };
+	struct vpmu_tunable_info ti;
+	struct fx *f = *state;
+	unsigned i, live = 0;
+	long v;
+
+	for (i = 0; vpmu_tunable_get_info(i, &ti) == 0; i++) {
+		assert_true(i < sizeof(names) / sizeof(names[0]));
+		assert_string_equal(ti.name, names[i]);
+		assert_non_null(strstr(ti.sysctl, ti.name));
+		assert_int_equal(vpmu_vm_get_tunable(f->vm, ti.name, &v), 0);
+		assert_int_equal(v, ti.def);
+		assert_int_equal(vpmu_vm_get_tunable(f->vm, ti.sysctl, &v), 0);
+		assert_int_equal(v, ti.def);
+		assert_int_equal(vpmu_vm_set_tunable(f->vm, ti.name, ti.def),
+		    ti.live ? 0 : EPERM);
+		live += ti.live != 0;
+	}
+	assert_int_equal(i, 9);
+	assert_int_equal(live, 3);
+	assert_int_equal(vpmu_tunable_get_info(9, &ti), ENOENT);
+	assert_int_equal(vpmu_tunable_get_info(~0u, &ti), ENOENT);
+	assert_int_equal(vpmu_tunable_get_info(0, NULL), EINVAL);
+}
+
 struct diag_case {
 	const char *name;
 	long value;
@@ -818,6 +853,7 @@ main(void)
 		T(disp_admin_disable_and_enable),
 		T(getpmcinfo_shows_owner_where_loaded),
 		T(tunable_defaults),
+		T(tunable_list),
 		cmocka_unit_test(tunable_diagnostics_reset_bad_values),
 		T(mincount_clamps_sampling_reload),
 		T(system_pmc_counts_its_vcpu_exactly),

@@ -93,6 +93,17 @@ VPMU_EXTERN int  vpmu_config_set_vcpus(vpmu_config *cfg, unsigned nvcpus);
  */
 VPMU_EXTERN int  vpmu_config_set_tunable(vpmu_config *cfg, const char *name, long value);
 VPMU_EXTERN int  vpmu_config_get_tunable(const vpmu_config *cfg, const char *name, long *value);
+/*
+ * The tunables, by index from 0 until ENOENT: each one's names, its
+ * default, and whether vpmu_vm_set_tunable() may change it on a live VM.
+ */
+struct vpmu_tunable_info {
+	const char *name;		/* short name: "nsamples" */
+	const char *sysctl;		/* hwpmc's name: "kern.hwpmc.nsamples" */
+	long def;			/* the default */
+	int live;			/* read-write on a VM (mincount, the policies) */
+};
+VPMU_EXTERN int  vpmu_tunable_get_info(unsigned index, struct vpmu_tunable_info *info);
 /* A PMC class with rows counters of width bits; rows 0 removes the class. */
 VPMU_EXTERN int  vpmu_config_set_class(vpmu_config *cfg, uint32_t cls, unsigned rows, unsigned width);
 VPMU_EXTERN int  vpmu_config_set_source(vpmu_config *cfg, const struct vpmu_source_ops *ops, void *arg);
