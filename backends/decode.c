@@ -536,6 +536,13 @@ vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf, size
 		    op[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&	/* not [rip + d] */
 		    ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&in, &op[0], addr, &target))) {
 			out->flow = VPMU_FLOW_DIRECT;
+			/*
+			 * Zydis wraps a 16-bit IP; EIP wraps too (SDM Vol. 2A,
+			 * JMP, Jcc: the sum is in the operand size).
+			 */
+			if (modes[mode].machine != ZYDIS_MACHINE_MODE_LONG_64 &&
+			    in.operand_width == 32)
+				target &= 0xFFFFFFFFull;
 			out->target = target;
 		}
 		eval_of(&in, op, out);

@@ -18,6 +18,8 @@
 #define PTE_RW		(1ull << 1)	/* writable */
 #define PTE_US		(1ull << 2)	/* user */
 #define PTE_PS		(1ull << 7)	/* page size: this entry maps a page */
+#define PTE_XD		(1ull << 63)	/* execute-disable */
+#define EFER_NXE	(1ull << 11)	/* XD is a bit, not reserved */
 #define PAGE_4K		4096ull
 
 /* One paging format, top level first. */
@@ -119,8 +121,30 @@ read_entry(const struct vpmu_gmem *mem, uint64_t gpa, unsigned esize, uint64_t *
 }
 
 /*
+ * Bits of IA-32e entry e at level l of f that fault as reserved (SDM
+ * Vol. 3A, 4.5.5) whatever MAXPHYADDR is: XD without EFER.NXE, PS where
+ * no page can be mapped (PML5E, PML4E), and bits 29:13 or 20:13 of a
+ * 1 GiB or 2 MiB page's address.
+ */
+static bool
+reserved(const struct pgfmt *f, unsigned l, uint64_t e, uint64_t efer)
+{
+	uint64_t pgmask = (1ull << f->shift[l]) - 1;
+
+	if ((e & PTE_XD) && !(efer & EFER_NXE))
+		return (true);
+	if (l == f->nlevels - 1 || !(e & PTE_PS))
+		return (false);
+	return (!f->large[l] || (e & pgmask & ~0x1FFFull) != 0);
+}
+
+/*
  * The page walk; *perm (when not NULL) gets PTE_RW and PTE_US as every
- * level's entry grants them (a PAE PDPTE has neither: it grants both).
+ * level's entry grants them (a PAE PDPTE has neither: it grants both),
+ * and then, in IA-32e paging, an entry with a reserved bit set fails the
+ * walk as it faults the guest's access.  Without perm the walk reads what
+ * the processor already fetched: a stale TLB entry may hold a translation
+ * whose entry the guest has since changed, so nothing more is refused.
  */
 static int
 walk_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg, uint64_t gva,
@@ -148,6 +172,8 @@ walk_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg, uint64_
 	for (l = 0; l < f->nlevels; l++) {
 		idx = (gva >> f->shift[l]) & ((1ull << f->bits[l]) - 1);
 		if (read_entry(mem, table + idx * f->esize, f->esize, &e) != 0 || !(e & PTE_P))
+			return (EFAULT);
+		if (perm != NULL && (pg->efer & VPMU_EFER_LMA) && reserved(f, l, e, pg->efer))
 			return (EFAULT);
 		if (!(f == &fmt_pae && l == 0))
 			acc &= e;

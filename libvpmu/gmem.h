@@ -113,7 +113,9 @@ bool	vpmu__gmem_canonical(const struct vpmu_gmem_paging *pg, uint64_t va);
  * otherwise): every page present and backed by a slot, user pages for
  * CPL 3 and not for CPL < 3 under SMAP (unless AC), writable for a write
  * (for CPL < 3 only with CR0.WP), no protection keys (CR4.PKE: false),
- * and the first and last byte canonical.
+ * no entry on the way with a bit set that is reserved whatever MAXPHYADDR
+ * is (XD without EFER.NXE, PS in a PML5E or PML4E, the low address bits
+ * of a large page), and the first and last byte canonical.
  */
 bool	vpmu__gmem_can_access(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
 	    uint64_t gva, size_t len, bool write, unsigned cpl, bool ac);

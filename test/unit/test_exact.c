@@ -250,6 +250,9 @@ static const struct {
 	{ "jmp", VPMU_DECODE_64, { 0xff, 0xe0 }, 2, 2, VPMU_FLOW_INDIRECT, F_BR, 0, 0 },	/* jmp rax */
 	{ "xbegin", VPMU_DECODE_64, { 0xc7, 0xf8, 0, 0, 0, 0 }, 6, 6, VPMU_FLOW_NEXT, 0, 0, 0 },
 	{ "push", VPMU_DECODE_64, { 0x50 }, 1, 1, VPMU_FLOW_NEXT, F_SP, 0, 0 },
+	/* EIP wraps: 0x1005 - 0x2000 (found by fuzz_exact) */
+	{ "jmp", VPMU_DECODE_32, { 0xe9, 0x00, 0xe0, 0xff, 0xff }, 5, 5, VPMU_FLOW_DIRECT, F_BR, 0,
+	    0xfffff005 },
 };
 
 static void
@@ -2053,6 +2056,26 @@ gmem_access_rules(void **state)
 	pte(t, PT, 0x10, 0x10000 | PTE_P | PTE_RW | 4);
 	assert_true(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, true, 3, false));
 	assert_true(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, true, 0, false));
+	/*
+	 * Reserved bits fault (found by fuzz_exact): XD without EFER.NXE, PS
+	 * in a PML4E, the low address bits of a 2 MiB page; the walk that
+	 * reads code does not refuse them.
+	 */
+	pte(t, PT, 0x10, 0x10000 | PTE_P | PTE_RW | 4 | 1ull << 63);
+	assert_false(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, true, 3, false));
+	assert_int_equal(vpmu__gmem_translate(&t->mem, &pg, 0x10008, &(uint64_t){ 0 }), 0);
+	pg.efer |= 1ull << 11;			/* NXE */
+	assert_true(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, true, 3, false));
+	pg.efer &= ~(1ull << 11);
+	pte(t, PT, 0x10, 0x10000 | PTE_P | PTE_RW | 4);
+	pte(t, PML4, 0, PDPT | PTE_P | PTE_RW | 4 | PTE_PS);
+	assert_false(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, true, 3, false));
+	pte(t, PML4, 0, PDPT | PTE_P | PTE_RW | 4);
+	pte(t, PD, 0, PTE_P | PTE_RW | 4 | PTE_PS | 1ull << 13);
+	assert_false(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, true, 3, false));
+	pte(t, PD, 0, PTE_P | PTE_RW | 4 | PTE_PS);
+	assert_true(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, true, 3, false));
+	pte(t, PD, 0, PT | PTE_P | PTE_RW | 4);
 	pg.cr4 |= VPMU_CR4_SMAP;
 	assert_false(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, true, 0, false));
 	assert_true(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, true, 0, true));
