@@ -126,19 +126,6 @@ num(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
 
 /* ---- -c ---------------------------------------------------------------------------------- */
 
-bool
-vs_cpuset_has(const struct vs_cpuset *c, uint32_t cpu)
-{
-	unsigned i;
-
-	if (c == NULL)
-		return (true);
-	for (i = 0; i < c->n; i++)
-		if (cpu >= c->r[i].lo && cpu <= c->r[i].hi)
-			return (true);
-	return (false);
-}
-
 /* One CPU number at *sp, moved past it. */
 static int
 cpu_num(const char **sp, uint32_t *out)

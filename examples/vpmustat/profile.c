@@ -54,6 +54,22 @@ grow(void *p, size_t *cap, size_t n, size_t size)
 	return (p);
 }
 
+/* ---- -c ------------------------------------------------------------------------------ */
+
+/* Here, not in main.c, so that the -R code links without main() (fuzz_vpmustat). */
+bool
+vs_cpuset_has(const struct vs_cpuset *c, uint32_t cpu)
+{
+	unsigned i;
+
+	if (c == NULL)
+		return (true);
+	for (i = 0; i < c->n; i++)
+		if (cpu >= c->r[i].lo && cpu <= c->r[i].hi)
+			return (true);
+	return (false);
+}
+
 /* ---- a map from 64-bit keys (open addressing, linear probing) ---------------------- */
 
 static size_t
@@ -154,6 +170,7 @@ vs_profile_free(struct vs_profile *p)
 		map_free(&e->ret_map);
 		map_free(&e->edge_map);
 		map_free(&e->addr_map);
+		map_free(&e->name_map);
 	}
 	free(p->ev);
 	p->ev = NULL;
@@ -227,10 +244,22 @@ evprof(struct vs_profile *p, const char *name)
 	return (e);
 }
 
+/* FNV-1a, 64 bits: the key of a function's name in name_map. */
+static uint64_t
+name_hash(const char *s)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * UINT64_C(0x100000001b3);
+	return (h);
+}
+
 /*
  * The function of a frame: a PC seen before is in a map; a new one is
- * resolved and its function found by name (a search over the functions,
- * once per distinct PC).
+ * resolved and its function found by name, through a map of the names'
+ * hashes (a search over the functions for each new PC made a log of
+ * 40000 distinct PCs without --elf take seconds).
  */
 static uint32_t
 func_of(const struct vs_profile *p, struct vs_evprof *e, uint64_t pc, bool leaf)
@@ -239,7 +268,8 @@ func_of(const struct vs_profile *p, struct vs_evprof *e, uint64_t pc, bool leaf)
 	const struct vs_sym *s;
 	char buf[32];
 	const char *name;
-	int64_t known;
+	int64_t known, byname;
+	uint64_t h;
 	size_t i;
 
 	if ((known = map_get(m, pc)) >= 0)
@@ -251,15 +281,24 @@ func_of(const struct vs_profile *p, struct vs_evprof *e, uint64_t pc, bool leaf)
 		snprintf(buf, sizeof(buf), "%#" PRIx64, pc);
 		name = buf;
 	}
-	for (i = e->nfuncs; i-- > 0; )
-		if (strcmp(e->funcs[i].name, name) == 0)
-			break;
+	h = name_hash(name);
+	i = SIZE_MAX;
+	if ((byname = map_get(&e->name_map, h)) >= 0) {
+		if (strcmp(e->funcs[byname].name, name) == 0)
+			i = (size_t)byname;
+		else	/* two names, one hash: the slow way */
+			for (i = e->nfuncs; i-- > 0; )
+				if (strcmp(e->funcs[i].name, name) == 0)
+					break;
+	}
 	if (i == SIZE_MAX) {
 		e->funcs = grow(e->funcs, &e->capfuncs, e->nfuncs, sizeof(*e->funcs));
 		memset(&e->funcs[e->nfuncs], 0, sizeof(e->funcs[0]));
 		if ((e->funcs[e->nfuncs].name = strdup(name)) == NULL)
 			oom();
 		i = e->nfuncs++;
+		if (byname < 0)
+			map_put(&e->name_map, h, (uint32_t)i);
 	}
 	map_put(m, pc, (uint32_t)i);
 	return ((uint32_t)i);

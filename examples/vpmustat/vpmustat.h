@@ -43,6 +43,7 @@ struct vs_cpuset {
 	struct { uint32_t lo, hi; } r[VS_CPU_RANGES];
 };
 
+/* cpu is in c (every CPU is in NULL); profile.c. */
 bool vs_cpuset_has(const struct vs_cpuset *c, uint32_t cpu);
 
 /* ---- events.c --------------------------------------------------------------- */
@@ -153,6 +154,7 @@ struct vs_evprof {
 	size_t	 naddrs, capaddrs;
 	/* indexes: a PC as a leaf / as a return address -> func; edge; addr */
 	struct vs_map leaf_map, ret_map, edge_map, addr_map, cpu_map;
+	struct vs_map name_map;		/* a hash of a function's name -> func */
 };
 
 /* What a log holds: its records summed up, samples by event. */
