@@ -12,13 +12,15 @@
  *    atomic store: the vCPU's thread loads them (relaxed) as hints before
  *    every guest entry and after every exit (gpmu.h, vcpu.c) and takes
  *    the lock to act on them.  Under the lock they are read plainly;
- *  - the sample rings' prod and cons, and sweeper_stop (sample.c):
- *    atomics; the rings' consumers take vm->drain_mtx, then vm->lock per
- *    record (sample.c);
+ *  - the sample rings' prod and cons, sweeper_stop and drain_want
+ *    (sample.c): atomics; the rings' consumers take vm->drain_mtx, then
+ *    vm->lock per record, and a vCPU thread at its ring's high-water
+ *    mark, holding vm->lock, takes drain_mtx after raising drain_want,
+ *    which makes the consumer holding it let go (sample.c);
  *  - the exit contract's per-vCPU state (vcpu.c): the vCPU's thread only.
  * FLUSHLOG and the closes of a log drop vm->lock before they wait for the
  * log's writer (log.c).  Order: drain_mtx, then vm->lock, then a log's
- * mutex.
+ * mutex; vm->lock then drain_mtx only through drain_want (sample.c).
  * State kept elsewhere has its own rules: the guest PMU's per-vCPU
  * registers and pmi_pending (gpmu.h), the exact source's per-vCPU nenabled (exact.c), the
  * paravirtual channel's pv->lock (pv.c) and each log's mutex (log.c).
@@ -307,7 +309,8 @@ struct vpmu_vm {
 	pthread_t sweeper;		/* sample rings -> logs (sample.c) */
 	pthread_mutex_t drain_mtx;	/* the rings' one consumer at a time (sample.c) */
 	bool sweeper_on, sweeper_stop;
-	int sweep_efd;			/* eventfd: a ring is half full (while sweeper_on) */
+	bool drain_want;		/* a vCPU thread holding the lock waits for drain_mtx */
+	int sweep_efd;			/* eventfd: a ring is a quarter full (while sweeper_on) */
 };
 
 /* sample.c */

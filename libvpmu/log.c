@@ -7,8 +7,13 @@
  * a full buffer goes to the owner's writer thread, which writes buffers to
  * the file in order, and a fresh one comes from the owner's pool of
  * nbuffers_pcpu x vCPUs buffers.  With no buffer free the record is
- * dropped and counted (buffer_requests_failed), as hwpmc does.  A write
- * error stops the logging; the next FLUSHLOG returns it.
+ * dropped and counted (buffer_requests_failed), as hwpmc does: that is
+ * the one place a sample can still be lost (issue 14), when the writer is
+ * a whole pool behind.  Emitting does not wait for the writer or write a
+ * buffer itself instead, since it runs with the VM lock held (on a vCPU's
+ * thread, for samples at a ring's high-water mark), and a descriptor that
+ * blocks would then stop every vCPU.  A write error stops the logging;
+ * the next FLUSHLOG returns it.
  *
  * Locking: records are emitted with the VM lock held; the buffers, the
  * queue and the counts below have the log's own mutex, the only lock the

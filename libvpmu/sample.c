@@ -1,43 +1,68 @@
 /*
  * sample.c -- sampling PMCs: when one has counted its reload count since
- * its last sample, the vCPU's state goes into the vCPU's sample ring; a
- * sweeper thread turns ring entries into CALLCHAIN records in the owner's
- * log.
+ * its last sample, the vCPU's state goes into the vCPU's sample ring, and
+ * ring entries become CALLCHAIN records in the owner's log.
  *
  * The ring (nsamples entries of callchaindepth addresses) is a lock-free
  * single-producer single-consumer queue, and nothing but its indices
  * orders its two ends: indices only grow, the producer publishes an entry
  * with a release store of prod, the consumer frees it with a release store
- * of cons.  A full ring drops the sample (intr_bufferfull) and the owner's
- * log gets a DROPNOTIFY record, which hwpmc's format has for it.  The
- * sweeper passes every millisecond, and at once when a producer fills its
- * ring to half (an eventfd), so a burst does not have to outlast a whole
- * ring.
+ * of cons.
+ *
+ * Who empties a ring (issue 14).  A sweeper thread passes every
+ * millisecond, and at once when a producer fills its ring to a quarter
+ * (an eventfd), so that at moderate rates the records are made off the
+ * vCPU's thread.  But a sweeper is a thread like any other: on a loaded
+ * host it may not run for longer than a ring lasts, and it needs the VM
+ * lock, which a single-stepping vCPU thread holds for most of each exit.
+ * So the producer does not depend on it: when its ring reaches half full
+ * (the high-water mark, hiwat()), the vCPU's thread empties its own ring
+ * into the logs there and then, as hwpmc processes a CPU's samples on
+ * that CPU.  It already holds the VM lock, which emitting needs.  A ring
+ * is therefore never more than half full before a sample is put in, and a
+ * sample is never dropped because its ring is full: whatever the load,
+ * the guest cannot outrun its own vCPU's thread, which makes the records
+ * before the guest runs on.  (The drop below, intr_bufferfull and
+ * DROPNOTIFY, stays as hwpmc's accounting, and cannot happen.)
  *
  * Why SPSC rather than a ring with a lock of its own: the producer is the
- * trap path (vpmu__sample_take() after a KVM exit), which must not wait on
- * a consumer, and there is exactly one producer per ring by construction
- * (only the vCPU's thread takes its samples).  A ring lock would add a
- * second lock on that path and make it wait while the sweeper copies an
- * entry out; the SPSC ring costs two atomic accesses and no waiting.
+ * trap path (vpmu__sample_take() after a KVM exit), and there is exactly
+ * one producer per ring by construction (only the vCPU's thread takes its
+ * samples).  A ring lock would add a second lock on that path for every
+ * sample; the SPSC ring costs two atomic accesses, and the producer takes
+ * the consumers' mutex only at the high-water mark.
  *
  *   producer: the vCPU's thread.  It holds the VM lock, but for the PMC
  *     state it reads (which PMCs are due, their owner, the process on the
  *     vCPU), not for the ring.
  *   consumer: one at a time, serialized by vm->drain_mtx, not by the VM
- *     lock: the sweeper, or FLUSHLOG and the closes of a log
- *     (vpmu__sample_drain()).  The consumer reads the entry without any
- *     lock other than drain_mtx and takes the VM lock only to emit the
- *     record (the PMC's owner and log are VM state), one record per hold,
- *     so vCPUs get the lock between records.  cons advances after the
- *     emit, so a drain that holds drain_mtx has moved everything the
- *     sweeper had started to move.
+ *     lock: the sweeper, FLUSHLOG and the closes of a log
+ *     (vpmu__sample_drain()), or the producer itself at the high-water
+ *     mark.  The consumer reads the entry without any lock other than
+ *     drain_mtx and holds the VM lock to emit the record (the PMC's owner
+ *     and log are VM state): the sweeper and the drains take it for one
+ *     record at a time, so vCPUs get the lock between records; the
+ *     producer already holds it.  cons advances after the emit, so a
+ *     drain that holds drain_mtx has moved everything the sweeper had
+ *     started to move.
  *
- * Lock order: drain_mtx, then the VM lock.  A caller of
- * vpmu__sample_drain() must not hold the VM lock.
+ * Lock order: drain_mtx, then the VM lock; a caller of
+ * vpmu__sample_drain() must not hold the VM lock.  The producer takes
+ * them the other way round, and deadlock is avoided by a hand-over: with
+ * the VM lock held it raises vm->drain_want and then waits for drain_mtx;
+ * a consumer holding drain_mtx takes the VM lock only while drain_want is
+ * down (consumer_lock()), and, finding it up, lets go of drain_mtx
+ * (leaving the entry it read for the producer to emit) and takes it again
+ * once the producer is through (yield_to_producer()).  drain_want is only
+ * ever up while its producer holds the VM lock, so a consumer that sees it
+ * down and takes the lock has not raced one; and a consumer never holds
+ * the VM lock while it holds drain_mtx and the producer waits, so the
+ * producer's wait is for a thread that needs no lock to let go: it is as
+ * long as that thread takes to be scheduled, never a deadlock.
  */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
@@ -120,6 +145,15 @@ vpmu__sample_due(struct vpmu_vm *vm, unsigned cpu)
 	return (false);
 }
 
+/* The high-water mark: a ring this full is emptied by its producer. */
+static uint64_t
+hiwat(const struct vpmu_ring *r)
+{
+	return ((r->n + 1) / 2);
+}
+
+static void	emit_ring(struct vpmu_vm *vm, struct vpmu_ring *r);
+
 /*
  * Take a sample for every due sampling PMC on cpu: pc[0..npc) is the call
  * chain the caller walked (pc[0] the guest RIP), user says CPL > 0.  With
@@ -133,7 +167,7 @@ vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc, unsigned
 	struct vpmu_ring *r = v->ring;
 	struct ring_entry *e;
 	struct vpmu_pmc *pm;
-	uint64_t n, cons;
+	uint64_t n, cons, fill;
 	unsigned i;
 
 	for (i = 0; i < v->nact; i++) {
@@ -145,6 +179,7 @@ vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc, unsigned
 		vpmu__pmc_arm(vm, pm);		/* the source: events to the next */
 		cons = __atomic_load_n(&r->cons, __ATOMIC_ACQUIRE);
 		if (r->prod - cons >= r->n) {
+			/* Not reached: the ring is emptied at hiwat() below. */
 			vm->stats.intr_bufferfull++;
 			pm->dropped = true;	/* DROPNOTIFY at the next sweep */
 			continue;
@@ -161,7 +196,10 @@ vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc, unsigned
 		e->tsc = __builtin_ia32_rdtsc();
 		__atomic_store_n(&r->prod, r->prod + 1, __ATOMIC_RELEASE);
 		vm->stats.intr_processed++;
-		if (__atomic_load_n(&vm->sweeper_on, __ATOMIC_RELAXED) && r->prod - cons == r->n / 2) {
+		fill = r->prod - cons;
+		if (fill >= hiwat(r))
+			emit_ring(vm, r);	/* the ring empty again: room */
+		else if (fill == r->n / 4 && __atomic_load_n(&vm->sweeper_on, __ATOMIC_RELAXED)) {
 			uint64_t one = 1;
 
 			(void)!write(vm->sweep_efd, &one, sizeof(one));	/* sweep now */
@@ -171,41 +209,127 @@ vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc, unsigned
 
 /* ---- the consumer: the sweeper, FLUSHLOG, the closes ---------------------------- */
 
+/* drain_one()'s outcomes. */
+enum drain { DRAIN_EMPTY, DRAIN_MOVED, DRAIN_YIELD };
+
+/* Ring entry e as a CALLCHAIN record. */
+static void
+entry_ev(const struct ring_entry *e, struct vpmu_pmclog_ev *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->type = VPMU_PMCLOG_CALLCHAIN;
+	ev->tsc = e->tsc;
+	ev->u.callchain.pid = e->pid;
+	ev->u.callchain.tid = e->tid;
+	ev->u.callchain.pmcid = e->pmcid;
+	ev->u.callchain.cpuflags = e->cpuflags;
+	ev->u.callchain.npc = e->npc;
+	memcpy(ev->u.callchain.pc, e->pc, e->npc * sizeof(e->pc[0]));
+}
+
+/* The record of entry e into its owner's log, if it has one (VM lock held). */
+static void
+entry_emit(struct vpmu_vm *vm, const struct ring_entry *e, struct vpmu_pmclog_ev *ev)
+{
+	struct vpmu_pmc *pm;
+
+	if ((pm = vpmu__pmc_by_id(vm, e->owner, e->pmcid)) != NULL &&
+	    pm->owner->log != NULL)
+		vpmu__log_emit(vm, pm->owner, ev);
+}
+
+/* A short wait in a spin loop: pause, then give the CPU away. */
+static void
+spin_wait(unsigned *spins)
+{
+	if (++*spins < 128)
+		__builtin_ia32_pause();
+	else
+		sched_yield();
+}
+
 /*
- * The oldest entry of r into its owner's log, if there is one: returns
- * false when r is empty.  vm->drain_mtx held, not the VM lock, which is
- * taken for the emit alone.
+ * The VM lock for a consumer that holds drain_mtx: true when taken; false,
+ * not taken, when a producer holding it waits for drain_mtx (drain_want).
  */
 static bool
+consumer_lock(struct vpmu_vm *vm)
+{
+	unsigned spins = 0;
+
+	for (;;) {
+		if (__atomic_load_n(&vm->drain_want, __ATOMIC_ACQUIRE))
+			return (false);
+		if (__atomic_load_n(&vm->lock, __ATOMIC_RELAXED) == 0 &&
+		    __atomic_exchange_n(&vm->lock, 1, __ATOMIC_ACQUIRE) == 0)
+			return (true);
+		spin_wait(&spins);
+	}
+}
+
+/* drain_mtx to the producer that wants it, and back once it is through. */
+static void
+yield_to_producer(struct vpmu_vm *vm)
+{
+	unsigned spins = 0;
+
+	pthread_mutex_unlock(&vm->drain_mtx);
+	while (__atomic_load_n(&vm->drain_want, __ATOMIC_ACQUIRE))
+		spin_wait(&spins);
+	pthread_mutex_lock(&vm->drain_mtx);
+}
+
+/*
+ * The oldest entry of r into its owner's log, if there is one: DRAIN_EMPTY
+ * when r is empty, DRAIN_YIELD (nothing moved) when a producer waits for
+ * drain_mtx.  vm->drain_mtx held, not the VM lock, which is taken for the
+ * emit alone.
+ */
+static enum drain
 drain_one(struct vpmu_vm *vm, struct vpmu_ring *r)
 {
 	struct vpmu_pmclog_ev ev;
-	struct ring_entry *e;
-	struct vpmu_pmc *pm;
 	uint64_t cons;
 
 	if (r == NULL)
-		return (false);
+		return (DRAIN_EMPTY);
 	cons = __atomic_load_n(&r->cons, __ATOMIC_RELAXED);	/* ours alone */
 	if (cons == __atomic_load_n(&r->prod, __ATOMIC_ACQUIRE))
-		return (false);
-	e = entry(r, cons);
-	memset(&ev, 0, sizeof(ev));
-	ev.type = VPMU_PMCLOG_CALLCHAIN;
-	ev.tsc = e->tsc;
-	ev.u.callchain.pid = e->pid;
-	ev.u.callchain.tid = e->tid;
-	ev.u.callchain.pmcid = e->pmcid;
-	ev.u.callchain.cpuflags = e->cpuflags;
-	ev.u.callchain.npc = e->npc;
-	memcpy(ev.u.callchain.pc, e->pc, e->npc * sizeof(e->pc[0]));
-	vpmu__vm_lock(vm);
-	if ((pm = vpmu__pmc_by_id(vm, e->owner, e->pmcid)) != NULL &&
-	    pm->owner->log != NULL)
-		vpmu__log_emit(vm, pm->owner, &ev);
+		return (DRAIN_EMPTY);
+	entry_ev(entry(r, cons), &ev);
+	if (!consumer_lock(vm))
+		return (DRAIN_YIELD);		/* the producer emits it */
+	entry_emit(vm, entry(r, cons), &ev);
 	vpmu__vm_unlock(vm);
 	__atomic_store_n(&r->cons, cons + 1, __ATOMIC_RELEASE);
-	return (true);
+	return (DRAIN_MOVED);
+}
+
+/*
+ * The producer's drain, at the high-water mark: every entry of its own
+ * ring r into the logs, on the vCPU's thread, with the VM lock it holds.
+ * It waits for drain_mtx with drain_want up: the consumer holding it lets
+ * go at its next record (the comment at the top).
+ */
+static void
+emit_ring(struct vpmu_vm *vm, struct vpmu_ring *r)
+{
+	struct vpmu_pmclog_ev ev;
+	uint64_t cons;
+
+	if (pthread_mutex_trylock(&vm->drain_mtx) != 0) {
+		__atomic_store_n(&vm->drain_want, true, __ATOMIC_RELEASE);
+		pthread_mutex_lock(&vm->drain_mtx);
+		__atomic_store_n(&vm->drain_want, false, __ATOMIC_RELEASE);
+	}
+	cons = __atomic_load_n(&r->cons, __ATOMIC_RELAXED);
+	for (; cons != r->prod; cons++) {
+		entry_ev(entry(r, cons), &ev);
+		entry_emit(vm, entry(r, cons), &ev);
+		__atomic_store_n(&r->cons, cons + 1, __ATOMIC_RELEASE);
+	}
+	vm->stats.log_sweeps++;
+	pthread_mutex_unlock(&vm->drain_mtx);
 }
 
 /* A DROPNOTIFY for each PMC that lost a sample since the last one (VM lock held). */
@@ -226,17 +350,30 @@ dropnotify(struct vpmu_vm *vm)
 			}
 }
 
-/* Every ring into the logs, then the DROPNOTIFYs due; counted as a sweep or not. */
+/*
+ * Every ring into the logs, then the DROPNOTIFYs due; counted as a sweep
+ * or not.  A producer that wants drain_mtx meanwhile gets it, and empties
+ * its own ring; this goes on where it was.
+ */
 static void
 drain_all(struct vpmu_vm *vm, bool sweep)
 {
-	unsigned c;
+	unsigned c = 0;
 
 	pthread_mutex_lock(&vm->drain_mtx);
-	for (c = 0; c < vm->nvcpus; c++)
-		while (drain_one(vm, vm->vcpu[c].ring))
-			;
-	vpmu__vm_lock(vm);
+	while (c < vm->nvcpus)
+		switch (drain_one(vm, vm->vcpu[c].ring)) {
+		case DRAIN_EMPTY:
+			c++;
+			break;
+		case DRAIN_MOVED:
+			break;
+		case DRAIN_YIELD:
+			yield_to_producer(vm);
+			break;
+		}
+	while (!consumer_lock(vm))
+		yield_to_producer(vm);
 	dropnotify(vm);
 	if (sweep)
 		vm->stats.log_sweeps++;
@@ -264,7 +401,7 @@ sweeper_main(void *arg)
 
 	while (!__atomic_load_n(&vm->sweeper_stop, __ATOMIC_ACQUIRE)) {
 		drain_all(vm, true);
-		/* A millisecond, or until a ring is half full. */
+		/* A millisecond, or until a ring is a quarter full. */
 		if (poll(&pfd, 1, 1) > 0)
 			(void)!read(vm->sweep_efd, &n, sizeof(n));
 	}

@@ -9,7 +9,8 @@
  *
  * S is the CALLCHAIN records, N the DROPNOTIFY records (one per sweep that
  * found its ring had overflowed; how many samples were lost is in the
- * driver statistics, intr_bufferfull, which vpmustat prints), T the span
+ * driver statistics, intr_bufferfull, which vpmustat prints; since issue 14
+ * a vCPU empties its own ring at half full and N is 0), T the span
  * between the first and the last CALLCHAIN timestamps in seconds
  * (INITIALIZE's TSC frequency), R = S / T.
  * Exit status: 0; 1 the log cannot be read or is bad; 2 usage.

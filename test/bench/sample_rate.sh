@@ -1,5 +1,5 @@
 #!/bin/sh
-# sample_rate.sh VPMUSTAT HOT.elf LOGCOUNT OUTDIR
+# sample_rate.sh VPMUSTAT HOT.elf LOGCOUNT OUTDIR [quiet|loaded|both]
 #
 # The highest sample rate a guest reaches here with the default buffers
 # (issue 5; goal: 0 drops).  vpmustat samples the hot-function guest
@@ -16,22 +16,42 @@
 # 1 (the buffers still the defaults: nsamples 512, logbuffersize 256 KB,
 # nbuffers_pcpu 32), at reloads 100, 10 and 1 -- one sample per guest
 # instruction, the most any guest can produce on this source.
+# Loaded mode (issue 14) runs the mincount=1 table again with two CPU-bound
+# processes (sh busy loops) loading the machine, so the vCPU thread, the
+# sweeper and the log writer compete for the CPUs; the loops are killed at
+# the end.  The last argument picks the modes, both by default.
 # Exit 77 where there is no usable /dev/kvm.
 set -u
-vs=$1 elf=$2 lc=$3 out=$4
+vs=$1 elf=$2 lc=$3 out=$4 mode=${5:-both}
+case $mode in
+quiet|loaded|both) ;;
+*)	echo "usage: sample_rate.sh VPMUSTAT HOT.elf LOGCOUNT OUTDIR [quiet|loaded|both]" >&2
+	exit 2 ;;
+esac
 mkdir -p "$out" || exit 1
+hogs=""
+stop_hogs() {
+	for p in $hogs; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	hogs=""
+}
+trap 'stop_hogs' EXIT
+trap 'stop_hogs; exit 130' INT TERM
 printf '\n== sample rate with default buffers (vpmustat -S instructions, exact source) ==\n'
 worst=0
 table() {
 printf '%8s %9s %8s %8s %11s %10s %10s\n' reload samples dropped nobuf dropnotify seconds samples/s
 for n in $reloads; do
-	base=$out/rate-$n${tun:+-m1}
+	base=$out/rate-$n${tun:+-m1}${hogs:+-loaded}
 	log=$base.log
 	VPMU_SKIP_NO_KVM=1 "$vs" $tun -S instructions -n "$n" -O "$log" "$elf" \
 	    >"$base.console" 2>"$base.err"
 	st=$?
 	if [ $st -eq 77 ]; then
 		echo "SKIP: no usable /dev/kvm"
+		stop_hogs
 		exit 77
 	fi
 	if [ $st -ne 0 ]; then
@@ -56,6 +76,7 @@ for n in $reloads; do
 done
 return 0
 }
+if [ "$mode" != loaded ]; then
 tun="" reloads="100000 10000 5000 2000 1000 100"
 table || exit $?
 if [ $worst -eq 0 ]; then
@@ -70,4 +91,21 @@ if [ $worst -eq 0 ]; then
 	echo "0 drops at every reload down to 1 (one sample per instruction)"
 else
 	echo "drops at some reload (see the table): the rate where they start is the limit"
+fi
+fi
+[ "$mode" = quiet ] && exit 0
+printf '\n-- loaded: mincount=1, two CPU-bound processes running beside it --\n'
+for i in 1 2; do
+	sh -c 'while :; do :; done' &
+	hogs="$hogs $!"
+done
+sleep 1
+printf 'load average: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+worst=0 tun="--tunable mincount=1" reloads="100 10 1"
+table || exit $?
+stop_hogs
+if [ $worst -eq 0 ]; then
+	echo "0 drops at every reload down to 1 under load"
+else
+	echo "drops under load at some reload (see the table)"
 fi

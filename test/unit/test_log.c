@@ -288,11 +288,12 @@ full_buffers_drop_records_and_count_them(void **state)
  * Samples: a system sampling PMC with reload 1000 on the synthetic source;
  * the vCPU side takes samples as the KVM glue does after an exit.  The test
  * holds the VM lock while it takes them, so the sweeper cannot drain the
- * 4-entry ring: 4 samples fit, 6 are dropped and counted, and the log gets
- * the 4 CALLCHAIN records (with their call chains) and a DROPNOTIFY.
+ * 4-entry ring; the producer empties it itself at half full (issue 14):
+ * all 10 are taken, none is dropped, and the log gets the 10 CALLCHAIN
+ * records (with their call chains) and no DROPNOTIFY.
  */
 static void
-samples_fill_the_ring_then_drop_with_dropnotify(void **state)
+samples_never_overflow_the_ring(void **state)
 {
 	struct vpmu_pmc_alloc a = { .cpu = 0, .cls = VPMU_CLASS_PV,
 	    .event = VPMU_EV_INSTRUCTIONS, .mode = VPMU_MODE_SS, .count = 1000,
@@ -322,7 +323,7 @@ samples_fill_the_ring_then_drop_with_dropnotify(void **state)
 	assert_int_equal(vpmu_synthetic_advance(f.vm, 0, 10 * MS), 0);	/* 10 periods */
 	/*
 	 * Ten samples taken under one hold of the VM lock: the sweeper waits
-	 * for the lock on the first entry, so the 4-entry ring stays full.
+	 * for the lock, and the producer empties the ring at 2 entries.
 	 */
 	vpmu__vm_lock(f.vm);
 	for (i = 0; i < 10; i++) {
@@ -332,8 +333,8 @@ samples_fill_the_ring_then_drop_with_dropnotify(void **state)
 	assert_false(vpmu__sample_due(f.vm, 0));		/* 500 of the next */
 	vpmu__vm_unlock(f.vm);
 	assert_int_equal(vpmu_vm_get_driverstats(f.vm, &ROOT, &st), 0);
-	assert_int_equal(st.intr_processed, 4);
-	assert_int_equal(st.intr_bufferfull, 6);
+	assert_int_equal(st.intr_processed, 10);
+	assert_int_equal(st.intr_bufferfull, 0);
 	vpmu_vm_destroy(f.vm);			/* the sweeper drains, CLOSELOG */
 	n = logfile_read(&lf, evs, 256);
 	for (i = 0; i < n; i++) {
@@ -347,8 +348,8 @@ samples_fill_the_ring_then_drop_with_dropnotify(void **state)
 		}
 		ndrop += evs[i].type == VPMU_PMCLOG_DROPNOTIFY;
 	}
-	assert_int_equal(ncc, 4);
-	assert_int_equal(ndrop, 1);
+	assert_int_equal(ncc, 10);
+	assert_int_equal(ndrop, 0);
 	assert_int_equal(evs[n - 1].type, VPMU_PMCLOG_CLOSELOG);
 	close(lf.fd);
 }
@@ -445,7 +446,7 @@ main(void)
 		T(pmcallocatedyn_names_the_event),
 		T(flushlog_returns_the_pending_write_error),
 		cmocka_unit_test(full_buffers_drop_records_and_count_them),
-		cmocka_unit_test(samples_fill_the_ring_then_drop_with_dropnotify),
+		cmocka_unit_test(samples_never_overflow_the_ring),
 		T(ts_samples_follow_the_process),
 	};
 
