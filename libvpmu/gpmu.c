@@ -841,7 +841,13 @@ vpmu_vcpu_get_counters(struct vpmu_vm *vm, unsigned cpu, struct vpmu_counter_inf
 	}
 	for (i = 0; i < g->model.fixed; i++) {
 		snprintf(name, sizeof(name), "IA32_FIXED_CTR%u", i);
-		ctr_info(vm, &v->fx[i], name, &out[k++]);
+		ctr_info(vm, &v->fx[i], name, &out[k]);
+		/*
+		 * The field as the guest wrote it, as for an event select: the
+		 * counter's own copy is taken only when it is programmed, at
+		 * the next entry after an MSR exit.
+		 */
+		out[k++].control = (GPMU_LOAD(v->fixed_ctrl) >> (4 * i)) & 0xF;
 	}
 	vpmu__vm_unlock(vm);
 	*n = k;

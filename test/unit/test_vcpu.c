@@ -615,6 +615,41 @@ gp_not_from_rdpmc_goes_to_the_handler(void **state)
 }
 
 /* RDPMC's #GP from CPL 3 with CR4.PCE: undone back to user mode (CS, SS from the GDT). */
+/*
+ * The counter report shows a control written through an MSR exit at once,
+ * before the entry that programs it: an event select and the fixed
+ * field alike (fuzz_msr found the fixed field shown only after the entry).
+ */
+static void
+counter_report_shows_controls_written_before_the_entry(void **state)
+{
+	vpmu_vm *vm = vm_with("intel-v2", 1);
+	struct vpmu_counter_info ci[7];
+	struct vpmu_entry e;
+	struct vpmu_exit x;
+	unsigned n = 7;
+
+	(void)state;
+	x = wrmsr(vm, EVTSEL(1), EN | USR | 0xC0);
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.fault, 0);
+	x = wrmsr(vm, 0x38D, 0xB3A);		/* IA32_FIXED_CTR_CTRL */
+	assert_int_equal(x.handled, 1);
+	assert_int_equal(x.fault, 0);
+	assert_int_equal(vpmu_vcpu_get_counters(vm, 0, ci, &n), 0);
+	assert_int_equal(n, 7);
+	assert_int_equal(ci[1].control, EN | USR | 0xC0);
+	assert_int_equal(ci[4].control, 0xA);
+	assert_int_equal(ci[5].control, 0x3);
+	assert_int_equal(ci[6].control, 0xB);
+	assert_int_equal(vpmu_vcpu_enter(vm, 0, &e), 0);
+	n = 7;
+	assert_int_equal(vpmu_vcpu_get_counters(vm, 0, ci, &n), 0);
+	assert_int_equal(ci[4].control, 0xA);
+	assert_int_equal(ci[6].control, 0xB);
+	vpmu_vm_destroy(vm);
+}
+
 static void
 rdpmc_gp_from_user_mode_with_pce(void **state)
 {
@@ -674,6 +709,7 @@ main(void)
 		cmocka_unit_test(rdpmc_gp_caught_at_the_handler_and_undone),
 		cmocka_unit_test(gp_not_from_rdpmc_goes_to_the_handler),
 		cmocka_unit_test(rdpmc_gp_from_user_mode_with_pce),
+		cmocka_unit_test(counter_report_shows_controls_written_before_the_entry),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
