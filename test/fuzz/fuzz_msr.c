@@ -62,13 +62,11 @@
 #include <vpmu/vpmu.h>
 #include <vpmu/model.h>
 #include <vpmu/snapshot.h>
+#include "snapblob.h"
 #include <vpmu/source.h>
 #include <vpmu/vcpu.h>
 
-#define CHECK(c)	do { if (!(c)) { fprintf(stderr, "%s:%d: %s\n", \
-			    __FILE__, __LINE__, #c); abort(); } } while (0)
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
-#define HDR		32
 #define MAXOPS		96
 #define CODE_GPA	0x1000u
 #define CODE_SIZE	4096u
@@ -298,32 +296,6 @@ config(const struct vpmu_model *m, uint8_t b, struct fz *f)
 	if (f->exact)
 		CHECK(vpmu_config_set_source(cfg, &vpmu_source_exact, NULL) == 0);
 	return (cfg);
-}
-
-static uint8_t *
-save(vpmu_vm *vm, size_t *len)
-{
-	uint8_t *b;
-
-	*len = 0;
-	CHECK(vpmu_vm_save(vm, NULL, len) == ENOSPC);
-	CHECK((b = malloc(*len)) != NULL);
-	CHECK(vpmu_vm_save(vm, b, len) == 0);
-	return (b);
-}
-
-/* As fuzz_snapshot.c: the payloads, less log_sweeps (timing, not state). */
-static bool
-same_state(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
-{
-	const uint8_t *t = memmem(a + HDR, na - HDR, "VMST", 4);
-	size_t at;
-
-	if (na != nb || t == NULL)
-		return (false);
-	at = (size_t)(t - a) + 4 + 3 * 8 + 7 * 4;
-	return (memcmp(a + HDR, b + HDR, at - HDR) == 0 &&
-	    memcmp(a + at + 4, b + at + 4, na - at - 4) == 0);
 }
 
 /* ---- operations -------------------------------------------------------------------- */
@@ -725,11 +697,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* The VM saves, restores into a fresh one, and that saves the same. */
 	if (data[0] & 0x80) {
-		s1 = save(f.vm, &n1);
+		s1 = snap_save(f.vm, &n1);
 		CHECK(vpmu_vm_create(cfg, &again) == 0);
 		CHECK(vpmu_vm_restore(again, s1, n1) == 0);
-		s2 = save(again, &n2);
-		CHECK(same_state(s1, n1, s2, n2));
+		s2 = snap_save(again, &n2);
+		CHECK(snap_same_state(s1, n1, s2, n2));
 		free(s1);
 		free(s2);
 		vpmu_vm_destroy(again);

@@ -28,11 +28,9 @@
 #include <vpmu/model.h>
 #include <vpmu/pv.h>
 #include <vpmu/snapshot.h>
+#include "snapblob.h"
 #include "internal.h"		/* vpmu__crc32: a blob that passes the check */
 
-#define CHECK(c)	do { if (!(c)) { fprintf(stderr, "%s:%d: %s\n", \
-			    __FILE__, __LINE__, #c); abort(); } } while (0)
-#define HDR		32
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -58,36 +56,6 @@ fresh(void)
 	return (vm);
 }
 
-static uint8_t *
-save(vpmu_vm *vm, size_t *len)
-{
-	uint8_t *b;
-
-	*len = 0;
-	CHECK(vpmu_vm_save(vm, NULL, len) == ENOSPC);
-	CHECK((b = malloc(*len)) != NULL);
-	CHECK(vpmu_vm_save(vm, b, len) == 0);
-	return (b);
-}
-
-/*
- * Two saves compared from the payload on, less the one field that is
- * timing, not state: log_sweeps (the sweeper thread's passes), the last
- * driver statistic in the VMST section.
- */
-static bool
-same_state(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
-{
-	const uint8_t *t = memmem(a + HDR, na - HDR, "VMST", 4);
-	size_t at;
-
-	if (na != nb || t == NULL)
-		return (false);
-	at = (size_t)(t - a) + 4 + 3 * 8 + 7 * 4;
-	return (memcmp(a + HDR, b + HDR, at - HDR) == 0 &&
-	    memcmp(a + at + 4, b + at + 4, na - at - 4) == 0);
-}
-
 static void
 put32(uint8_t *p, uint32_t v)
 {
@@ -111,7 +79,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return (0);
 	if (empty == NULL) {
 		vm = fresh();
-		empty = save(vm, &emptylen);
+		empty = snap_save(vm, &emptylen);
 		vpmu_vm_destroy(vm);
 	}
 	if (data[0] & 1) {
@@ -134,14 +102,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r = vpmu_vm_restore(vm, blob, len);
 	CHECK(r == 0 || r == EBADMSG || r == EINVAL || r == EPROTONOSUPPORT ||
 	    r == EBADF || r == ENOMEM);
-	s1 = save(vm, &n1);
+	s1 = snap_save(vm, &n1);
 	if (r != 0) {
 		CHECK(n1 == emptylen && memcmp(s1, empty, n1) == 0);
 	} else {
 		again = fresh();
 		CHECK(vpmu_vm_restore(again, s1, n1) == 0);
-		s2 = save(again, &n2);
-		CHECK(same_state(s1, n1, s2, n2));
+		s2 = snap_save(again, &n2);
+		CHECK(snap_same_state(s1, n1, s2, n2));
 		free(s2);
 		vpmu_vm_destroy(again);
 	}

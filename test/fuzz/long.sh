@@ -27,7 +27,12 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-poin
 cmake -S "$src" -B "$bin" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san" \
     -DCMAKE_SHARED_LINKER_FLAGS="$san" >/dev/null || exit 2
-sh "$src/cmake/build.sh" "$bin" "$jobs" || exit 2
+echo "long.sh: building $bin (log: $bin/long-build.log)"
+if ! sh "$src/cmake/build.sh" "$bin" "$jobs" >"$bin/long-build.log" 2>&1; then
+	tail -n 40 "$bin/long-build.log"
+	echo "long.sh: the build failed" >&2
+	exit 2
+fi
 # The seeds, as the short runs make them.
 (cd "$bin" && ctest -R '^fuzz_.*_seed$' >/dev/null) || {
 	echo "long.sh: a seed generator failed" >&2
