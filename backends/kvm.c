@@ -330,6 +330,9 @@ vpmu_kvm_cpuid_patch(vpmu_kvm *k, struct kvm_cpuid2 *cpuid, unsigned max_entries
 		}
 	if (k->vm->src->exec_wants != NULL)	/* a source that watches the guest run */
 		cpuid_hide_steal_time(cpuid);
+	/* HLE (7.EBX[4]) or RTM (7.EBX[11]): the guest may set IN_TX, IN_TXCP. */
+	e = cpuid_entry(cpuid, max_entries, 0x7, false);
+	vpmu__gpmu_set_tsx(k->vm, e != NULL && (e->ebx & (1u << 4 | 1u << 11)) != 0);
 	return (0);
 }
 

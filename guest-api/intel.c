@@ -4,7 +4,8 @@
  * tables), with KVM's rules for what faults:
  *
  *   IA32_PMCx        0x0C1  legacy write: bits 31:0, sign-extended from bit 31
- *   IA32_PERFEVTSELx 0x186  #GP on reserved bits 63:32 and 21 (AnyThread)
+ *   IA32_PERFEVTSELx 0x186  #GP on reserved bits 63:32 and 21 (AnyThread);
+ *                           with TSX, bit 32 and (counter 2) bit 33 allowed
  *   IA32_FIXED_CTRx  0x309  v2+; written value masked to the fixed width
  *   PERF_CAPABILITIES 0x345 read-only; exists with PDCM (fw-writes=1): bit 13
  *   FIXED_CTR_CTRL   0x38D  v2+; per counter bits 0 (OS), 1 (USR), 3 (PMI)
@@ -21,6 +22,8 @@
 #include "gpmu.h"
 
 #define EVTSEL_RESERVED	0xFFFFFFFF00200000ull	/* bits 63:32, 21 */
+#define EVTSEL_IN_TX	(1ull << 32)	/* in transactions only (with TSX) */
+#define EVTSEL_IN_TXCP	(1ull << 33)	/* committed ones only (counter 2, TSX) */
 #define PERF_CAP_FW_WRITE (1ull << 13)
 #define GLOBAL_OVF_EXTRA ((1ull << 62) | (1ull << 63))	/* OvfBuf, CondChgd */
 
@@ -106,7 +109,11 @@ evtsel_rd(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t *val)
 static int
 evtsel_wr(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t val)
 {
-	if (idx >= MODEL(vm)->gp || (val & EVTSEL_RESERVED) != 0)
+	uint64_t rsvd = EVTSEL_RESERVED;
+
+	if (gpmu_of(vm)->tsx)			/* KVM's rule for a guest with TSX */
+		rsvd &= ~(EVTSEL_IN_TX | (idx == 2 ? EVTSEL_IN_TXCP : 0));
+	if (idx >= MODEL(vm)->gp || (val & rsvd) != 0)
 		return (VPMU_MSR_GP);
 	if (v->gp[idx].used && v->gp[idx].ctl == val)
 		return (VPMU_MSR_OK);		/* no change: nothing to reprogram */

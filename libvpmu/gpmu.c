@@ -173,6 +173,7 @@ vpmu__gpmu_fini(struct vpmu_vm *vm)
 	for (j = 0; j < vm->gpmu->nspan; j++)
 		free(vm->gpmu->span[j].map);
 	free(vm->gpmu->vcpu);
+	free(vm->gpmu->filter);
 	free(vm->gpmu);
 	vm->gpmu = NULL;
 }
@@ -245,8 +246,11 @@ gp_wants(const struct gpmu *g, struct gpmu_vcpu *v, unsigned i, struct vpmu_even
 		spec->flags |= VPMU_EVF_INV;
 	spec->cmask = SEL_CMASK(sel);
 	c->intr = (sel & SEL_INT) != 0;
-	return (run && (sel & SEL_EN) && (sel & (SEL_USR | SEL_OS)) &&
-	    (g->model.version < 2 || (GPMU_LOAD(v->global_ctrl) & (1ull << i))));
+	run = run && (sel & SEL_EN) && (sel & (SEL_USR | SEL_OS)) &&
+	    (g->model.version < 2 || (GPMU_LOAD(v->global_ctrl) & (1ull << i)));
+	/* A counter the event filter disallows is not programmed (KVM's reprogram_counter). */
+	c->filtered = run && !gpmu_filter_gp(g, sel);
+	return (run && !c->filtered);
 }
 
 /*
@@ -254,13 +258,14 @@ gp_wants(const struct gpmu *g, struct gpmu_vcpu *v, unsigned i, struct vpmu_even
  * core cycles, reference cycles.  Its nibble: bit 0 OS, bit 1 USR, bit 3 PMI.
  */
 static bool
-fixed_wants(struct gpmu_vcpu *v, unsigned i, struct vpmu_event_spec *spec)
+fixed_wants(const struct gpmu *g, struct gpmu_vcpu *v, unsigned i, struct vpmu_event_spec *spec)
 {
 	static const uint32_t fixed_event[GPMU_MAX_FIXED] = {
 		VPMU_EV_INSTRUCTIONS, VPMU_EV_CYCLES, VPMU_EV_REF_CYCLES
 	};
 	struct gpmu_ctr *c = &v->fx[i];
 	unsigned nib = (GPMU_LOAD(v->fixed_ctrl) >> (4 * i)) & 0xF;
+	bool on;
 
 	memset(spec, 0, sizeof(*spec));
 	spec->event = fixed_event[i];
@@ -270,14 +275,16 @@ fixed_wants(struct gpmu_vcpu *v, unsigned i, struct vpmu_event_spec *spec)
 		spec->flags |= VPMU_EVF_OS;
 	if (nib & 0x2)
 		spec->flags |= VPMU_EVF_USR;
-	return ((nib & 0x3) != 0 && (GPMU_LOAD(v->global_ctrl) & (1ull << c->gbit)) != 0);
+	on = (nib & 0x3) != 0 && (GPMU_LOAD(v->global_ctrl) & (1ull << c->gbit)) != 0;
+	c->filtered = on && !gpmu_filter_fixed(g, i);	/* as for a GP counter */
+	return (on && !c->filtered);
 }
 
 static bool
 ctr_wants(const struct gpmu *g, struct gpmu_vcpu *v, unsigned gbit,
     struct vpmu_event_spec *spec)
 {
-	return (gbit >= 32 ? fixed_wants(v, gbit - 32, spec) : gp_wants(g, v, gbit, spec));
+	return (gbit >= 32 ? fixed_wants(g, v, gbit - 32, spec) : gp_wants(g, v, gbit, spec));
 }
 
 int
@@ -293,7 +300,7 @@ int
 gpmu_reprogram_fixed(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned i)
 {
 	struct vpmu_event_spec spec;
-	bool run = fixed_wants(v, i, &spec);
+	bool run = fixed_wants(gpmu_of(vm), v, i, &spec);
 
 	return (gpmu_ctr_update(vm, v, &v->fx[i], &spec, run));
 }
@@ -375,6 +382,7 @@ gpmu_reset_vcpu(struct vpmu_vm *vm, struct gpmu_vcpu *v)
 		(void)ctr_set(vm, &v->gp[i], 0);
 		GPMU_STORE(v->gp[i].used, false);
 		v->gp[i].intr = false;
+		v->gp[i].filtered = false;
 	}
 	for (i = 0; i < g->model.fixed; i++) {
 		GPMU_STORE(v->fx[i].ctl, 0);
@@ -382,6 +390,7 @@ gpmu_reset_vcpu(struct vpmu_vm *vm, struct gpmu_vcpu *v)
 		(void)ctr_set(vm, &v->fx[i], 0);
 		GPMU_STORE(v->fx[i].used, false);
 		v->fx[i].intr = false;
+		v->fx[i].filtered = false;
 	}
 }
 
@@ -760,6 +769,13 @@ identity_adjust(const struct vpmu_model *m, uint32_t leaf, uint32_t regs[4])
 }
 
 void
+vpmu__gpmu_set_tsx(struct vpmu_vm *vm, bool tsx)
+{
+	if (vm->gpmu != NULL)
+		vm->gpmu->tsx = tsx && vm->gpmu->model.vendor == VPMU_VENDOR_INTEL;
+}
+
+void
 vpmu_cpuid_adjust(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
 {
 	const struct vpmu_model *m;
@@ -813,7 +829,8 @@ ctr_info(struct vpmu_vm *vm, struct gpmu_ctr *c, const char *name,
 	if (c->pm->unsupported) {
 		ci->unsupported = 1;
 		snprintf(ci->why, sizeof(ci->why), "%s", c->pm->why);
-	}
+	} else if (c->filtered)
+		snprintf(ci->why, sizeof(ci->why), "disallowed by the event filter");
 }
 
 int

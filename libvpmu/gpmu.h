@@ -45,6 +45,7 @@ struct gpmu_ctr {
 	bool used;		/* the guest wrote its control or counter (GPMU_STORE) */
 	bool running;		/* counting now */
 	bool intr;		/* a PMI on overflow */
+	bool filtered;		/* its controls count, the event filter disallows it (VM lock) */
 };
 
 struct gpmu_vcpu {
@@ -124,7 +125,19 @@ struct gpmu {
 	struct gpmu_vcpu *vcpu;
 	struct gpmu_span span[GPMU_MAX_SPANS];
 	unsigned nspan;
+	/* The event filter (filter.c), NULL: none; swapped under the VM lock. */
+	struct vpmu_event_filter *filter;
+	/*
+	 * The guest's CPUID offers TSX (HLE or RTM), as the KVM glue saw it:
+	 * an Intel event select may then set IN_TX (bit 32), and IN_TXCP
+	 * (bit 33) on counter 2, as KVM allows.
+	 */
+	bool tsx;
 };
+
+/* filter.c, VM lock held: may a GP counter with select sel, fixed counter idx, count? */
+bool	gpmu_filter_gp(const struct gpmu *g, uint64_t sel);
+bool	gpmu_filter_fixed(const struct gpmu *g, unsigned idx);
 
 static inline struct gpmu *
 gpmu_of(const struct vpmu_vm *vm)

@@ -100,6 +100,8 @@ struct vpmu_config {
 	void *notify_arg;
 	struct vpmu_model model;	/* vendor NONE: no guest-visible PMU */
 	uint16_t pv_port;		/* the channel's first port; 0: no channel */
+	bool has_filter;		/* filter is the VM's event filter */
+	struct vpmu_event_filter filter;
 };
 
 /* ---- classes and rows ---------------------------------------------------- */
@@ -326,6 +328,8 @@ const struct vpmu_regs *vpmu__vcpu_retired(struct vpmu_vm *vm, unsigned cpu,
 /* rdpmc.c: RDPMC answered from the model (the exit contract calls these) */
 const struct vpmu_regs *vpmu__rdpmc_at(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,
 	    const struct vpmu_regs *r, struct vpmu_regs *done, unsigned len);
+/* gpmu.c: the guest's CPUID offers TSX (the KVM glue's CPUID patch says). */
+void	vpmu__gpmu_set_tsx(struct vpmu_vm *vm, bool tsx);
 void	vpmu__rdpmc_refresh(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_regs *r);
 uint64_t vpmu__rdpmc_catch_at(struct vpmu_vm *vm, unsigned cpu);
 void	vpmu__rdpmc_catch(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,
@@ -346,6 +350,8 @@ void	vpmu__pv_vcpu_exit(struct vpmu_vm *vm, unsigned cpu);	/* after every exit *
 /* gpmu.c: the guest-visible PMU */
 int	vpmu__gpmu_init(struct vpmu_vm *vm, const struct vpmu_model *m);
 void	vpmu__gpmu_fini(struct vpmu_vm *vm);
+/* Install an event filter (NULL: none) on a VM, VM lock NOT held (filter.c). */
+int	vpmu__gpmu_set_filter(struct vpmu_vm *vm, const struct vpmu_event_filter *f);
 
 /*
  * layer.c: the layers of a VM above its PMCs, in creation order.

@@ -15,7 +15,9 @@ gpmu_create(struct vpmu_vm *vm, const struct vpmu_config *cfg)
 	int error;
 
 	/* vpmu__gpmu_init() leaves its state for vpmu__gpmu_fini() on failure. */
-	if ((error = vpmu__gpmu_init(vm, &cfg->model)) != 0)
+	if ((error = vpmu__gpmu_init(vm, &cfg->model)) == 0 && cfg->has_filter)
+		error = vpmu__gpmu_set_filter(vm, &cfg->filter);
+	if (error != 0)
 		vpmu__gpmu_fini(vm);
 	return (error);
 }

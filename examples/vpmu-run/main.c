@@ -64,13 +64,14 @@ struct vr_opts {
 	bool	    exit_qemu;		/* --exit-status qemu */
 	int	    user_syscall;	/* --user-syscall: VR_SYSCALL_* (syscall.c) */
 	unsigned    timeout;		/* --timeout: s of wall time, 0: none */
+	const char *event_filter;	/* --event-filter FILE|ipc|arch */
 };
 
 /* ---- options, as a table ------------------------------------------------------ */
 
 enum { O_PMU, O_SOURCE, O_EXACT_MODE, O_EXACT_FORESEE, O_EXACT_FF_MAX, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_REPORT,
     O_GUEST_LOG, O_FASTPAGE_HZ, O_IRQCHIP, O_PV_PORT, O_SNAPSHOT, O_RESUME,
-    O_MULTIBOOT, O_MB_APPEND, O_INITRD, O_EXIT_STATUS, O_TIMEOUT, O_USER_SYSCALL, O_QUIET,
+    O_MULTIBOOT, O_MB_APPEND, O_INITRD, O_EXIT_STATUS, O_TIMEOUT, O_USER_SYSCALL, O_EVENT_FILTER, O_QUIET,
     O_HELP };
 
 static const struct opt {
@@ -146,6 +147,11 @@ static const struct opt {
 	    "a guest's SYSCALL from user mode: auto completes it where\n"
 	    "a probe finds that the host's KVM leaves it at CPL 3,\n"
 	    "complete always catches it, host leaves it to KVM (default auto)" },
+	[O_EVENT_FILTER] = { "event-filter", required_argument, 0, "FILE|ipc|arch",
+	    "KVM's PMU event filter: Xen's preset ipc (instructions,\n"
+	    "cycles, reference cycles) or arch (the architectural events),\n"
+	    "or FILE in vpmu_event_filter(3)'s text format; a counter\n"
+	    "it disallows counts nothing" },
 	[O_QUIET] = { "quiet", no_argument, 'q', NULL, "print no report" },
 	[O_HELP] = { "help", no_argument, 'h', NULL, "print this help and exit" },
 };
@@ -405,6 +411,9 @@ parse_options(int argc, char **argv, struct vr_opts *o)
 			    &o->timeout) < 0)
 				return (-1);
 			break;
+		case O_EVENT_FILTER:
+			o->event_filter = optarg;
+			break;
 		case O_QUIET:
 			o->quiet = true;
 			break;
@@ -628,6 +637,11 @@ report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
 				fprintf(f, "  %s: event %s not counted: %s\n",
 				    ci[i].name, ci[i].event[0] ? ci[i].event : "-",
 				    ci[i].why[0] ? ci[i].why : "the source cannot count it");
+		/* Counters the event filter (--event-filter) keeps from counting. */
+		for (i = 0; i < n; i++)
+			if (ci[i].used && !ci[i].unsupported && ci[i].why[0])
+				fprintf(f, "  %s: event %s not counted: %s\n", ci[i].name,
+				    ci[i].event[0] ? ci[i].event : "-", ci[i].why);
 	}
 	free(ci);
 	vr_marks_report(f, vm);
@@ -745,6 +759,84 @@ load_with_initrd(const struct vr_opts *o, const uint8_t *file, size_t flen,
 	return (ret);
 }
 
+/*
+ * --event-filter: a preset for the model's vendor, or a file in the text
+ * format; checked against the vendor now, so a bad one is a usage error.
+ */
+static int
+event_filter_load(const char *arg, const struct vpmu_model *m, struct vpmu_event_filter **out)
+{
+	struct vpmu_event_filter *f;
+	char why[256], *text = NULL;
+	size_t len = 0, cap = 0, n;
+	FILE *fp;
+	int e, ok;
+
+	if ((f = calloc(1, sizeof(*f))) == NULL) {
+		fprintf(stderr, "vpmu-run: --event-filter: %s\n", strerror(ENOMEM));
+		return (-1);
+	}
+	if (m->vendor == VPMU_VENDOR_NONE) {
+		fprintf(stderr, "vpmu-run: --event-filter %s: the model %s has no PMU to "
+		    "filter\n", arg, m->name);
+		goto fail;
+	}
+	if (strcmp(arg, "ipc") == 0 || strcmp(arg, "arch") == 0) {
+		(void)vpmu_event_filter_preset(arg, m->vendor, f);
+		*out = f;
+		return (0);
+	}
+	if ((fp = fopen(arg, "r")) == NULL) {
+		fprintf(stderr, "vpmu-run: --event-filter %s: %s\n", arg, strerror(errno));
+		goto fail;
+	}
+	do {
+		if (cap - len < 4096) {
+			char *t = realloc(text, cap + 65536);
+
+			if (t == NULL || cap + 65536 > (1u << 24)) {
+				free(t != NULL ? t : text);
+				text = NULL;
+				fclose(fp);
+				fprintf(stderr, "vpmu-run: --event-filter %s: too large\n", arg);
+				goto fail;
+			}
+			text = t;
+			cap += 65536;
+		}
+		n = fread(text + len, 1, cap - len - 1, fp);
+		len += n;
+	} while (n > 0);
+	e = ferror(fp);
+	fclose(fp);
+	if (e) {
+		fprintf(stderr, "vpmu-run: --event-filter %s: read error\n", arg);
+		goto fail;
+	}
+	text[len] = '\0';
+	if (strlen(text) != len) {
+		fprintf(stderr, "vpmu-run: --event-filter %s: a NUL byte in the file\n", arg);
+		goto fail;
+	}
+	if ((e = vpmu_event_filter_parse(text, f, why, sizeof(why))) != 0) {
+		fprintf(stderr, "vpmu-run: --event-filter %s: %s\n", arg, why);
+		goto fail;
+	}
+	if ((e = vpmu_event_filter_allows(f, m->vendor, 0, &ok)) != 0) {
+		fprintf(stderr, "vpmu-run: --event-filter %s: not a filter for model %s "
+		    "(%s: a masked entry uses event select bits 11:8, AMD's only)\n",
+		    arg, m->name, vpmu_errname(e));
+		goto fail;
+	}
+	free(text);
+	*out = f;
+	return (0);
+fail:
+	free(text);
+	free(f);
+	return (-1);
+}
+
 /* ---- set-up ---------------------------------------------------------------------- */
 
 /* /dev/kvm is missing or unusable: a skip where the caller asked for one. */
@@ -783,6 +875,7 @@ main(int argc, char **argv)
 	uint8_t *file = NULL;
 	size_t flen, i;
 	char err[256], modelstr[256], mbwhy[256];
+	struct vpmu_event_filter *ef = NULL;
 	unsigned max = 0;
 	int e, ret = VR_EXIT_HOST;
 	long api;
@@ -808,6 +901,10 @@ main(int argc, char **argv)
 	}
 	if (vpmu_model_format(&model, modelstr, sizeof(modelstr)) != 0)
 		snprintf(modelstr, sizeof(modelstr), "%s", o.pmu);
+	if (o.event_filter != NULL && event_filter_load(o.event_filter, &model, &ef) < 0) {
+		ret = VR_EXIT_USAGE;
+		goto out_logs;
+	}
 	if ((src = vpmu_source_lookup(o.source)) == NULL) {
 		fprintf(stderr, "vpmu-run: --source %s: this libvpmu has no such "
 		    "source; it has:", o.source);
@@ -898,6 +995,7 @@ main(int argc, char **argv)
 	    (e = vpmu_config_set_source(cfg, src, src == &vpmu_source_exact ?
 	    (void *)&exact_params : NULL)) != 0 ||
 	    (e = vpmu_config_set_capacity(cfg, o.host_counters)) != 0 ||
+	    (e = vpmu_config_set_event_filter(cfg, ef)) != 0 ||
 	    (o.pv_port >= 0 && (e = vpmu_config_set_pv_port(cfg, (uint16_t)o.pv_port)) != 0) ||
 	    (o.mux_us != 0 &&
 	    (e = vpmu_config_set_mux_interval(cfg, (uint64_t)o.mux_us * 1000)) != 0)) {
@@ -1039,6 +1137,7 @@ out:
 	if (vm.ram != NULL)
 		munmap(vm.ram, vm.ram_size);
 out_logs:
+	free(ef);
 	for (i = 0; i < VPMU_PV_MAX_LOGFDS; i++)
 		if (o.glog_fd[i] >= 0)
 			close(o.glog_fd[i]);

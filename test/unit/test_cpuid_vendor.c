@@ -349,6 +349,48 @@ cpuid_patch_hides_steal_time_from_the_exact_source(void **state)
 		}
 }
 
+/*
+ * TSX in the guest's table (leaf 7 EBX HLE bit 4 or RTM bit 11): an Intel
+ * model's event selects take IN_TX (bit 32) on every counter and IN_TXCP
+ * (bit 33) on counter 2 only, as KVM allows; without it, or on an AMD
+ * model (bits 35:32 are its event select), nothing changes.
+ */
+static void
+cpuid_patch_tsx_allows_in_tx(void **state)
+{
+	static const struct { uint32_t ebx; bool tsx; } c[] = {
+		{ 0, false }, { 1u << 4, true }, { 1u << 11, true }, { 0xFFFFF7EFu, false },
+	};
+	const uint64_t ev = 0x43003C;		/* cycles, OS, USR, EN */
+	int kvm = *(int *)*state;
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		uint32_t l7[4] = { 0, c[i].ebx, 0, 0 };
+		struct kvm_cpuid2 *t = table_new();
+		vpmu_vm *vm = vm_with("intel-v2:gp=4", NULL);
+		int tx = c[i].tsx ? VPMU_MSR_OK : VPMU_MSR_GP;
+		vpmu_kvm *k;
+		int vmfd;
+
+		assert_true((vmfd = ioctl(kvm, KVM_CREATE_VM, 0)) >= 0);
+		assert_int_equal(vpmu_kvm_create(vm, vmfd, &k), 0);
+		table_add(t, 0x7, l7);
+		assert_int_equal(vpmu_kvm_cpuid_patch(k, t, MAXENT), 0);
+		table_get(t, 0x7, l7);
+		assert_int_equal(l7[1], c[i].ebx);	/* the table as it was */
+		assert_int_equal(vpmu_msr_write(vm, 0, 0x186, ev | 1ull << 32), tx);
+		assert_int_equal(vpmu_msr_write(vm, 0, 0x187, ev | 1ull << 33), VPMU_MSR_GP);
+		assert_int_equal(vpmu_msr_write(vm, 0, 0x188, ev | 3ull << 32), tx);
+		assert_int_equal(vpmu_msr_write(vm, 0, 0x188, ev | 1ull << 34), VPMU_MSR_GP);
+		assert_int_equal(vpmu_msr_write(vm, 0, 0x186, ev | 1ull << 21), VPMU_MSR_GP);
+		free(t);
+		vpmu_kvm_destroy(k);
+		vpmu_vm_destroy(vm);
+		close(vmfd);
+	}
+}
+
 int
 main(void)
 {
@@ -360,6 +402,7 @@ main(void)
 	const struct CMUnitTest glue[] = {
 		cmocka_unit_test_prestate(cpuid_patch_sets_the_identity_leaves, &kvm),
 		cmocka_unit_test_prestate(cpuid_patch_hides_steal_time_from_the_exact_source, &kvm),
+		cmocka_unit_test_prestate(cpuid_patch_tsx_allows_in_tx, &kvm),
 	};
 	int r;
 

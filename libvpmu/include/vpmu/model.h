@@ -73,6 +73,61 @@ struct vpmu_vm;
 VPMU_EXTERN int vpmu_config_set_model(struct vpmu_config *cfg, const struct vpmu_model *m);
 VPMU_EXTERN int vpmu_vm_get_model(const struct vpmu_vm *vm, struct vpmu_model *m);
 
+/* ---- the event filter (vpmu_event_filter(3)) ---------------------------------
+ * KVM's KVM_SET_PMU_EVENT_FILTER, byte for byte: struct kvm_pmu_event_filter
+ * with events[] at its maximum, the same action and flag values, the same
+ * masked-entry encoding.  In trap mode libvpmu applies it itself: a counter
+ * whose event (or fixed counter) the filter disallows is not programmed
+ * and counts nothing.
+ */
+#define VPMU_EVENT_FILTER_MAX	300	/* KVM_PMU_EVENT_FILTER_MAX_EVENTS */
+#define VPMU_FILTER_ALLOW	0	/* KVM_PMU_EVENT_ALLOW */
+#define VPMU_FILTER_DENY	1	/* KVM_PMU_EVENT_DENY */
+#define VPMU_FILTER_MASKED	1u	/* flags: KVM_PMU_EVENT_FLAG_MASKED_EVENTS */
+
+/* A masked entry (KVM_PMU_ENCODE_MASKED_ENTRY): select bits 11:0, umask mask, match. */
+#define VPMU_FILTER_MASKED_ENTRY(select, mask, match, exclude) \
+	(((uint64_t)(select) & 0xFFull) | (((uint64_t)(select) & 0xF00ull) << 24) | \
+	 (((uint64_t)(mask) & 0xFFull) << 56) | (((uint64_t)(match) & 0xFFull) << 8) | \
+	 ((uint64_t)!!(exclude) << 55))
+/* An unmasked entry: event select bits 11:0 (AMD: 11:8 are select bits 35:32), umask. */
+#define VPMU_FILTER_EVENT(select, umask) \
+	(((uint64_t)(select) & 0xFFull) | (((uint64_t)(select) & 0xF00ull) << 24) | \
+	 (((uint64_t)(umask) & 0xFFull) << 8))
+
+struct vpmu_event_filter {
+	uint32_t action;		/* VPMU_FILTER_ALLOW or VPMU_FILTER_DENY */
+	uint32_t nevents;		/* entries in events[], at most 300 */
+	uint32_t fixed_counter_bitmap;	/* bit i: fixed counter i */
+	uint32_t flags;			/* 0 or VPMU_FILTER_MASKED */
+	uint32_t pad[4];		/* KVM's padding: ignored, set 0 */
+	uint64_t events[VPMU_EVENT_FILTER_MAX];
+};
+
+/* KVM's checks: EINVAL (action, flags, a bad masked entry), E2BIG (nevents > 300). */
+VPMU_EXTERN int vpmu_event_filter_check(const struct vpmu_event_filter *f);
+/*
+ * Whether f lets a counter count, for a vendor (enum vpmu_vendor): a GP
+ * counter with event select sel (*allowed 1 or 0), or fixed counter idx.
+ */
+VPMU_EXTERN int vpmu_event_filter_allows(const struct vpmu_event_filter *f, uint32_t vendor,
+    uint64_t sel, int *allowed);
+VPMU_EXTERN int vpmu_event_filter_allows_fixed(const struct vpmu_event_filter *f, unsigned idx,
+    int *allowed);
+/* Xen's presets "ipc" and "arch" for a vendor (ENOENT: no such preset). */
+VPMU_EXTERN int vpmu_event_filter_preset(const char *name, uint32_t vendor,
+    struct vpmu_event_filter *out);
+/* The text format of vpmu_event_filter(3); why gets "line N: ..." on error. */
+VPMU_EXTERN int vpmu_event_filter_parse(const char *text, struct vpmu_event_filter *out,
+    char *why, size_t whylen);
+/* NULL: no filter.  The VM checks masked entries against its model's vendor. */
+VPMU_EXTERN int vpmu_config_set_event_filter(struct vpmu_config *cfg,
+    const struct vpmu_event_filter *f);
+/* A live VM: every counter is reprogrammed under the new filter before its vCPU's next entry. */
+VPMU_EXTERN int vpmu_vm_set_event_filter(struct vpmu_vm *vm, const struct vpmu_event_filter *f);
+/* The VM's filter; ENOENT if it has none. */
+VPMU_EXTERN int vpmu_vm_get_event_filter(struct vpmu_vm *vm, struct vpmu_event_filter *out);
+
 /* ---- the guest's MSR accesses ------------------------------------------------
  * Results are not errnos: a guest fault is the guest's, not the host's.
  */
@@ -134,7 +189,8 @@ struct vpmu_counter_info {
 	uint32_t used;			/* the guest wrote its control or counter */
 	uint32_t enabled;		/* counting now */
 	uint32_t unsupported;		/* the source cannot count the event */
-	char	 why[160];
+	char	 why[160];		/* why unsupported; or, if not, why it does not
+					   count: "disallowed by the event filter" */
 	uint64_t counted;		/* the events the source counted into it, unscaled,
 					   over its life, whatever the guest wrote */
 };
