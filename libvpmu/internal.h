@@ -29,6 +29,7 @@
 #define VPMU_INTERNAL_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -487,6 +488,24 @@ void	vpmu__procs_free(struct vpmu_vm *vm);
  * waiter spins briefly, then yields the CPU to the holder.
  */
 void	vpmu__vm_lock_wait(struct vpmu_vm *vm);
+
+/* One turn of a spin loop: pause for the first 128, then give the CPU away. */
+static inline void
+vpmu__spin_wait(unsigned *spins)
+{
+	if (++*spins < 128)
+		__builtin_ia32_pause();
+	else
+		sched_yield();
+}
+
+/* The VM lock if it is free now: true when taken. */
+static inline bool
+vpmu__vm_trylock(struct vpmu_vm *vm)
+{
+	return (__atomic_load_n(&vm->lock, __ATOMIC_RELAXED) == 0 &&
+	    __atomic_exchange_n(&vm->lock, 1, __ATOMIC_ACQUIRE) == 0);
+}
 
 static inline void
 vpmu__vm_lock(struct vpmu_vm *vm)

@@ -23,7 +23,9 @@
  * sample is never dropped because its ring is full: whatever the load,
  * the guest cannot outrun its own vCPU's thread, which makes the records
  * before the guest runs on.  (The drop below, intr_bufferfull and
- * DROPNOTIFY, stays as hwpmc's accounting, and cannot happen.)
+ * DROPNOTIFY, stays as hwpmc's accounting, and cannot happen; a PMC's
+ * pending drop still comes back from a snapshot an earlier version saved,
+ * and its DROPNOTIFY is written at the next drain.)
  *
  * Why SPSC rather than a ring with a lock of its own: the producer is the
  * trap path (vpmu__sample_take() after a KVM exit), and there is exactly
@@ -62,7 +64,6 @@
  */
 #include <errno.h>
 #include <poll.h>
-#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
@@ -238,16 +239,6 @@ entry_emit(struct vpmu_vm *vm, const struct ring_entry *e, struct vpmu_pmclog_ev
 		vpmu__log_emit(vm, pm->owner, ev);
 }
 
-/* A short wait in a spin loop: pause, then give the CPU away. */
-static void
-spin_wait(unsigned *spins)
-{
-	if (++*spins < 128)
-		__builtin_ia32_pause();
-	else
-		sched_yield();
-}
-
 /*
  * The VM lock for a consumer that holds drain_mtx: true when taken; false,
  * not taken, when a producer holding it waits for drain_mtx (drain_want).
@@ -260,10 +251,9 @@ consumer_lock(struct vpmu_vm *vm)
 	for (;;) {
 		if (__atomic_load_n(&vm->drain_want, __ATOMIC_ACQUIRE))
 			return (false);
-		if (__atomic_load_n(&vm->lock, __ATOMIC_RELAXED) == 0 &&
-		    __atomic_exchange_n(&vm->lock, 1, __ATOMIC_ACQUIRE) == 0)
+		if (vpmu__vm_trylock(vm))
 			return (true);
-		spin_wait(&spins);
+		vpmu__spin_wait(&spins);
 	}
 }
 
@@ -275,7 +265,7 @@ yield_to_producer(struct vpmu_vm *vm)
 
 	pthread_mutex_unlock(&vm->drain_mtx);
 	while (__atomic_load_n(&vm->drain_want, __ATOMIC_ACQUIRE))
-		spin_wait(&spins);
+		vpmu__spin_wait(&spins);
 	pthread_mutex_lock(&vm->drain_mtx);
 }
 

@@ -3,7 +3,6 @@
  * rows, tunables on a live VM, owner notifications, teardown.
  */
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <string.h>
 
@@ -202,14 +201,8 @@ vpmu__vm_lock_wait(struct vpmu_vm *vm)
 {
 	unsigned spins = 0;
 
-	do {
-		while (__atomic_load_n(&vm->lock, __ATOMIC_RELAXED) != 0) {
-			if (++spins < 128)
-				__builtin_ia32_pause();
-			else
-				sched_yield();
-		}
-	} while (__atomic_exchange_n(&vm->lock, 1, __ATOMIC_ACQUIRE) != 0);
+	while (!vpmu__vm_trylock(vm))
+		vpmu__spin_wait(&spins);
 }
 
 int
