@@ -1668,6 +1668,21 @@ x_read(void *state, void *ctr, struct vpmu_count *out)
 	return (0);
 }
 
+/*
+ * The vCPU's clock: the core cycles modelled on it, one per ns.  It moves
+ * only with what the guest retires, so a multiplexed counter is scaled by
+ * the guest's progress, whatever else the host runs.
+ */
+static uint64_t
+x_clock(void *state, unsigned vcpu)
+{
+	const struct exact *x = state;
+
+	if (x == NULL || vcpu >= x->nvcpus)
+		return (0);
+	return (x->vcpu[vcpu].st.retired * x->cpi);
+}
+
 const struct vpmu_source_ops vpmu_source_exact = {
 	.name = "exact",
 	.init = x_init,
@@ -1690,4 +1705,5 @@ const struct vpmu_source_ops vpmu_source_exact = {
 	.exec_sync = vpmu__exact_sync,
 	.exec_point_get = vpmu__exact_get_point,
 	.exec_point_set = vpmu__exact_set_point,
+	.clock = x_clock,
 };

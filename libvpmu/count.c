@@ -10,9 +10,12 @@
  * one group (enabled together, by one GLOBAL_CTRL write) take their slots
  * together when they fit, so their counts cover the same instructions.
  *
- * Each PMC accumulates the run time it wanted to count (enabled) and the
- * part of it it held a slot (running), and the events it counted while
- * running.  A guest reads base + counted * enabled / running: perf's
+ * Each PMC accumulates the time it wanted to count (enabled) and the part
+ * of it it held a slot (running), and the events it counted while running.
+ * Two clocks per vCPU, neither of them wall time: rotations follow the run
+ * clock, the CPU time of the vCPU's thread in its runs; the times follow
+ * the source's own clock where it has one (the exact source: the cycles
+ * it modelled, which only the guest's progress moves), else the run clock.  A guest reads base + counted * enabled / running: perf's
  * estimate, computed in 128 bits, and exact whenever the PMC always ran.
  * A PMC that never ran reads its base, not a guess.
  *
@@ -140,20 +143,35 @@ slot_give(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 		return (0);
 	}
 	hw->counting = true;
+	hw->peeked = 0;
 	vm->vcpu[cpu].ncounting++;
 	slot_arm(vm, pm, hw);
 	return (0);
 }
 
-/* Events counted since the slot was taken, without giving it up. */
+/*
+ * Events counted since the slot was taken, without giving it up.  A source
+ * whose counter ran for less of that time than it was enabled (the host
+ * multiplexed it: perf) counted part of it: its events are scaled by the
+ * source's own enabled / running, as perf's readers do.  Never less than
+ * an earlier look at the same slot, so counts only go forward.
+ */
 static uint64_t
 slot_peek(struct vpmu_vm *vm, struct vpmu_hw *hw)
 {
 	struct vpmu_count now;
+	uint64_t n, en, run;
 
 	if (!hw->counting || vm->src->read(vm->src_state, hw->ctr, &now) != 0)
-		return (0);
-	return (now.value - hw->base.value);
+		return (hw->counting ? hw->peeked : 0);
+	n = now.value - hw->base.value;
+	en = now.time_enabled - hw->base.time_enabled;
+	run = now.time_running - hw->base.time_running;
+	if (run != 0 && run < en)
+		n = (uint64_t)((unsigned __int128)n * en / run);
+	if (n > hw->peeked)
+		hw->peeked = n;
+	return (hw->peeked);
 }
 
 /*
@@ -344,6 +362,9 @@ vpmu__hw_activate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 	int error;
 
 	VPMU_ASSERT(!hw->active);
+	/* The clock's progress counts for PMCs from now (vpmu__vcpu_clock). */
+	if (v->nact == 0 && vm->src->clock != NULL)
+		v->clock_mark = vm->src->clock(vm->src_state, cpu);
 	if ((error = act_add(v, pm)) != 0)
 		return (error);
 	hw->active = true;
@@ -390,8 +411,32 @@ vpmu__hw_close_all(struct vpmu_vm *vm, struct vpmu_pmc *pm)
 	}
 }
 
+/*
+ * What an exit adds to the PMCs' times: with a source that has a clock of
+ * its own, how far the vCPU ran by it since the last exit; else run_ns,
+ * the vCPU thread's CPU time in the run.
+ */
+uint64_t
+vpmu__vcpu_clock(struct vpmu_vm *vm, unsigned cpu, uint64_t run_ns)
+{
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+	uint64_t now, ns;
+
+	if (vm->src->clock == NULL)
+		return (run_ns);
+	now = vm->src->clock(vm->src_state, cpu);
+	ns = now > v->clock_mark ? now - v->clock_mark : 0;
+	v->clock_mark = now;
+	return (ns);
+}
+
+/*
+ * A run is over: ns goes to the enabled time of every PMC that wants to
+ * count on cpu and to the running time of those holding a slot; run_ns,
+ * the CPU time it took, brings the next rotation closer.
+ */
 void
-vpmu__vcpu_advance(struct vpmu_vm *vm, unsigned cpu, uint64_t ns)
+vpmu__vcpu_advance(struct vpmu_vm *vm, unsigned cpu, uint64_t run_ns, uint64_t ns)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 	struct vpmu_pmc *pm;
@@ -411,7 +456,7 @@ vpmu__vcpu_advance(struct vpmu_vm *vm, unsigned cpu, uint64_t ns)
 		v->since_rotate = 0;		/* everybody runs: nothing to share */
 		return;
 	}
-	v->since_rotate += ns;
+	v->since_rotate += run_ns;
 	if (v->since_rotate >= vm->mux_interval) {
 		v->since_rotate = 0;
 		window(vm, cpu);

@@ -158,6 +158,7 @@ struct vpmu_hw {
 	bool active;			/* the PMC wants to count on this vCPU */
 	bool counting;			/* ...and holds one of its host slots */
 	struct vpmu_count base;		/* source reading when the slot was taken */
+	uint64_t peeked;		/* the most counted since then (slot_peek) */
 	uint64_t loaded;		/* counted since activation (PROCCSW) */
 };
 
@@ -243,8 +244,9 @@ struct vpmu_vcpu {
 	unsigned ncounting;
 	bool dirty;			/* demand changed while PMCs wait */
 	struct vpmu_ring *ring;		/* samples (sample.c) */
-	uint64_t now;			/* ns the vCPU has run */
-	uint64_t since_rotate;
+	uint64_t now;			/* ns the vCPU has run (PMC times' clock) */
+	uint64_t since_rotate;		/* CPU ns since the last rotation */
+	uint64_t clock_mark;		/* the source's clock() at the last exit */
 	uint64_t rotations;
 
 	/*
@@ -449,7 +451,8 @@ int	vpmu__hw_activate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu);
 uint64_t vpmu__hw_deactivate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu);
 void	vpmu__hw_close_all(struct vpmu_vm *vm, struct vpmu_pmc *pm);
 /* The vCPU ran ns more: times of its active PMCs; a rotation if one is due. */
-void	vpmu__vcpu_advance(struct vpmu_vm *vm, unsigned cpu, uint64_t ns);
+void	vpmu__vcpu_advance(struct vpmu_vm *vm, unsigned cpu, uint64_t run_ns, uint64_t ns);
+uint64_t vpmu__vcpu_clock(struct vpmu_vm *vm, unsigned cpu, uint64_t run_ns);
 /* Events counted since base, with what is counting now. */
 uint64_t vpmu__pmc_counted(struct vpmu_vm *vm, struct vpmu_pmc *pm);
 /* The value a guest reads: base + the scaled estimate, monotonic. */

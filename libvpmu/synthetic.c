@@ -231,7 +231,7 @@ vpmu_synthetic_advance(vpmu_vm *vm, unsigned cpu, uint64_t ns)
 		c->ns += ns;
 	}
 	/* The vCPU's run time for the core: enabled/running times, rotations. */
-	vpmu__vcpu_advance(vm, cpu, ns);
+	vpmu__vcpu_advance(vm, cpu, ns, ns);
 	vpmu__vm_unlock(vm);
 	return (0);
 }

@@ -44,12 +44,17 @@
 #include <vpmu/pv.h>
 #include <vpmu/source.h>
 
+/*
+ * The run clock: the calling thread's CPU time, which a run of the vCPU
+ * advances only while its thread runs -- not while the host runs others
+ * (as perf's times of a task's events).
+ */
 static uint64_t
-now_ns(void)
+cpu_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
 }
 
@@ -99,7 +104,7 @@ enter_work(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 		vpmu__vcpu_prepare(vm, cpu);
 		vpmu__vm_unlock(vm);
 	}
-	v->entered = __atomic_load_n(&v->nact, __ATOMIC_RELAXED) != 0 ? now_ns() : 0;
+	v->entered = __atomic_load_n(&v->nact, __ATOMIC_RELAXED) != 0 ? cpu_ns() : 0;
 	want = vm->src->exec_wants != NULL ? vm->src->exec_wants(vm->src_state, cpu) : 0;
 	/*
 	 * Nothing follows the guest: catch RDPMC's #GP at the guest's
@@ -450,6 +455,7 @@ exit_locked(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, uint64_t ran)
 	const struct vpmu_regs *r = NULL;
 	struct vpmu_regs buf, done;
 	unsigned flags = 0;
+	uint64_t ns;
 	int error = 0;
 
 	if (vm->src->exec_sync != NULL) {
@@ -470,8 +476,8 @@ exit_locked(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, uint64_t ran)
 	 * retired in it, so a rotation it brings does not move those events
 	 * to the next window.
 	 */
-	if (ran != 0)
-		vpmu__vcpu_advance(vm, cpu, ran);
+	if ((ns = vpmu__vcpu_clock(vm, cpu, ran)) != 0 || ran != 0)
+		vpmu__vcpu_advance(vm, cpu, ran, ns);
 	vpmu__gpmu_check_overflow(vm, cpu);
 	if (r != NULL) {
 		r = complete(vm, cpu, x, r, &done);
@@ -525,8 +531,10 @@ vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 	v->xst.exits++;
 	if (x->flags & VPMU_EXITF_RAN)
 		ran = x->ran_ns;
-	else if (v->entered != 0)
-		ran = now_ns() - v->entered;
+	else if (v->entered != 0 && (ran = cpu_ns()) > v->entered)
+		ran -= v->entered;
+	else
+		ran = 0;		/* not the entering thread: no time known */
 	v->entered = 0;
 
 	vpmu__pv_exit_hooks(vm, cpu);	/* the fast-read page of who runs here */

@@ -3,9 +3,13 @@
 #
 #   mux.sh MUX_BENCH MUX_GUEST.elf MUX_CALLGRIND OUTDIR [BUILD_TYPE]
 #
-# 1. mux_bench: accuracy tables (scaled estimate against the exact source at
-#    capacity 0) and the cost per vCPU exit and per rotation, in one process.
-#    Its output, with the RESULT lines, is kept in OUTDIR/mux.txt.
+# 1. mux_bench, three runs: the accuracy part quiet (-A -L 0: per-counter
+#    tables and summary), the accuracy part loaded (-A -L VPMU_MUX_LOAD, two
+#    CPU-bound processes beside it by default: its summary, printed right
+#    after the quiet one), and the cost per vCPU exit and per rotation, quiet
+#    (-C -L 0).  Each run's output is kept in OUTDIR/mux.quiet.txt,
+#    mux.loaded.txt and mux.cost.txt, and all of it, with the RESULT lines
+#    (each with load=N), in OUTDIR/mux.txt.
 # 2. mux_callgrind under valgrind --tool=callgrind, K and 2K calls of
 #    vpmu_synthetic_advance with 16 SC PMCs: instructions per advance
 #    = (Ir(2K) - Ir(K)) / K from the "summary:" line (start-up cancels),
@@ -15,8 +19,10 @@
 #    also run natively with VPMU_MUX_NATIVE_K (1000000) calls for the time
 #    per advance (CLOCK_MONOTONIC around the loop, median of 3 runs).
 #
-# Environment: VPMU_MUX_ARGS (extra mux_bench options, e.g. "-n 200000 -r 5"),
-# VPMU_BENCH_K (10000), VPMU_BENCH_VALGRIND (valgrind).
+# Environment: VPMU_MUX_ARGS (extra mux_bench options for all three runs, e.g.
+# "-n 200000 -r 5"; -A, -C and -L are set here), VPMU_MUX_LOAD (CPU-bound
+# processes beside the loaded run, 2; 0 skips it), VPMU_BENCH_K (10000),
+# VPMU_BENCH_VALGRIND (valgrind).
 # Exit status: 0, or 1 if a program failed (a skip -- no KVM, no valgrind --
 # is not a failure, and neither is an error over the goal).
 set -u
@@ -24,6 +30,7 @@ set -u
 [ $# -ge 4 ] || { echo "usage: $0 MUX_BENCH GUEST.elf MUX_CALLGRIND OUTDIR [BUILD_TYPE]" >&2; exit 2; }
 mb=$1 guest=$2 cg=$3 out=$4 btype=${5:-}
 K=${VPMU_BENCH_K:-10000}
+LOAD=${VPMU_MUX_LOAD:-2}
 NK=${VPMU_MUX_NATIVE_K:-1000000}
 K2=$((2 * K))
 VALGRIND=${VPMU_BENCH_VALGRIND:-valgrind}
@@ -36,17 +43,53 @@ echo
 echo "libvpmu multiplexing benchmark (issue 4)$( [ -n "$btype" ] && echo ", $btype build")"
 echo "host: $(uname -r), $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //')"
 
-# ---- 1. accuracy and cost on KVM -----------------------------------------------
-# shellcheck disable=SC2086
-"$mb" ${VPMU_MUX_ARGS:-} "$guest" >"$out/mux.txt" 2>&1
+# ---- 1. accuracy (quiet and loaded) and cost on KVM -----------------------------
+# mb_run NAME WHAT SUMMARY_ONLY MUX_BENCH_OPTIONS...: run mux_bench into
+# OUTDIR/mux.NAME.txt, append that to mux.txt and print it without the RESULT
+# lines (with SUMMARY_ONLY, from its "summary" line on).  0, 1 if it failed,
+# 77 if it skipped (no KVM).
+mb_run() {
+	_name=$1 _what=$2 _sum=$3
+	shift 3
+	# shellcheck disable=SC2086
+	"$mb" ${VPMU_MUX_ARGS:-} "$@" "$guest" >"$out/mux.$_name.txt" 2>&1
+	_rc=$?
+	cat "$out/mux.$_name.txt" >>"$out/mux.txt"
+	case $_rc in
+	0)	if [ -n "$_sum" ]; then
+			sed -n '/^summary/,$p' "$out/mux.$_name.txt" | grep -v '^RESULT '
+			echo "(per-counter tables: $out/mux.$_name.txt)"
+		else
+			grep -v '^RESULT ' "$out/mux.$_name.txt"
+		fi ;;
+	77)	echo "$_what skipped: $(sed -n 's/^SKIP: //p' "$out/mux.$_name.txt")"
+		return 77 ;;
+	*)	grep -v '^RESULT ' "$out/mux.$_name.txt"
+		echo "mux_bench ($_what) FAILED (status $_rc): see $out/mux.$_name.txt"
+		return 1 ;;
+	esac
+	return 0
+}
+: >"$out/mux.txt"
+echo
+echo "---- multiplexing accuracy, quiet (-L 0: no load of its own beside it) ----"
+mb_run quiet "quiet accuracy" "" -A -L 0
 rc=$?
-case $rc in
-0)	grep -v '^RESULT ' "$out/mux.txt" ;;
-77)	echo "accuracy and cost skipped: $(sed -n 's/^SKIP: //p' "$out/mux.txt")" ;;
-*)	grep -v '^RESULT ' "$out/mux.txt"
-	echo "mux_bench FAILED (status $rc): see $out/mux.txt"
-	status=1 ;;
-esac
+[ $rc -eq 1 ] && status=1
+if [ $rc -eq 77 ]; then
+	echo "loaded accuracy and cost skipped too"
+else
+	if [ "$LOAD" -gt 0 ] 2>/dev/null; then
+		echo
+		echo "---- multiplexing accuracy, loaded (-L $LOAD: $LOAD CPU-bound processes beside it) ----"
+		mb_run loaded "loaded accuracy" 1 -A -L "$LOAD"
+		[ $? -eq 1 ] && status=1
+	fi
+	echo
+	echo "---- multiplexing cost, quiet (-L 0) ----"
+	mb_run cost "cost" "" -C -L 0
+	[ $? -eq 1 ] && status=1
+fi
 
 # ---- 2. the scheduler alone: instructions and ns per advance and per rotation -------
 CASES="none norot rot"
@@ -155,5 +198,6 @@ if [ -n "$have_cg" ] && [ -f "$out/mux.rot.2K.cg" ] && [ -f "$out/mux.norot.2K.c
 fi
 [ -n "$have_cg" ] || echo "instruction counts skipped: valgrind is not installed (apt-get install valgrind)"
 echo
-echo "files: $out/mux.txt (with RESULT lines), $out/mux.*.cg (callgrind_annotate FILE)"
+echo "files: $out/mux.txt (with RESULT lines; per run: mux.quiet.txt, mux.loaded.txt,"
+echo "  mux.cost.txt), $out/mux.*.cg (callgrind_annotate FILE)"
 exit $status

@@ -179,6 +179,18 @@ struct vpmu_source_ops {
 	 * Without the hook the source sees the move at the next exec_sync.
 	 */
 	void (*exec_retire)(void *state, unsigned vcpu, const struct vpmu_regs *r);
+
+	/*
+	 * --- the vCPU's clock (optional) ---
+	 * clock: how far vcpu has run, in ns of the source's own time, never
+	 * going back; called under the VM lock, on any thread.  The core
+	 * measures a PMC's enabled and running times in it, so a multiplexed
+	 * PMC is scaled by the vCPU's progress as the source knows it (the
+	 * exact source: the cycles it modelled, one per ns).  Without it the
+	 * times are the vCPU thread's CPU time in its runs.  Rotations follow
+	 * that CPU time either way.
+	 */
+	uint64_t (*clock)(void *state, unsigned vcpu);
 };
 
 /* exec_sync() flags */

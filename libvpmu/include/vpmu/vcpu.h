@@ -74,7 +74,7 @@ enum vpmu_exit_reason {
 /* struct vpmu_exit.flags, set by the VMM */
 #define VPMU_EXITF_OUT		0x01u	/* VPMU_EXIT_IO: a write */
 #define VPMU_EXITF_STRING	0x02u	/* VPMU_EXIT_IO: a string or REP access */
-#define VPMU_EXITF_RAN		0x04u	/* ran_ns is the run's time (else measured) */
+#define VPMU_EXITF_RAN		0x04u	/* ran_ns is the run's CPU time (else measured) */
 #define VPMU_EXITF_INJECTED	0x08u	/* an event was injected before this run:
 					   vector in vpmu_exit.vector */
 #define VPMU_EXITF_MOVED	0x10u	/* the VMM changed RIP itself since the

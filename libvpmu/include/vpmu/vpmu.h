@@ -117,8 +117,9 @@ VPMU_EXTERN int  vpmu_config_set_source(vpmu_config *cfg, const struct vpmu_sour
 VPMU_EXTERN int  vpmu_config_set_capacity(vpmu_config *cfg, unsigned n);
 /*
  * When more PMCs want to count on a vCPU than it has host counters, the
- * slot holders rotate every ns of the vCPU's run time (default 4 ms, as
- * perf's default at HZ=250; 1 us .. 10 s).
+ * slot holders rotate every ns of the vCPU's run time -- its thread's CPU
+ * time in its runs, not wall time (default 4 ms, as perf's default at
+ * HZ=250; 1 us .. 10 s).
  */
 VPMU_EXTERN int  vpmu_config_set_mux_interval(vpmu_config *cfg, uint64_t ns);
 VPMU_EXTERN void vpmu_config_set_log(vpmu_config *cfg, vpmu_log_fn fn, void *arg);
