@@ -320,6 +320,17 @@ const char *const vpmu__host_source_names[VPMU__HOST_NSOURCES] = {
 #undef SOURCE_NAME
 };
 
+/* A verdict on given facts, not the probed ones (kvm_mode.c, the tests). */
+int
+vpmu__host_judge(const struct vpmu_host_info *hi, int source, char *why, size_t whylen)
+{
+	struct sbuf sb = { why, whylen, 0 };
+
+	if (whylen > 0)
+		why[0] = '\0';
+	return (judges[source](hi, &sb));
+}
+
 /* ---- public functions ---------------------------------------------------- */
 
 int

@@ -106,6 +106,13 @@ struct vpmu_host {
 	} verdict[VPMU__HOST_NSOURCES];
 };
 
+/*
+ * The verdict for source (enum vpmu__host_source) on the facts hi, as
+ * vpmu_host_open() judges the probed ones; why gets the reason.
+ */
+int	vpmu__host_judge(const struct vpmu_host_info *hi, int source, char *why,
+	    size_t whylen);
+
 /* ---- decoders (host_cpuid.c) --------------------------------------------- */
 
 /* Leaf 0xA: regs are EAX, EBX, ECX, EDX. */

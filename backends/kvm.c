@@ -18,9 +18,12 @@
  * (KVM_CAP_SYNC_REGS) or KVM_GET_REGS/SREGS.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 #include <linux/kvm.h>
 #include <linux/kvm_para.h>
 
@@ -29,6 +32,7 @@
 #include <vpmu/kvm.h>
 
 #include "exact.h"
+#include "kvm_mode.h"
 #include "kvm_stats.h"
 
 #define APIC_ID		0x20		/* xAPIC register offsets (SDM Vol. 3A 11.4.1) */
@@ -73,6 +77,10 @@ struct vpmu_kvm {
 	bool sync_regs;			/* KVM_CAP_SYNC_REGS: regs come with the exit */
 	bool blockirq;			/* KVM_GUESTDBG_BLOCKIRQ is supported */
 	struct kvm_vcpu_ctx *vcpu;
+	int mode;			/* VPMU_PMU_MODE_TRAP or _KVM (kvm_mode.c) */
+	/* kvm mode: KVM_GET_SUPPORTED_CPUID's PMU leaves (0 where absent) */
+	uint32_t sup_0a[4], sup_80000022[4], sup_80000001_ecx;
+	struct vpmu__gpmu_ext ext;	/* kvm mode: the core's report and filter */
 };
 
 /* ---- the MSR filter -------------------------------------------------------------- */
@@ -100,17 +108,21 @@ filter_allows(const struct kvm_msr_filter *f, uint32_t msr, uint32_t type)
  * there) whose bitmap denies every PMU MSR and, for every other MSR in the
  * span, says what the VMM's filter says; then the VMM's ranges.  KVM takes
  * the first range that holds an MSR, so the result is the VMM's filter
- * with the PMU MSRs sent to user space.
+ * with the PMU MSRs sent to user space.  Without ours (kvm mode) it is the
+ * VMM's filter alone.
  */
 static int
-filter_merge(const struct kvm_msr_filter *vmm, struct kvm_msr_filter *out, uint8_t *bits,
-    size_t bitslen)
+filter_merge(const struct kvm_msr_filter *vmm, bool ours, struct kvm_msr_filter *out,
+    uint8_t *bits, size_t bitslen)
 {
 	struct vpmu_msr_range lib[32];
 	unsigned nlib = VPMU_ARRAY_SIZE(lib), nvmm = 0, nr = 0, i, j, t;
 	size_t used = 0;
 
-	(void)vpmu_msr_ranges(lib, &nlib);
+	if (ours)
+		(void)vpmu_msr_ranges(lib, &nlib);
+	else
+		nlib = 0;		/* kvm mode: KVM's vPMU keeps the PMU MSRs */
 	while (nvmm < KVM_MSR_FILTER_MAX_RANGES && vmm->ranges[nvmm].nmsrs != 0 &&
 	    vmm->ranges[nvmm].bitmap != NULL)
 		nvmm++;
@@ -169,10 +181,151 @@ vpmu_kvm_set_msr_filter(vpmu_kvm *k, const struct kvm_msr_filter *vmm)
 		return (EINVAL);
 	if ((bits = malloc(bitslen)) == NULL)
 		return (ENOMEM);
-	error = filter_merge(vmm != NULL ? vmm : &allow_all, &f, bits, bitslen);
+	error = filter_merge(vmm != NULL ? vmm : &allow_all, k->mode == VPMU_PMU_MODE_TRAP, &f,
+	    bits, bitslen);
 	if (error == 0 && ioctl(k->vm_fd, KVM_X86_SET_MSR_FILTER, &f) < 0)
 		error = errno;
 	free(bits);			/* KVM copies the bitmaps */
+	return (error);
+}
+
+/* ---- PMU modes (kvm_mode.c decides) ------------------------------------------- */
+
+int
+vpmu_kvm_resolve_pmu_mode(const struct vpmu_vm *vm, int *mode, char *why, size_t whylen)
+{
+	struct vpmu_model m;
+	vpmu_host *host;
+	int error;
+
+	if (why != NULL && whylen > 0)
+		why[0] = '\0';
+	if (vm == NULL || mode == NULL || (why == NULL && whylen > 0) ||
+	    vpmu_vm_get_model(vm, &m) != 0)
+		return (EINVAL);
+	if (vm->pmu_mode == VPMU_PMU_MODE_TRAP) {	/* no probe for the default */
+		*mode = VPMU_PMU_MODE_TRAP;
+		if (whylen > 0)
+			snprintf(why, whylen, "trap: libvpmu implements the guest's counters "
+			    "through MSR exits");
+		return (0);
+	}
+	if ((error = vpmu_host_open(&host)) != 0)
+		return (error);
+	error = vpmu__kvm_mode_resolve(vpmu_host_get_info(host), &m, vm->pmu_mode,
+	    vm->gpmu != NULL && vm->gpmu->filter != NULL, mode, why, whylen);
+	vpmu_host_close(host);
+	return (error);
+}
+
+int
+vpmu_kvm_get_pmu_mode(const vpmu_kvm *k, int *mode)
+{
+	if (k == NULL || mode == NULL)
+		return (EINVAL);
+	*mode = k->mode;
+	return (0);
+}
+
+/* KVM_SET_PMU_EVENT_FILTER: f as it is (KVM's layout), or NULL for none. */
+static int
+kvm_filter(void *arg, const struct vpmu_event_filter *f)
+{
+	static const struct vpmu_event_filter none = { .action = VPMU_FILTER_DENY };
+	struct vpmu_kvm *k = arg;
+
+	if (ioctl(k->vm_fd, KVM_SET_PMU_EVENT_FILTER, f != NULL ? f : &none) < 0)
+		return (errno);
+	return (0);
+}
+
+/* The counter report: the model's PMU MSRs as KVM's vPMU has them. */
+static int
+kvm_counters(void *arg, unsigned cpu, struct vpmu_counter_info *out, unsigned *n)
+{
+	struct vpmu_kvm *k = arg;
+	/* struct kvm_msrs and its entries, as KVM_GET_MSRS reads them */
+	uint64_t buf[(sizeof(struct kvm_msrs) + VPMU_KVM_MODE_MAX_MSRS *
+	    sizeof(struct kvm_msr_entry)) / sizeof(uint64_t) + 1];
+	struct kvm_msrs *req = (struct kvm_msrs *)(void *)buf;
+	uint32_t msrs[VPMU_KVM_MODE_MAX_MSRS];
+	uint64_t vals[VPMU_KVM_MODE_MAX_MSRS];
+	unsigned i, nm;
+	int r;
+
+	if (cpu >= k->nvcpus || k->vcpu[cpu].fd < 0)
+		return (EINVAL);
+	nm = vpmu__kvm_mode_msrs(&k->vm->gpmu->model, msrs, VPMU_ARRAY_SIZE(msrs));
+	memset(buf, 0, sizeof(buf));
+	req->nmsrs = nm;
+	for (i = 0; i < nm; i++)
+		req->entries[i].index = msrs[i];
+	if ((r = ioctl(k->vcpu[cpu].fd, KVM_GET_MSRS, req)) < 0)
+		return (errno);
+	if ((unsigned)r != nm)
+		return (EIO);		/* KVM does not have MSR msrs[r] */
+	for (i = 0; i < nm; i++)
+		vals[i] = req->entries[i].data;
+	return (vpmu__kvm_mode_counters(k->vm, vals, nm, out, n));
+}
+
+/* KVM_GET_SUPPORTED_CPUID's leaf (subleaf 0) into r; zeros if absent. */
+static void
+supported_leaf(const struct kvm_cpuid2 *c, uint32_t leaf, uint32_t r[4])
+{
+	unsigned i;
+
+	memset(r, 0, 4 * sizeof(r[0]));
+	for (i = 0; i < c->nent; i++)
+		if (c->entries[i].function == leaf && c->entries[i].index == 0) {
+			r[0] = c->entries[i].eax;
+			r[1] = c->entries[i].ebx;
+			r[2] = c->entries[i].ecx;
+			r[3] = c->entries[i].edx;
+			return;
+		}
+}
+
+/*
+ * Kvm mode: what KVM's vPMU offers (KVM_GET_SUPPORTED_CPUID on /dev/kvm),
+ * and the VM's event filter handed to KVM.  KVM's vPMU stays on.
+ */
+static int
+kvm_mode_setup(struct vpmu_kvm *k)
+{
+	struct kvm_cpuid2 *c = NULL;
+	unsigned nent = 128;
+	uint32_t r[4];
+	int fd, error = 0;
+
+	if ((fd = open("/dev/kvm", O_RDWR | O_CLOEXEC)) < 0)
+		return (errno);
+	for (;;) {
+		free(c);
+		if ((c = calloc(1, sizeof(*c) + nent * sizeof(c->entries[0]))) == NULL) {
+			error = ENOMEM;
+			break;
+		}
+		c->nent = nent;
+		if (ioctl(fd, KVM_GET_SUPPORTED_CPUID, c) == 0)
+			break;
+		if (errno != E2BIG || nent >= 4096) {
+			error = errno;
+			break;
+		}
+		nent *= 2;
+	}
+	close(fd);
+	if (error == 0) {
+		supported_leaf(c, 0xA, k->sup_0a);
+		supported_leaf(c, 0x80000022, k->sup_80000022);
+		supported_leaf(c, 0x80000001, r);
+		k->sup_80000001_ecx = r[2];
+	}
+	free(c);
+	k->ext = (struct vpmu__gpmu_ext){ kvm_counters, kvm_filter, k };
+	if (error == 0 && k->vm->gpmu != NULL && k->vm->gpmu->filter != NULL)
+		error = kvm_filter(k, k->vm->gpmu->filter);
 	return (error);
 }
 
@@ -201,9 +354,15 @@ vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp)
 		k->vcpu[r].injected = -1;
 		k->vcpu[r].emul.fd = -1;
 	}
+	if ((error = vpmu_kvm_resolve_pmu_mode(vm, &k->mode, NULL, 0)) != 0 ||
+	    (k->mode == VPMU_PMU_MODE_KVM && (error = kvm_mode_setup(k)) != 0)) {
+		vpmu_kvm_destroy(k);
+		return (error);
+	}
 
-	/* KVM's own vPMU off where the kernel lets us say so. */
-	r = ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_PMU_CAPABILITY);
+	/* Trap mode: KVM's own vPMU off where the kernel lets us say so. */
+	r = k->mode == VPMU_PMU_MODE_TRAP ?
+	    ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_PMU_CAPABILITY) : 0;
 	if (r > 0 && (r & KVM_PMU_CAP_DISABLE)) {
 		memset(&cap, 0, sizeof(cap));
 		cap.cap = KVM_CAP_PMU_CAPABILITY;
@@ -222,6 +381,8 @@ vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp)
 		vpmu_kvm_destroy(k);
 		return (error);
 	}
+	if (k->mode == VPMU_PMU_MODE_KVM)
+		vpmu__gpmu_set_external(vm, &k->ext);
 	r = ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SET_GUEST_DEBUG2);
 	k->blockirq = r > 0 && (r & KVM_GUESTDBG_BLOCKIRQ);
 	k->sync_regs = (ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SYNC_REGS) &
@@ -318,9 +479,23 @@ vpmu_kvm_cpuid_patch(vpmu_kvm *k, struct kvm_cpuid2 *cpuid, unsigned max_entries
 		return (EINVAL);
 	for (i = 0; i < VPMU_ARRAY_SIZE(owned); i++) {
 		(void)vpmu_cpuid_leaf(k->vm, owned[i], 0, r);
+		if (k->mode == VPMU_PMU_MODE_KVM)	/* what KVM's vPMU can also give */
+			vpmu__kvm_mode_leaf(owned[i], r, owned[i] == 0xA ? k->sup_0a :
+			    k->sup_80000022, r);
 		if ((e = cpuid_entry(cpuid, max_entries, owned[i], true)) == NULL)
 			return (ENOSPC);
 		entry_regs(e, r, true);
+	}
+	if (k->mode == VPMU_PMU_MODE_KVM) {
+		/* PerfCtrExtCore where the model and KVM both have it; the rest is KVM's. */
+		if ((e = cpuid_entry(cpuid, max_entries, 0x80000001, false)) != NULL) {
+			entry_regs(e, r, false);
+			vpmu_cpuid_adjust(k->vm, 0x80000001, 0, r);
+			e->ecx = (e->ecx & ~(1u << 23)) | (r[2] & k->sup_80000001_ecx & (1u << 23));
+		}
+		if (k->vm->src->exec_wants != NULL)
+			cpuid_hide_steal_time(cpuid);
+		return (0);
 	}
 	for (i = 0; i < VPMU_ARRAY_SIZE(adjusted); i++)
 		if ((e = cpuid_entry(cpuid, max_entries, adjusted[i], false)) != NULL) {

@@ -140,6 +140,16 @@ vpmu_config_set_capacity(vpmu_config *cfg, unsigned n)
 }
 
 int
+vpmu_config_set_pmu_mode(vpmu_config *cfg, int mode)
+{
+	if (cfg == NULL || (mode != VPMU_PMU_MODE_TRAP && mode != VPMU_PMU_MODE_KVM &&
+	    mode != VPMU_PMU_MODE_AUTO))
+		return (EINVAL);
+	cfg->pmu_mode = mode;
+	return (0);
+}
+
+int
 vpmu_config_set_mux_interval(vpmu_config *cfg, uint64_t ns)
 {
 	if (cfg == NULL || ns < 1000 || ns > 10000000000ull)

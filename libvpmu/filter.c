@@ -441,6 +441,11 @@ vpmu__gpmu_set_filter(struct vpmu_vm *vm, const struct vpmu_event_filter *f)
 			return (ENOMEM);
 		*nf = *f;
 	}
+	/* KVM's vPMU applies it (kvm mode): KVM first, which may refuse it. */
+	if (g->ext != NULL && (error = g->ext->filter(g->ext->arg, f)) != 0) {
+		free(nf);
+		return (error);
+	}
 	vpmu__vm_lock(vm);
 	old = g->filter;
 	g->filter = nf;

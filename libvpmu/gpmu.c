@@ -447,6 +447,8 @@ vpmu__gpmu_msr(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, bool write, uint6
 	unsigned idx;
 	int res;
 
+	if (vm->gpmu->ext != NULL)
+		return (VPMU_MSR_NOT_PMU);	/* KVM's vPMU answers */
 	if ((res = msr_lookup(vm, msr, &r, &idx)) != VPMU_MSR_OK)
 		return (res);
 	return (write ? r->wr(vm, &vm->gpmu->vcpu[cpu], idx, *val) :
@@ -769,6 +771,14 @@ identity_adjust(const struct vpmu_model *m, uint32_t leaf, uint32_t regs[4])
 }
 
 void
+vpmu__gpmu_set_external(struct vpmu_vm *vm, const struct vpmu__gpmu_ext *ext)
+{
+	vpmu__vm_lock(vm);
+	vm->gpmu->ext = ext;
+	vpmu__vm_unlock(vm);
+}
+
+void
 vpmu__gpmu_set_tsx(struct vpmu_vm *vm, bool tsx)
 {
 	if (vm->gpmu != NULL)
@@ -845,6 +855,8 @@ vpmu_vcpu_get_counters(struct vpmu_vm *vm, unsigned cpu, struct vpmu_counter_inf
 	if (vm == NULL || n == NULL || vm->gpmu == NULL || cpu >= vm->nvcpus)
 		return (EINVAL);
 	g = vm->gpmu;
+	if (g->ext != NULL)
+		return (g->ext->counters(g->ext->arg, cpu, out, n));
 	need = g->model.gp + g->model.fixed;
 	if (*n < need || (need > 0 && out == NULL)) {
 		*n = need;

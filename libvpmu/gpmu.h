@@ -133,6 +133,13 @@ struct gpmu {
 	 * (bit 33) on counter 2, as KVM allows.
 	 */
 	bool tsx;
+	/*
+	 * KVM's own vPMU implements the guest's counters (the KVM glue's kvm
+	 * mode, vpmu_kvm(3)): the model only bounds what the guest is offered;
+	 * PMU MSRs and RDPMC are not libvpmu's, the counter report and the
+	 * event filter go to the glue's hooks.  Set once, before any vCPU runs.
+	 */
+	const struct vpmu__gpmu_ext *ext;
 };
 
 /* filter.c, VM lock held: may a GP counter with select sel, fixed counter idx, count? */

@@ -103,6 +103,7 @@ struct vpmu_config {
 	uint16_t pv_port;		/* the channel's first port; 0: no channel */
 	bool has_filter;		/* filter is the VM's event filter */
 	struct vpmu_event_filter filter;
+	int pmu_mode;			/* VPMU_PMU_MODE_* asked for */
 };
 
 /* ---- classes and rows ---------------------------------------------------- */
@@ -309,6 +310,7 @@ struct vpmu_vm {
 	struct vpmu_pv *pv;		/* the paravirtual channel (guest-api/pvchan.h) */
 	unsigned nlayers;		/* vpmu__layers[] created, in order (layer.c) */
 	uint16_t pv_port;		/* its first port (fixed at creation); 0: off */
+	int pmu_mode;			/* VPMU_PMU_MODE_* asked for (the KVM glue decides) */
 
 	uint64_t forks;			/* forks seen: PROCFORK once per fork and owner */
 	pthread_t sweeper;		/* sample rings -> logs (sample.c) */
@@ -352,6 +354,19 @@ void	vpmu__pv_destroy(struct vpmu_vm *vm);
 void	vpmu__pv_vcpu_exit(struct vpmu_vm *vm, unsigned cpu);	/* after every exit */
 /* gpmu.c: the guest-visible PMU */
 int	vpmu__gpmu_init(struct vpmu_vm *vm, const struct vpmu_model *m);
+/*
+ * The guest-visible counters are another's (KVM's vPMU: the KVM glue's kvm
+ * mode).  counters() answers vpmu_vcpu_get_counters(); filter() takes an
+ * event filter before the VM does (an error refuses it).  Both are called
+ * without the VM lock.
+ */
+struct vpmu__gpmu_ext {
+	int	(*counters)(void *arg, unsigned cpu, struct vpmu_counter_info *out,
+		    unsigned *n);
+	int	(*filter)(void *arg, const struct vpmu_event_filter *f);
+	void	*arg;
+};
+void	vpmu__gpmu_set_external(struct vpmu_vm *vm, const struct vpmu__gpmu_ext *ext);
 void	vpmu__gpmu_fini(struct vpmu_vm *vm);
 /* Install an event filter (NULL: none) on a VM, VM lock NOT held (filter.c). */
 int	vpmu__gpmu_set_filter(struct vpmu_vm *vm, const struct vpmu_event_filter *f);

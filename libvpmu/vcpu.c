@@ -434,6 +434,8 @@ retire_at(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, const struct vp
 		return (r);
 	switch (vpmu__insn_at(vm, r, r->rip, &len)) {
 	case VPMU_INSN_RDPMC:
+		if (vm->gpmu->ext != NULL)
+			return (r);		/* KVM's vPMU answers it */
 		return (vpmu__rdpmc_at(vm, cpu, x, r, done, len));
 	case VPMU_INSN_HLT:
 		if ((r->cr0 & VPMU_CR0_PE) && r->cpl != 0)

@@ -65,14 +65,16 @@ struct vr_opts {
 	int	    user_syscall;	/* --user-syscall: VR_SYSCALL_* (syscall.c) */
 	unsigned    timeout;		/* --timeout: s of wall time, 0: none */
 	const char *event_filter;	/* --event-filter FILE|ipc|arch */
+	int	    pmu_mode;		/* --pmu-mode: VPMU_PMU_MODE_* */
+	bool	    pmu_mode_given;
 };
 
 /* ---- options, as a table ------------------------------------------------------ */
 
 enum { O_PMU, O_SOURCE, O_EXACT_MODE, O_EXACT_FORESEE, O_EXACT_FF_MAX, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_REPORT,
     O_GUEST_LOG, O_FASTPAGE_HZ, O_IRQCHIP, O_PV_PORT, O_SNAPSHOT, O_RESUME,
-    O_MULTIBOOT, O_MB_APPEND, O_INITRD, O_EXIT_STATUS, O_TIMEOUT, O_USER_SYSCALL, O_EVENT_FILTER, O_QUIET,
-    O_HELP };
+    O_MULTIBOOT, O_MB_APPEND, O_INITRD, O_EXIT_STATUS, O_TIMEOUT, O_USER_SYSCALL, O_EVENT_FILTER, O_PMU_MODE,
+    O_QUIET, O_HELP };
 
 static const struct opt {
 	const char *name;
@@ -152,6 +154,10 @@ static const struct opt {
 	    "cycles, reference cycles) or arch (the architectural events),\n"
 	    "or FILE in vpmu_event_filter(3)'s text format; a counter\n"
 	    "it disallows counts nothing" },
+	[O_PMU_MODE] = { "pmu-mode", required_argument, 0, "MODE",
+	    "who implements the guest's counters: trap (libvpmu, through\n"
+	    "MSR exits), kvm (KVM's own vPMU over the host PMU), auto (kvm\n"
+	    "where the host allows it, else trap) (default trap)" },
 	[O_QUIET] = { "quiet", no_argument, 'q', NULL, "print no report" },
 	[O_HELP] = { "help", no_argument, 'h', NULL, "print this help and exit" },
 };
@@ -414,6 +420,20 @@ parse_options(int argc, char **argv, struct vr_opts *o)
 		case O_EVENT_FILTER:
 			o->event_filter = optarg;
 			break;
+		case O_PMU_MODE:
+			if (strcmp(optarg, "trap") == 0)
+				o->pmu_mode = VPMU_PMU_MODE_TRAP;
+			else if (strcmp(optarg, "kvm") == 0)
+				o->pmu_mode = VPMU_PMU_MODE_KVM;
+			else if (strcmp(optarg, "auto") == 0)
+				o->pmu_mode = VPMU_PMU_MODE_AUTO;
+			else {
+				fprintf(stderr, "vpmu-run: --pmu-mode %s: want trap, kvm or "
+				    "auto\n", optarg);
+				return (-1);
+			}
+			o->pmu_mode_given = true;
+			break;
 		case O_QUIET:
 			o->quiet = true;
 			break;
@@ -574,6 +594,8 @@ report(FILE *f, struct vr_vm *vm, const struct vr_opts *o, const char *model,
 	fprintf(f, "model %s, source %s%s, %u vCPU%s, %u MiB\n", model, source,
 	    o->source_given ? "" : " (the default)", vm->nvcpus,
 	    vm->nvcpus == 1 ? "" : "s", o->mem);
+	if (o->pmu_mode_given)
+		fprintf(f, "guest PMU mode %s\n", vm->pmu_mode_why);
 	if (exact && user_unseen(vm))
 		fprintf(f, "%s\n", USER_UNSEEN_WARNING);
 	report_syscall(f, vm);
@@ -839,6 +861,20 @@ fail:
 
 /* ---- set-up ---------------------------------------------------------------------- */
 
+/* Kvm mode is not possible here: a skip where the caller asked for one. */
+static int
+no_pmu(const char *why)
+{
+	const char *skip = getenv("VPMU_SKIP_NO_PMU");
+
+	if (skip != NULL && strcmp(skip, "1") == 0) {
+		printf("SKIP: --pmu-mode: %s\n", why);
+		return (VR_EXIT_SKIP);
+	}
+	fprintf(stderr, "vpmu-run: --pmu-mode: %s\n", why);
+	return (VR_EXIT_HOST);
+}
+
 /* /dev/kvm is missing or unusable: a skip where the caller asked for one. */
 static int
 no_kvm(const char *what)
@@ -996,6 +1032,7 @@ main(int argc, char **argv)
 	    (void *)&exact_params : NULL)) != 0 ||
 	    (e = vpmu_config_set_capacity(cfg, o.host_counters)) != 0 ||
 	    (e = vpmu_config_set_event_filter(cfg, ef)) != 0 ||
+	    (e = vpmu_config_set_pmu_mode(cfg, o.pmu_mode)) != 0 ||
 	    (o.pv_port >= 0 && (e = vpmu_config_set_pv_port(cfg, (uint16_t)o.pv_port)) != 0) ||
 	    (o.mux_us != 0 &&
 	    (e = vpmu_config_set_mux_interval(cfg, (uint64_t)o.mux_us * 1000)) != 0)) {
@@ -1005,6 +1042,24 @@ main(int argc, char **argv)
 	if ((e = vpmu_vm_create(cfg, &vm.pmu)) != 0) {
 		fprintf(stderr, "vpmu-run: vpmu_vm_create (model %s, source %s): %s\n",
 		    modelstr, src->name, vpmu_strerror(e));
+		goto out;
+	}
+	/* Which PMU mode this host gives, and why: before KVM is touched. */
+	if (o.pmu_mode == VPMU_PMU_MODE_KVM &&
+	    (o.irqchip_user || o.snapshot != NULL || o.resume != NULL))
+		vm.pmu_mode = VPMU_PMU_MODE_KVM;	/* refused below, whatever the host */
+	else if ((e = vpmu_kvm_resolve_pmu_mode(vm.pmu, &vm.pmu_mode, vm.pmu_mode_why,
+	    sizeof(vm.pmu_mode_why))) != 0) {
+		ret = no_pmu(vm.pmu_mode_why);
+		goto out;
+	}
+	if (vm.pmu_mode == VPMU_PMU_MODE_KVM &&
+	    (o.irqchip_user || o.snapshot != NULL || o.resume != NULL)) {
+		fprintf(stderr, "vpmu-run: --pmu-mode %s: KVM's vPMU needs --irqchip kernel "
+		    "(its PMIs go to the in-kernel LAPIC), and --snapshot and --resume do "
+		    "not save its counters (they are KVM's MSRs)\n",
+		    o.pmu_mode == VPMU_PMU_MODE_KVM ? "kvm" : "auto");
+		ret = VR_EXIT_USAGE;
 		goto out;
 	}
 	/* libvpmu duplicates the descriptor at CONFIGURELOG; ours closes at the end. */

@@ -111,6 +111,8 @@ struct vr_vcpu {
 struct vr_vm {
 	/* set up by main.c before the threads start, read-only after */
 	int		 kvm_fd, vm_fd;
+	int		 pmu_mode;	/* VPMU_PMU_MODE_TRAP or _KVM */
+	char		 pmu_mode_why[512];	/* vpmu_kvm_resolve_pmu_mode()'s */
 	uint8_t		*ram;		/* guest-physical 0 .. ram_size */
 	uint64_t	 ram_size;
 	size_t		 run_size;	/* KVM_GET_VCPU_MMAP_SIZE */

@@ -61,6 +61,17 @@ struct kvm_guest_debug;
 typedef struct vpmu_kvm vpmu_kvm;
 
 VPMU_EXTERN int  vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp);
+/*
+ * PMU modes (vpmu_config_set_pmu_mode(), vpmu_kvm(3) PMU MODES).  resolve:
+ * the mode vpmu_kvm_create() would give vm on this host (*mode
+ * VPMU_PMU_MODE_TRAP or _KVM) and why, in words; the errno create would
+ * fail with (ENODEV: kvm mode asked for, no host PMU; EOPNOTSUPP: KVM
+ * will not use it or cannot take the event filter; EINVAL: the model).
+ * get: the mode k has.
+ */
+VPMU_EXTERN int  vpmu_kvm_resolve_pmu_mode(const struct vpmu_vm *vm, int *mode, char *why,
+    size_t whylen);
+VPMU_EXTERN int  vpmu_kvm_get_pmu_mode(const vpmu_kvm *k, int *mode);
 VPMU_EXTERN void vpmu_kvm_destroy(vpmu_kvm *k);
 VPMU_EXTERN int  vpmu_kvm_add_memory(vpmu_kvm *k, uint64_t gpa, uint64_t size, void *hva);
 /*

@@ -116,6 +116,16 @@ VPMU_EXTERN int  vpmu_config_set_source(vpmu_config *cfg, const struct vpmu_sour
  */
 VPMU_EXTERN int  vpmu_config_set_capacity(vpmu_config *cfg, unsigned n);
 /*
+ * Who implements a KVM guest's counters (vpmu_kvm(3), "PMU MODES"):
+ * libvpmu, through user-space MSR exits (trap, the default); KVM's own vPMU
+ * over the host's PMU (kvm); kvm where the host allows it, else trap
+ * (auto).  vpmu_kvm_create() decides; EINVAL for another value.
+ */
+#define VPMU_PMU_MODE_TRAP	0
+#define VPMU_PMU_MODE_KVM	1
+#define VPMU_PMU_MODE_AUTO	2
+VPMU_EXTERN int  vpmu_config_set_pmu_mode(vpmu_config *cfg, int mode);
+/*
  * When more PMCs want to count on a vCPU than it has host counters, the
  * slot holders rotate every ns of the vCPU's run time -- its thread's CPU
  * time in its runs, not wall time (default 4 ms, as perf's default at

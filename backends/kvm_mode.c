@@ -1,0 +1,312 @@
+/*
+ * kvm_mode.c -- the KVM glue's PMU modes (vpmu_kvm(3), PMU MODES).
+ *
+ * In trap mode libvpmu implements the guest's counters itself, from MSR
+ * exits.  In kvm mode KVM's own vPMU does (it backs each guest counter with
+ * a host perf event, or with the hardware under the mediated vPMU), and
+ * libvpmu keeps the rest: the hwpmc operations, sampling, logs.  Here are
+ * the decisions of kvm mode, as pure functions for kvm.c (which does the
+ * ioctls) and the tests:
+ *
+ *   resolve    which mode a VM gets on a host, and why
+ *   leaf       CPUID 0xA or 0x80000022: what both the model and KVM offer
+ *   msrs       the model's PMU MSRs, to read from KVM (KVM_GET_MSRS)
+ *   counters   those values as the counter report
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "gpmu.h"
+#include "host_internal.h"
+#include "kvm_mode.h"
+
+#define INTEL_PERFEVTSEL0	0x186u
+#define INTEL_PMC0		0x0C1u
+#define INTEL_FIXED_CTR0	0x309u
+#define INTEL_FIXED_CTR_CTRL	0x38Du
+#define INTEL_GLOBAL_CTRL	0x38Fu
+#define K7_EVNTSEL0		0xC0010000u
+#define K7_PERFCTR0		0xC0010004u
+#define CORE_PERF_CTL0		0xC0010200u	/* CTLn at +2n, CTRn at +2n+1 */
+#define AMD_GLOBAL_CTL		0xC0000301u	/* PerfCntrGlobalCtl */
+#define SEL_EN			(1ull << 22)
+
+static unsigned
+min_u(unsigned a, unsigned b)
+{
+	return (a < b ? a : b);
+}
+
+/* Bits [lo+len-1:lo] of v. */
+static unsigned
+field(uint32_t v, unsigned lo, unsigned len)
+{
+	return ((v >> lo) & ((1u << len) - 1));
+}
+
+/* ---- resolve ---------------------------------------------------------------- */
+
+static uint32_t
+host_vendor(const struct vpmu_host_info *hi)
+{
+	if (!hi->cpu.cpuid_ok)
+		return (VPMU_VENDOR_NONE);
+	if (vpmu__host_is_amd(&hi->cpu))
+		return (VPMU_VENDOR_AMD);
+	if (strcmp(hi->cpu.vendor, "GenuineIntel") == 0)
+		return (VPMU_VENDOR_INTEL);
+	return (VPMU_VENDOR_NONE);
+}
+
+static const char *
+vendor_name(uint32_t v)
+{
+	return (v == VPMU_VENDOR_INTEL ? "Intel" : v == VPMU_VENDOR_AMD ? "AMD" : "none");
+}
+
+/* 0 with what kvm mode would use in buf, or why not and an errno. */
+static int
+kvm_problem(const struct vpmu_host_info *hi, const struct vpmu_model *m, bool filter,
+    char *buf, size_t len)
+{
+	uint32_t hv;
+	int err;
+
+	if (m->vendor == VPMU_VENDOR_NONE) {
+		snprintf(buf, len, "the model (%s) gives the guest no PMU", m->name);
+		return (EINVAL);
+	}
+	if ((err = vpmu__host_judge(hi, VPMU__HOST_KVM_PASSTHROUGH, buf, len)) != 0)
+		return (err);
+	if ((hv = host_vendor(hi)) != VPMU_VENDOR_NONE && hv != m->vendor) {
+		snprintf(buf, len, "KVM's vPMU is the host CPU's kind, %s, and the model %s "
+		    "is %s's", vendor_name(hv), m->name, vendor_name(m->vendor));
+		return (EINVAL);
+	}
+	if (filter && hi->kvm.cap_pmu_event_filter <= 0) {
+		snprintf(buf, len, "KVM cannot take the event filter: "
+		    "KVM_CHECK_EXTENSION(KVM_CAP_PMU_EVENT_FILTER) returned %d",
+		    (int)hi->kvm.cap_pmu_event_filter);
+		return (EOPNOTSUPP);
+	}
+	return (0);
+}
+
+int
+vpmu__kvm_mode_resolve(const struct vpmu_host_info *hi, const struct vpmu_model *m,
+    int want, bool filter, int *mode, char *why, size_t whylen)
+{
+	char buf[VPMU__HOST_WHY_MAX];
+	int err;
+
+	if (why != NULL && whylen > 0)
+		why[0] = '\0';
+	if (hi == NULL || m == NULL || mode == NULL || (why == NULL && whylen > 0) ||
+	    (want != VPMU_PMU_MODE_TRAP && want != VPMU_PMU_MODE_KVM &&
+	    want != VPMU_PMU_MODE_AUTO))
+		return (EINVAL);
+	*mode = VPMU_PMU_MODE_TRAP;
+	if (want == VPMU_PMU_MODE_TRAP) {
+		if (whylen > 0)
+			snprintf(why, whylen, "trap: libvpmu implements the guest's counters "
+			    "through MSR exits");
+		return (0);
+	}
+	if ((err = kvm_problem(hi, m, filter, buf, sizeof(buf))) == 0) {
+		*mode = VPMU_PMU_MODE_KVM;
+		if (whylen > 0)
+			snprintf(why, whylen, "kvm: %s", buf);
+		return (0);
+	}
+	if (want == VPMU_PMU_MODE_AUTO) {
+		if (whylen > 0)
+			snprintf(why, whylen, "trap: kvm mode is not possible: %s", buf);
+		return (0);
+	}
+	if (whylen > 0)
+		snprintf(why, whylen, "%s: %s", err == ENODEV ? "kvm mode needs a host PMU" :
+		    "kvm mode is not possible", buf);
+	return (err);
+}
+
+/* ---- CPUID ------------------------------------------------------------------ */
+
+/*
+ * Leaf 0xA (SDM Vol. 2A, CPUID): EAX version 7:0, GP counters 15:8, their
+ * width 23:16, EBX's length 31:24; EBX bit i set: architectural event i
+ * unavailable; ECX (v5) the fixed counters present; EDX fixed counters 4:0,
+ * their width 12:5, AnyThread deprecated 15.
+ */
+static void
+leaf_0a(const uint32_t m[4], const uint32_t k[4], uint32_t out[4])
+{
+	unsigned ver = min_u(field(m[0], 0, 8), field(k[0], 0, 8));
+	unsigned gp = min_u(field(m[0], 8, 8), field(k[0], 8, 8));
+	unsigned width = min_u(field(m[0], 16, 8), field(k[0], 16, 8));
+	unsigned len = min_u(field(m[0], 24, 8), field(k[0], 24, 8));
+	unsigned fixed, fwidth;
+
+	memset(out, 0, 4 * sizeof(out[0]));
+	if (ver == 0)
+		return;
+	out[0] = ver | gp << 8 | width << 16 | len << 24;
+	out[1] = (m[1] | k[1]) & (len >= 32 ? ~0u : (1u << len) - 1);
+	if (ver >= 5)
+		out[2] = m[2] & k[2];
+	if (ver >= 2) {
+		fixed = min_u(field(m[3], 0, 5), field(k[3], 0, 5));
+		fwidth = min_u(field(m[3], 5, 8), field(k[3], 5, 8));
+		out[3] = fixed | fwidth << 5 | (k[3] & (1u << 15));
+	}
+}
+
+/*
+ * Leaf 0x80000022 (APM Vol. 3): EAX feature bits (PerfMonV2, LbrStack,
+ * LbrAndPmcFreeze); EBX NumPerfCtrCore 3:0, LbrV2StackSz 9:4,
+ * NumPerfCtrNB 15:10, NumPerfCtrUmc 21:16; ECX the active UMCs.
+ */
+static void
+leaf_80000022(const uint32_t m[4], const uint32_t k[4], uint32_t out[4])
+{
+	static const struct {
+		unsigned lo, len;
+	} counts[] = { { 0, 4 }, { 4, 6 }, { 10, 6 }, { 16, 6 } };
+	size_t i;
+
+	memset(out, 0, 4 * sizeof(out[0]));
+	out[0] = m[0] & k[0] & 0x7u;
+	for (i = 0; i < VPMU_ARRAY_SIZE(counts); i++)
+		out[1] |= min_u(field(m[1], counts[i].lo, counts[i].len),
+		    field(k[1], counts[i].lo, counts[i].len)) << counts[i].lo;
+	out[2] = m[2] & k[2];
+}
+
+void
+vpmu__kvm_mode_leaf(uint32_t leaf, const uint32_t model[4], const uint32_t kvm[4],
+    uint32_t out[4])
+{
+	if (leaf == 0xA)
+		leaf_0a(model, kvm, out);
+	else if (leaf == 0x80000022)
+		leaf_80000022(model, kvm, out);
+	else
+		memcpy(out, model, 4 * sizeof(out[0]));
+}
+
+/* ---- the guest's counters, read back from KVM ------------------------------------ */
+
+static bool
+has_global(const struct vpmu_model *m)
+{
+	return (m->version >= 2);	/* Intel v2+, amd-v2 (PerfMonV2) */
+}
+
+static bool
+amd_core(const struct vpmu_model *m)
+{
+	return (m->core_ext || m->version >= 2);
+}
+
+unsigned
+vpmu__kvm_mode_msrs(const struct vpmu_model *m, uint32_t *msrs, unsigned max)
+{
+	uint32_t list[VPMU_KVM_MODE_MAX_MSRS];
+	unsigned n = 0, i;
+
+	for (i = 0; i < m->gp && n + 2 <= VPMU_ARRAY_SIZE(list); i++) {
+		if (m->vendor == VPMU_VENDOR_INTEL) {
+			list[n++] = INTEL_PERFEVTSEL0 + i;
+			list[n++] = INTEL_PMC0 + i;
+		} else if (amd_core(m)) {
+			list[n++] = CORE_PERF_CTL0 + 2 * i;
+			list[n++] = CORE_PERF_CTL0 + 2 * i + 1;
+		} else {
+			list[n++] = K7_EVNTSEL0 + i;
+			list[n++] = K7_PERFCTR0 + i;
+		}
+	}
+	if (m->vendor == VPMU_VENDOR_INTEL && m->version >= 2) {
+		list[n++] = INTEL_FIXED_CTR_CTRL;
+		for (i = 0; i < m->fixed && n < VPMU_ARRAY_SIZE(list) - 1; i++)
+			list[n++] = INTEL_FIXED_CTR0 + i;
+	}
+	if (m->vendor != VPMU_VENDOR_NONE && has_global(m))
+		list[n++] = m->vendor == VPMU_VENDOR_INTEL ? INTEL_GLOBAL_CTRL : AMD_GLOBAL_CTL;
+	n = min_u(n, max);
+	memcpy(msrs, list, n * sizeof(list[0]));
+	return (n);
+}
+
+static void
+event_text(const struct gpmu *g, uint64_t sel, char *buf, size_t len)
+{
+	struct vpmu_event_spec spec;
+	const char *name;
+
+	memset(&spec, 0, sizeof(spec));
+	buf[0] = '\0';
+	if (!g->vendor->event(sel, &spec))
+		return;
+	if (spec.event == VPMU_EV_RAW)
+		snprintf(buf, len, "raw 0x%llx", (unsigned long long)spec.raw);
+	else if ((name = vpmu_event_name(spec.event)) != NULL)
+		snprintf(buf, len, "%s", name);
+}
+
+int
+vpmu__kvm_mode_counters(const struct vpmu_vm *vm, const uint64_t *vals, unsigned nvals,
+    struct vpmu_counter_info *out, unsigned *n)
+{
+	static const char *const fixed_event[] = { "instructions", "cycles", "ref-cycles" };
+	const struct vpmu_model *m;
+	const struct gpmu *g;
+	uint32_t msrs[VPMU_KVM_MODE_MAX_MSRS];
+	uint64_t global = ~0ull, fctl = 0, gmask, fmask;
+	unsigned i, k = 0, need, gw, fw;
+
+	if (vm == NULL || n == NULL || (g = vm->gpmu) == NULL || vals == NULL)
+		return (EINVAL);
+	m = &g->model;
+	need = m->gp + m->fixed;
+	if (g->vendor == NULL || nvals != vpmu__kvm_mode_msrs(m, msrs, VPMU_ARRAY_SIZE(msrs)))
+		return (EINVAL);
+	if (*n < need || (need > 0 && out == NULL)) {
+		*n = need;
+		return (EINVAL);
+	}
+	if (has_global(m))
+		global = vals[nvals - 1];
+	if (m->vendor == VPMU_VENDOR_INTEL && m->version >= 2)
+		fctl = vals[2 * m->gp];
+	gw = m->width;
+	gmask = gw >= 64 ? ~0ull : (1ull << gw) - 1;
+	for (i = 0; i < m->gp; i++, k++) {
+		memset(&out[k], 0, sizeof(out[k]));
+		snprintf(out[k].name, sizeof(out[k].name), "%s%u", g->vendor->ranges[0].name, i);
+		out[k].control = vals[2 * i];
+		out[k].value = vals[2 * i + 1] & gmask;
+		out[k].raw = out[k].value;
+		/* KVM keeps no "written" mark: a counter in use is one not at reset. */
+		out[k].used = out[k].control != 0 || out[k].value != 0;
+		out[k].enabled = (out[k].control & SEL_EN) != 0 && ((global >> i) & 1) != 0;
+		if (out[k].used)
+			event_text(g, out[k].control, out[k].event, sizeof(out[k].event));
+	}
+	fw = m->fixed_width;
+	fmask = fw >= 64 ? ~0ull : (1ull << fw) - 1;
+	for (i = 0; i < m->fixed; i++, k++) {
+		memset(&out[k], 0, sizeof(out[k]));
+		snprintf(out[k].name, sizeof(out[k].name), "IA32_FIXED_CTR%u", i);
+		out[k].control = (fctl >> (4 * i)) & 0xF;
+		out[k].value = vals[2 * m->gp + 1 + i] & fmask;
+		out[k].raw = out[k].value;
+		out[k].used = out[k].control != 0 || out[k].value != 0;
+		out[k].enabled = (out[k].control & 0x3) != 0 && ((global >> (32 + i)) & 1) != 0;
+		if (i < VPMU_ARRAY_SIZE(fixed_event))
+			snprintf(out[k].event, sizeof(out[k].event), "%s", fixed_event[i]);
+	}
+	*n = k;
+	return (0);
+}
