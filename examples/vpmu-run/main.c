@@ -1045,23 +1045,21 @@ main(int argc, char **argv)
 		goto out;
 	}
 	/* Which PMU mode this host gives, and why: before KVM is touched. */
-	if (o.pmu_mode == VPMU_PMU_MODE_KVM &&
-	    (o.irqchip_user || o.snapshot != NULL || o.resume != NULL))
+	if (o.pmu_mode == VPMU_PMU_MODE_KVM && o.irqchip_user)
 		vm.pmu_mode = VPMU_PMU_MODE_KVM;	/* refused below, whatever the host */
 	else if ((e = vpmu_kvm_resolve_pmu_mode(vm.pmu, &vm.pmu_mode, vm.pmu_mode_why,
 	    sizeof(vm.pmu_mode_why))) != 0) {
 		ret = no_pmu(vm.pmu_mode_why);
 		goto out;
 	}
-	if (vm.pmu_mode == VPMU_PMU_MODE_KVM &&
-	    (o.irqchip_user || o.snapshot != NULL || o.resume != NULL)) {
+	if (vm.pmu_mode == VPMU_PMU_MODE_KVM && o.irqchip_user) {
 		fprintf(stderr, "vpmu-run: --pmu-mode %s: KVM's vPMU needs --irqchip kernel "
-		    "(its PMIs go to the in-kernel LAPIC), and --snapshot and --resume do "
-		    "not save its counters (they are KVM's MSRs)\n",
+		    "(its PMIs go to the in-kernel LAPIC)\n",
 		    o.pmu_mode == VPMU_PMU_MODE_KVM ? "kvm" : "auto");
 		ret = VR_EXIT_USAGE;
 		goto out;
 	}
+	sc.pmu_kvm = vm.pmu_mode == VPMU_PMU_MODE_KVM;
 	/* libvpmu duplicates the descriptor at CONFIGURELOG; ours closes at the end. */
 	for (i = 0; i < VPMU_PV_MAX_LOGFDS; i++)
 		if (o.glog_fd[i] >= 0 &&

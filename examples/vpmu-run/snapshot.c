@@ -20,7 +20,9 @@
  * The file (all integers little-endian):
  *   header   "VPMU-RUN", format version u32 (1), vCPUs u32, RAM bytes u64,
  *            guest image FNV-1a 64 u64, host-counters u32, mux-interval us
- *            u32, flags u32 (bit 0: in-kernel irqchip), reserved u32 (0),
+ *            u32, flags u32 (bit 0: in-kernel irqchip; bit 1: kvm PMU mode,
+ *            the guest's counters in the MSRS records as KVM's index list
+ *            gives them), reserved u32 (0),
  *            model 128 bytes (canonical string, NUL-padded), source 16 bytes
  *   records  tag u32, vCPU u32 (0xffffffff: the VM), length u64, bytes:
  *            RAM  guest RAM from guest-physical 0
@@ -53,6 +55,7 @@
 #define HDR_LEN		(8 + 4 + 4 + 8 + 8 + 4 + 4 + 4 + 4 + 128 + 16)
 #define VM_REC		0xffffffffu
 #define F_IRQCHIP	0x1u
+#define F_PMU_KVM	0x2u	/* kvm mode: the PMU MSRs are in MSRS records */
 
 #define TAG(s)		((uint32_t)(s)[0] | (uint32_t)(s)[1] << 8 | \
 			 (uint32_t)(s)[2] << 16 | (uint32_t)(s)[3] << 24)
@@ -148,7 +151,7 @@ header(struct out *o, const struct vr_snapconf *sc)
 	put64(o, sc->image_hash);
 	put32(o, sc->host_counters);
 	put32(o, sc->mux_us);
-	put32(o, sc->irqchip_kernel ? F_IRQCHIP : 0);
+	put32(o, (sc->irqchip_kernel ? F_IRQCHIP : 0) | (sc->pmu_kvm ? F_PMU_KVM : 0));
 	put32(o, 0);
 	put(o, model, sizeof(model));
 	put(o, source, sizeof(source));
@@ -457,9 +460,13 @@ check_header(const char *path, const uint8_t *b, size_t len, const struct vr_sna
 		return (bad(path, "made with --source %s, not %s", source, sc->source));
 	if (get32(b + 32) != sc->host_counters || get32(b + 36) != sc->mux_us)
 		return (bad(path, "made with other --host-counters or --mux-interval"));
-	if (((flags & F_IRQCHIP) != 0) != sc->irqchip_kernel || (flags & ~F_IRQCHIP) != 0)
+	if (((flags & F_IRQCHIP) != 0) != sc->irqchip_kernel ||
+	    (flags & ~(F_IRQCHIP | F_PMU_KVM)) != 0)
 		return (bad(path, "made with%s an in-kernel irqchip",
 		    (flags & F_IRQCHIP) ? "" : "out"));
+	if (((flags & F_PMU_KVM) != 0) != sc->pmu_kvm)
+		return (bad(path, "made in %s mode, and this run is in %s mode",
+		    (flags & F_PMU_KVM) ? "kvm" : "trap", sc->pmu_kvm ? "kvm" : "trap"));
 	return (0);
 }
 

@@ -179,6 +179,7 @@ struct vr_snapconf {
 	const char	*source;
 	unsigned	 host_counters, mux_us;
 	bool		 irqchip_kernel;
+	bool		 pmu_kvm;	/* kvm mode: the guest's counters are KVM's MSRs */
 };
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
