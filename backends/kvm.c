@@ -78,9 +78,15 @@ struct vpmu_kvm {
 	bool blockirq;			/* KVM_GUESTDBG_BLOCKIRQ is supported */
 	struct kvm_vcpu_ctx *vcpu;
 	int mode;			/* VPMU_PMU_MODE_TRAP or _KVM (kvm_mode.c) */
-	/* kvm mode: KVM_GET_SUPPORTED_CPUID's PMU leaves (0 where absent) */
-	uint32_t sup_0a[4], sup_80000022[4], sup_80000001_ecx;
-	struct vpmu__gpmu_ext ext;	/* kvm mode: the core's report and filter */
+	/*
+	 * Kvm mode: the guest's PMU leaves, what both the model and KVM
+	 * (KVM_GET_SUPPORTED_CPUID) offer; KVM's PerfCtrExtCore; that PMU as
+	 * a model (the counter report's); the hooks the core calls.
+	 */
+	uint32_t leaf_0a[4], leaf_80000022[4], sup_80000001_ecx;
+	struct vpmu_model eff;
+	struct vpmu__gpmu_ext ext;
+	bool ext_on;			/* the core has ext */
 };
 
 /* ---- the MSR filter -------------------------------------------------------------- */
@@ -192,10 +198,12 @@ vpmu_kvm_set_msr_filter(vpmu_kvm *k, const struct kvm_msr_filter *vmm)
 /* ---- PMU modes (kvm_mode.c decides) ------------------------------------------- */
 
 int
-vpmu_kvm_resolve_pmu_mode(const struct vpmu_vm *vm, int *mode, char *why, size_t whylen)
+vpmu_kvm_resolve_pmu_mode(struct vpmu_vm *vm, int *mode, char *why, size_t whylen)
 {
+	struct vpmu_event_filter f;
 	struct vpmu_model m;
 	vpmu_host *host;
+	bool has_filter;
 	int error;
 
 	if (why != NULL && whylen > 0)
@@ -212,8 +220,9 @@ vpmu_kvm_resolve_pmu_mode(const struct vpmu_vm *vm, int *mode, char *why, size_t
 	}
 	if ((error = vpmu_host_open(&host)) != 0)
 		return (error);
+	has_filter = vm->gpmu != NULL && vpmu_vm_get_event_filter(vm, &f) == 0;
 	error = vpmu__kvm_mode_resolve(vpmu_host_get_info(host), &m, vm->pmu_mode,
-	    vm->gpmu != NULL && vm->gpmu->filter != NULL, mode, why, whylen);
+	    has_filter ? &f : NULL, mode, why, whylen);
 	vpmu_host_close(host);
 	return (error);
 }
@@ -255,7 +264,7 @@ kvm_counters(void *arg, unsigned cpu, struct vpmu_counter_info *out, unsigned *n
 
 	if (cpu >= k->nvcpus || k->vcpu[cpu].fd < 0)
 		return (EINVAL);
-	nm = vpmu__kvm_mode_msrs(&k->vm->gpmu->model, msrs, VPMU_ARRAY_SIZE(msrs));
+	nm = vpmu__kvm_mode_msrs(&k->eff, msrs, VPMU_ARRAY_SIZE(msrs));
 	memset(buf, 0, sizeof(buf));
 	req->nmsrs = nm;
 	for (i = 0; i < nm; i++)
@@ -266,8 +275,28 @@ kvm_counters(void *arg, unsigned cpu, struct vpmu_counter_info *out, unsigned *n
 		return (EIO);		/* KVM does not have MSR msrs[r] */
 	for (i = 0; i < nm; i++)
 		vals[i] = req->entries[i].data;
-	return (vpmu__kvm_mode_counters(k->vm, vals, nm, out, n));
+	return (vpmu__kvm_mode_counters(k->vm, &k->eff, vals, nm, out, n));
 }
+
+/*
+ * After vpmu_kvm_destroy(): no KVM to ask.  A filter is kept by the VM
+ * alone; the counters cannot be read.
+ */
+static int
+detached_counters(void *arg, unsigned cpu, struct vpmu_counter_info *out, unsigned *n)
+{
+	(void)arg, (void)cpu, (void)out, (void)n;
+	return (ENXIO);
+}
+
+static int
+detached_filter(void *arg, const struct vpmu_event_filter *f)
+{
+	(void)arg, (void)f;
+	return (0);
+}
+
+static const struct vpmu__gpmu_ext detached = { detached_counters, detached_filter, NULL };
 
 /* KVM_GET_SUPPORTED_CPUID's leaf (subleaf 0) into r; zeros if absent. */
 static void
@@ -288,14 +317,14 @@ supported_leaf(const struct kvm_cpuid2 *c, uint32_t leaf, uint32_t r[4])
 
 /*
  * Kvm mode: what KVM's vPMU offers (KVM_GET_SUPPORTED_CPUID on /dev/kvm),
- * and the VM's event filter handed to KVM.  KVM's vPMU stays on.
+ * and from it and the model the guest's PMU.  KVM's vPMU stays on.
  */
 static int
 kvm_mode_setup(struct vpmu_kvm *k)
 {
 	struct kvm_cpuid2 *c = NULL;
 	unsigned nent = 128;
-	uint32_t r[4];
+	uint32_t r[4], sup[4];
 	int fd, error = 0;
 
 	if ((fd = open("/dev/kvm", O_RDWR | O_CLOEXEC)) < 0)
@@ -317,15 +346,19 @@ kvm_mode_setup(struct vpmu_kvm *k)
 	}
 	close(fd);
 	if (error == 0) {
-		supported_leaf(c, 0xA, k->sup_0a);
-		supported_leaf(c, 0x80000022, k->sup_80000022);
+		supported_leaf(c, 0xA, sup);
+		(void)vpmu_cpuid_leaf(k->vm, 0xA, 0, r);
+		vpmu__kvm_mode_leaf(0xA, r, sup, k->leaf_0a);
+		supported_leaf(c, 0x80000022, sup);
+		(void)vpmu_cpuid_leaf(k->vm, 0x80000022, 0, r);
+		vpmu__kvm_mode_leaf(0x80000022, r, sup, k->leaf_80000022);
 		supported_leaf(c, 0x80000001, r);
 		k->sup_80000001_ecx = r[2];
+		vpmu__kvm_mode_model(&k->vm->gpmu->model, k->leaf_0a, k->leaf_80000022,
+		    (r[2] >> 23) & 1, &k->eff);
 	}
 	free(c);
 	k->ext = (struct vpmu__gpmu_ext){ kvm_counters, kvm_filter, k };
-	if (error == 0 && k->vm->gpmu != NULL && k->vm->gpmu->filter != NULL)
-		error = kvm_filter(k, k->vm->gpmu->filter);
 	return (error);
 }
 
@@ -381,8 +414,14 @@ vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp)
 		vpmu_kvm_destroy(k);
 		return (error);
 	}
-	if (k->mode == VPMU_PMU_MODE_KVM)
-		vpmu__gpmu_set_external(vm, &k->ext);
+	/* Kvm mode: the core hands over; the VM's event filter goes to KVM. */
+	if (k->mode == VPMU_PMU_MODE_KVM) {
+		if ((error = vpmu__gpmu_set_external(vm, &k->ext)) != 0) {
+			vpmu_kvm_destroy(k);
+			return (error);
+		}
+		k->ext_on = true;
+	}
 	r = ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SET_GUEST_DEBUG2);
 	k->blockirq = r > 0 && (r & KVM_GUESTDBG_BLOCKIRQ);
 	k->sync_regs = (ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SYNC_REGS) &
@@ -399,6 +438,8 @@ vpmu_kvm_destroy(vpmu_kvm *k)
 
 	if (k == NULL)
 		return;
+	if (k->ext_on)
+		(void)vpmu__gpmu_set_external(k->vm, &detached);
 	for (i = 0; i < k->nvcpus; i++)
 		vpmu__kvm_stat_close(&k->vcpu[i].emul);
 	free(k->vcpu);
@@ -478,10 +519,10 @@ vpmu_kvm_cpuid_patch(vpmu_kvm *k, struct kvm_cpuid2 *cpuid, unsigned max_entries
 	if (k == NULL || cpuid == NULL || cpuid->nent > max_entries)
 		return (EINVAL);
 	for (i = 0; i < VPMU_ARRAY_SIZE(owned); i++) {
-		(void)vpmu_cpuid_leaf(k->vm, owned[i], 0, r);
 		if (k->mode == VPMU_PMU_MODE_KVM)	/* what KVM's vPMU can also give */
-			vpmu__kvm_mode_leaf(owned[i], r, owned[i] == 0xA ? k->sup_0a :
-			    k->sup_80000022, r);
+			memcpy(r, owned[i] == 0xA ? k->leaf_0a : k->leaf_80000022, sizeof(r));
+		else
+			(void)vpmu_cpuid_leaf(k->vm, owned[i], 0, r);
 		if ((e = cpuid_entry(cpuid, max_entries, owned[i], true)) == NULL)
 			return (ENOSPC);
 		entry_regs(e, r, true);

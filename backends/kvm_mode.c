@@ -68,8 +68,8 @@ vendor_name(uint32_t v)
 
 /* 0 with what kvm mode would use in buf, or why not and an errno. */
 static int
-kvm_problem(const struct vpmu_host_info *hi, const struct vpmu_model *m, bool filter,
-    char *buf, size_t len)
+kvm_problem(const struct vpmu_host_info *hi, const struct vpmu_model *m,
+    const struct vpmu_event_filter *f, char *buf, size_t len)
 {
 	uint32_t hv;
 	int err;
@@ -85,10 +85,16 @@ kvm_problem(const struct vpmu_host_info *hi, const struct vpmu_model *m, bool fi
 		    "is %s's", vendor_name(hv), m->name, vendor_name(m->vendor));
 		return (EINVAL);
 	}
-	if (filter && hi->kvm.cap_pmu_event_filter <= 0) {
+	if (f != NULL && hi->kvm.cap_pmu_event_filter <= 0) {
 		snprintf(buf, len, "KVM cannot take the event filter: "
 		    "KVM_CHECK_EXTENSION(KVM_CAP_PMU_EVENT_FILTER) returned %d",
 		    (int)hi->kvm.cap_pmu_event_filter);
+		return (EOPNOTSUPP);
+	}
+	if (f != NULL && (f->flags & VPMU_FILTER_MASKED) && hi->kvm.cap_pmu_event_masked <= 0) {
+		snprintf(buf, len, "KVM cannot take the event filter's masked entries: "
+		    "KVM_CHECK_EXTENSION(KVM_CAP_PMU_EVENT_MASKED_EVENTS) returned %d",
+		    (int)hi->kvm.cap_pmu_event_masked);
 		return (EOPNOTSUPP);
 	}
 	return (0);
@@ -96,7 +102,7 @@ kvm_problem(const struct vpmu_host_info *hi, const struct vpmu_model *m, bool fi
 
 int
 vpmu__kvm_mode_resolve(const struct vpmu_host_info *hi, const struct vpmu_model *m,
-    int want, bool filter, int *mode, char *why, size_t whylen)
+    int want, const struct vpmu_event_filter *f, int *mode, char *why, size_t whylen)
 {
 	char buf[VPMU__HOST_WHY_MAX];
 	int err;
@@ -114,7 +120,7 @@ vpmu__kvm_mode_resolve(const struct vpmu_host_info *hi, const struct vpmu_model 
 			    "through MSR exits");
 		return (0);
 	}
-	if ((err = kvm_problem(hi, m, filter, buf, sizeof(buf))) == 0) {
+	if ((err = kvm_problem(hi, m, f, buf, sizeof(buf))) == 0) {
 		*mode = VPMU_PMU_MODE_KVM;
 		if (whylen > 0)
 			snprintf(why, whylen, "kvm: %s", buf);
@@ -158,7 +164,7 @@ leaf_0a(const uint32_t m[4], const uint32_t k[4], uint32_t out[4])
 	if (ver >= 2) {
 		fixed = min_u(field(m[3], 0, 5), field(k[3], 0, 5));
 		fwidth = min_u(field(m[3], 5, 8), field(k[3], 5, 8));
-		out[3] = fixed | fwidth << 5 | (k[3] & (1u << 15));
+		out[3] = fixed | fwidth << 5 | ((m[3] | k[3]) & (1u << 15));
 	}
 }
 
@@ -187,12 +193,35 @@ void
 vpmu__kvm_mode_leaf(uint32_t leaf, const uint32_t model[4], const uint32_t kvm[4],
     uint32_t out[4])
 {
+	uint32_t r[4];		/* out may be model or kvm */
+
 	if (leaf == 0xA)
-		leaf_0a(model, kvm, out);
+		leaf_0a(model, kvm, r);
 	else if (leaf == 0x80000022)
-		leaf_80000022(model, kvm, out);
+		leaf_80000022(model, kvm, r);
 	else
-		memcpy(out, model, 4 * sizeof(out[0]));
+		memcpy(r, model, sizeof(r));
+	memcpy(out, r, sizeof(r));
+}
+
+void
+vpmu__kvm_mode_model(const struct vpmu_model *m, const uint32_t l0a[4],
+    const uint32_t l80000022[4], bool core_ext, struct vpmu_model *out)
+{
+	*out = *m;
+	if (m->vendor == VPMU_VENDOR_INTEL) {
+		out->version = field(l0a[0], 0, 8);
+		out->gp = field(l0a[0], 8, 8);
+		out->width = field(l0a[0], 16, 8);
+		out->ebx = l0a[1];
+		out->fixed = out->version >= 2 ? field(l0a[3], 0, 5) : 0;
+		out->fixed_width = out->version >= 2 ? field(l0a[3], 5, 8) : 0;
+	} else if (m->vendor == VPMU_VENDOR_AMD) {
+		out->core_ext = m->core_ext && core_ext;
+		out->version = m->version >= 2 && (l80000022[0] & 1) ? 2 : 1;
+		out->gp = out->version >= 2 ? field(l80000022[1], 0, 4) :
+		    min_u(m->gp, out->core_ext ? 6 : 4);
+	}
 }
 
 /* ---- the guest's counters, read back from KVM ------------------------------------ */
@@ -256,21 +285,21 @@ event_text(const struct gpmu *g, uint64_t sel, char *buf, size_t len)
 }
 
 int
-vpmu__kvm_mode_counters(const struct vpmu_vm *vm, const uint64_t *vals, unsigned nvals,
-    struct vpmu_counter_info *out, unsigned *n)
+vpmu__kvm_mode_counters(const struct vpmu_vm *vm, const struct vpmu_model *m,
+    const uint64_t *vals, unsigned nvals, struct vpmu_counter_info *out, unsigned *n)
 {
 	static const char *const fixed_event[] = { "instructions", "cycles", "ref-cycles" };
-	const struct vpmu_model *m;
 	const struct gpmu *g;
 	uint32_t msrs[VPMU_KVM_MODE_MAX_MSRS];
 	uint64_t global = ~0ull, fctl = 0, gmask, fmask;
 	unsigned i, k = 0, need, gw, fw;
 
-	if (vm == NULL || n == NULL || (g = vm->gpmu) == NULL || vals == NULL)
+	if (vm == NULL || m == NULL || n == NULL || (g = vm->gpmu) == NULL || vals == NULL)
 		return (EINVAL);
-	m = &g->model;
 	need = m->gp + m->fixed;
-	if (g->vendor == NULL || nvals != vpmu__kvm_mode_msrs(m, msrs, VPMU_ARRAY_SIZE(msrs)))
+	if (g->vendor == NULL || m->vendor != g->model.vendor || m->gp > GPMU_MAX_GP ||
+	    m->fixed > GPMU_MAX_FIXED ||
+	    nvals != vpmu__kvm_mode_msrs(m, msrs, VPMU_ARRAY_SIZE(msrs)))
 		return (EINVAL);
 	if (*n < need || (need > 0 && out == NULL)) {
 		*n = need;

@@ -21,7 +21,7 @@ struct vpmu_vm;
 
 /*
  * The mode a VM that asks for `want` (VPMU_PMU_MODE_*) gets on a host with
- * the facts hi, for model m, with or without an event filter: *mode and
+ * the facts hi, for model m, with the event filter f (NULL: none): *mode and
  * the reason in why.  0, also when auto falls back to trap; for kvm
  * asked for and not possible, ENODEV (no host PMU: why starts "kvm mode
  * needs a host PMU: "), EOPNOTSUPP (the host has one but KVM will not use
@@ -29,7 +29,7 @@ struct vpmu_vm;
  * vendor's than the host's).
  */
 int	vpmu__kvm_mode_resolve(const struct vpmu_host_info *hi, const struct vpmu_model *m,
-	    int want, bool filter, int *mode, char *why, size_t whylen);
+	    int want, const struct vpmu_event_filter *f, int *mode, char *why, size_t whylen);
 
 /*
  * Kvm mode's CPUID leaf 0xA or 0x80000022: what both the model (model, as
@@ -40,6 +40,14 @@ void	vpmu__kvm_mode_leaf(uint32_t leaf, const uint32_t model[4], const uint32_t 
 	    uint32_t out[4]);
 
 /*
+ * The PMU the guest gets in kvm mode, as a model: m cut to the leaves
+ * 0xA and 0x80000022 that vpmu__kvm_mode_leaf() built and to KVM's
+ * PerfCtrExtCore (core_ext).  What the counter report reads.
+ */
+void	vpmu__kvm_mode_model(const struct vpmu_model *m, const uint32_t l0a[4],
+	    const uint32_t l80000022[4], bool core_ext, struct vpmu_model *out);
+
+/*
  * The model's PMU MSRs in the order vpmu__kvm_mode_counters() reads them:
  * per GP counter its select and its counter, then (Intel v2+) the fixed
  * counters' control and each fixed counter, then the global control
@@ -48,12 +56,13 @@ void	vpmu__kvm_mode_leaf(uint32_t leaf, const uint32_t model[4], const uint32_t 
 unsigned vpmu__kvm_mode_msrs(const struct vpmu_model *m, uint32_t *msrs, unsigned max);
 
 /*
- * The counter report of one vCPU from the values of those MSRs: names,
+ * The counter report of one vCPU from the values of those MSRs of model m
+ * (vpmu__kvm_mode_model()'s; vm's vendor names the events): names,
  * controls, events, values and whether each counts.  *n as for
  * vpmu_vcpu_get_counters(): in, room at out; out, how many (EINVAL when
  * too few).
  */
-int	vpmu__kvm_mode_counters(const struct vpmu_vm *vm, const uint64_t *vals,
-	    unsigned nvals, struct vpmu_counter_info *out, unsigned *n);
+int	vpmu__kvm_mode_counters(const struct vpmu_vm *vm, const struct vpmu_model *m,
+	    const uint64_t *vals, unsigned nvals, struct vpmu_counter_info *out, unsigned *n);
 
 #endif /* VPMU_KVM_MODE_H */

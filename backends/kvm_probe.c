@@ -29,6 +29,9 @@
 #ifndef KVM_CAP_PMU_CAPABILITY
 #define KVM_CAP_PMU_CAPABILITY		212
 #endif
+#ifndef KVM_CAP_PMU_EVENT_MASKED_EVENTS
+#define KVM_CAP_PMU_EVENT_MASKED_EVENTS	226
+#endif
 
 #define KVM_DEV_PATH		"/dev/kvm"
 /* kvm.enable_pmu, a read-only module parameter since Linux 5.17. */
@@ -48,6 +51,9 @@ const struct vpmu__kvm_cap vpmu__kvm_caps[] = {
 	    cap_pmu_event_filter, 0),
 	KVM_CAP_ROW(KVM_CAP_SET_GUEST_DEBUG, "set_guest_debug",
 	    cap_set_guest_debug, 0),
+	/* KVM_SET_PMU_EVENT_FILTER takes masked entries (Linux 6.3). */
+	KVM_CAP_ROW(KVM_CAP_PMU_EVENT_MASKED_EVENTS, "pmu_event_masked_events",
+	    cap_pmu_event_masked, 0),
 #undef KVM_CAP_ROW
 	{ 0, NULL, NULL, 0, 0 }
 };

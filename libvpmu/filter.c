@@ -430,6 +430,7 @@ int
 vpmu__gpmu_set_filter(struct vpmu_vm *vm, const struct vpmu_event_filter *f)
 {
 	struct gpmu *g = vm->gpmu;
+	const struct vpmu__gpmu_ext *ext;
 	struct vpmu_event_filter *nf = NULL, *old;
 	unsigned cpu;
 	int error;
@@ -441,8 +442,13 @@ vpmu__gpmu_set_filter(struct vpmu_vm *vm, const struct vpmu_event_filter *f)
 			return (ENOMEM);
 		*nf = *f;
 	}
-	/* KVM's vPMU applies it (kvm mode): KVM first, which may refuse it. */
-	if (g->ext != NULL && (error = g->ext->filter(g->ext->arg, f)) != 0) {
+	/*
+	 * KVM's vPMU applies it (kvm mode): KVM first, which may refuse it;
+	 * one change at a time, so that KVM and the VM hold the same filter.
+	 */
+	pthread_mutex_lock(&g->filter_mtx);
+	if ((ext = gpmu_ext(g)) != NULL && (error = ext->filter(ext->arg, f)) != 0) {
+		pthread_mutex_unlock(&g->filter_mtx);
 		free(nf);
 		return (error);
 	}
@@ -453,6 +459,7 @@ vpmu__gpmu_set_filter(struct vpmu_vm *vm, const struct vpmu_event_filter *f)
 	for (cpu = 0; cpu < vm->nvcpus; cpu++)
 		gpmu_mark(&g->vcpu[cpu], g->global_ctrl_valid);
 	vpmu__vm_unlock(vm);
+	pthread_mutex_unlock(&g->filter_mtx);
 	free(old);
 	return (0);
 }

@@ -138,6 +138,7 @@ vpmu__gpmu_init(struct vpmu_vm *vm, const struct vpmu_model *m)
 		free(g);
 		return (ENOMEM);
 	}
+	pthread_mutex_init(&g->filter_mtx, NULL);
 	g->model = *m;
 	g->vendor = m->vendor == VPMU_VENDOR_INTEL ? &gpmu_intel :
 	    m->vendor == VPMU_VENDOR_AMD ? &gpmu_amd : NULL;
@@ -174,6 +175,7 @@ vpmu__gpmu_fini(struct vpmu_vm *vm)
 		free(vm->gpmu->span[j].map);
 	free(vm->gpmu->vcpu);
 	free(vm->gpmu->filter);
+	pthread_mutex_destroy(&vm->gpmu->filter_mtx);
 	free(vm->gpmu);
 	vm->gpmu = NULL;
 }
@@ -447,7 +449,7 @@ vpmu__gpmu_msr(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, bool write, uint6
 	unsigned idx;
 	int res;
 
-	if (vm->gpmu->ext != NULL)
+	if (gpmu_ext(vm->gpmu) != NULL)
 		return (VPMU_MSR_NOT_PMU);	/* KVM's vPMU answers */
 	if ((res = msr_lookup(vm, msr, &r, &idx)) != VPMU_MSR_OK)
 		return (res);
@@ -770,12 +772,24 @@ identity_adjust(const struct vpmu_model *m, uint32_t leaf, uint32_t regs[4])
 		regs[0] = intel ? 0 : sig;
 }
 
-void
+/*
+ * The hooks take over (or, NULL, give back) the guest's counters; the
+ * machine's event filter goes to the new hooks first, and an error from
+ * them leaves everything as it was.
+ */
+int
 vpmu__gpmu_set_external(struct vpmu_vm *vm, const struct vpmu__gpmu_ext *ext)
 {
-	vpmu__vm_lock(vm);
-	vm->gpmu->ext = ext;
-	vpmu__vm_unlock(vm);
+	struct gpmu *g = vm->gpmu;
+	int error = 0;
+
+	pthread_mutex_lock(&g->filter_mtx);
+	if (ext != NULL && g->filter != NULL)
+		error = ext->filter(ext->arg, g->filter);
+	if (error == 0)
+		__atomic_store_n(&g->ext, ext, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&g->filter_mtx);
+	return (error);
 }
 
 void
@@ -847,6 +861,7 @@ int
 vpmu_vcpu_get_counters(struct vpmu_vm *vm, unsigned cpu, struct vpmu_counter_info *out,
     unsigned *n)
 {
+	const struct vpmu__gpmu_ext *ext;
 	const struct gpmu *g;
 	struct gpmu_vcpu *v;
 	char name[32];
@@ -855,8 +870,8 @@ vpmu_vcpu_get_counters(struct vpmu_vm *vm, unsigned cpu, struct vpmu_counter_inf
 	if (vm == NULL || n == NULL || vm->gpmu == NULL || cpu >= vm->nvcpus)
 		return (EINVAL);
 	g = vm->gpmu;
-	if (g->ext != NULL)
-		return (g->ext->counters(g->ext->arg, cpu, out, n));
+	if ((ext = gpmu_ext(g)) != NULL)
+		return (ext->counters(ext->arg, cpu, out, n));
 	need = g->model.gp + g->model.fixed;
 	if (*n < need || (need > 0 && out == NULL)) {
 		*n = need;

@@ -137,10 +137,20 @@ struct gpmu {
 	 * KVM's own vPMU implements the guest's counters (the KVM glue's kvm
 	 * mode, vpmu_kvm(3)): the model only bounds what the guest is offered;
 	 * PMU MSRs and RDPMC are not libvpmu's, the counter report and the
-	 * event filter go to the glue's hooks.  Set once, before any vCPU runs.
+	 * event filter go to the glue's hooks.  Set before any vCPU runs, and
+	 * at the glue's end; stored and loaded atomically.
 	 */
 	const struct vpmu__gpmu_ext *ext;
+	/* One filter change at a time, with the hook's (filter.c). */
+	pthread_mutex_t filter_mtx;
 };
+
+/* The external hooks, or NULL (trap mode). */
+static inline const struct vpmu__gpmu_ext *
+gpmu_ext(const struct gpmu *g)
+{
+	return (__atomic_load_n(&g->ext, __ATOMIC_ACQUIRE));
+}
 
 /* filter.c, VM lock held: may a GP counter with select sel, fixed counter idx, count? */
 bool	gpmu_filter_gp(const struct gpmu *g, uint64_t sel);

@@ -256,7 +256,9 @@ struct vpmu_vcpu {
 	 */
 	vpmu_regs_fn *regs_fn;
 	void *regs_arg;
-	uint64_t entered;		/* ns at entry while a PMC wanted to count; 0: none */
+	uint64_t entered;		/* thread CPU ns at entry while a PMC wanted to
+					   count; 0: none */
+	pthread_t entered_by;		/* the thread of that entry (its CPU time) */
 	unsigned debug;			/* VPMU_DEBUG_* the last entry asked for */
 	unsigned nbp;			/* and its breakpoints (VPMU_DEBUG_BREAK) */
 	unsigned need;			/* the ones it cannot do without */
@@ -366,7 +368,7 @@ struct vpmu__gpmu_ext {
 	int	(*filter)(void *arg, const struct vpmu_event_filter *f);
 	void	*arg;
 };
-void	vpmu__gpmu_set_external(struct vpmu_vm *vm, const struct vpmu__gpmu_ext *ext);
+int	vpmu__gpmu_set_external(struct vpmu_vm *vm, const struct vpmu__gpmu_ext *ext);
 void	vpmu__gpmu_fini(struct vpmu_vm *vm);
 /* Install an event filter (NULL: none) on a VM, VM lock NOT held (filter.c). */
 int	vpmu__gpmu_set_filter(struct vpmu_vm *vm, const struct vpmu_event_filter *f);

@@ -101,7 +101,7 @@ vpmu__rdpmc_catch_at(struct vpmu_vm *vm, unsigned cpu)
 	if (v->rdpmc_stale) {
 		v->rdpmc_stale = false;
 		v->rdpmc_bp = 0;
-		if (vm->gpmu->vendor != NULL && vm->gpmu->ext == NULL && v->rdpmc_lm &&
+		if (vm->gpmu->vendor != NULL && gpmu_ext(vm->gpmu) == NULL && v->rdpmc_lm &&
 		    vpmu__gmem_idt_entry(&vm->mem, &v->rdpmc_pg, v->rdpmc_idt_base,
 		    v->rdpmc_idt_limit, GP_VECTOR, &entry) == 0)
 			v->rdpmc_bp = entry;

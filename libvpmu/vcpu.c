@@ -105,6 +105,7 @@ enter_work(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 		vpmu__vm_unlock(vm);
 	}
 	v->entered = __atomic_load_n(&v->nact, __ATOMIC_RELAXED) != 0 ? cpu_ns() : 0;
+	v->entered_by = pthread_self();
 	want = vm->src->exec_wants != NULL ? vm->src->exec_wants(vm->src_state, cpu) : 0;
 	/*
 	 * Nothing follows the guest: catch RDPMC's #GP at the guest's
@@ -434,7 +435,7 @@ retire_at(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, const struct vp
 		return (r);
 	switch (vpmu__insn_at(vm, r, r->rip, &len)) {
 	case VPMU_INSN_RDPMC:
-		if (vm->gpmu->ext != NULL)
+		if (gpmu_ext(vm->gpmu) != NULL)
 			return (r);		/* KVM's vPMU answers it */
 		return (vpmu__rdpmc_at(vm, cpu, x, r, done, len));
 	case VPMU_INSN_HLT:
@@ -533,10 +534,11 @@ vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 	v->xst.exits++;
 	if (x->flags & VPMU_EXITF_RAN)
 		ran = x->ran_ns;
-	else if (v->entered != 0 && (ran = cpu_ns()) > v->entered)
+	else if (v->entered != 0 && pthread_equal(v->entered_by, pthread_self()) &&
+	    (ran = cpu_ns()) > v->entered)
 		ran -= v->entered;
 	else
-		ran = 0;		/* not the entering thread: no time known */
+		ran = 0;		/* not the entering thread: its CPU time is not ours */
 	v->entered = 0;
 
 	vpmu__pv_exit_hooks(vm, cpu);	/* the fast-read page of who runs here */

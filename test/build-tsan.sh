@@ -85,7 +85,7 @@ export TSAN_OPTIONS
 # shadow of the buffer from user mode, so it runs without interceptor
 # accesses (its own code is still checked).
 st=0
-$run ctest --output-on-failure -R "$re" -E '^source_perf$' -LE long || st=$?
+$run ctest --output-on-failure -R "$re" -E '^source_perf$' -LE 'long|san_skip' || st=$?
 TSAN_OPTIONS="$TSAN_OPTIONS ignore_interceptors_accesses=1" \
     $run ctest --output-on-failure -R '^source_perf$' || st=$?
 if [ -n "$(ls "$reports")" ]; then

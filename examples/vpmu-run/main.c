@@ -1032,7 +1032,9 @@ main(int argc, char **argv)
 	    (void *)&exact_params : NULL)) != 0 ||
 	    (e = vpmu_config_set_capacity(cfg, o.host_counters)) != 0 ||
 	    (e = vpmu_config_set_event_filter(cfg, ef)) != 0 ||
-	    (e = vpmu_config_set_pmu_mode(cfg, o.pmu_mode)) != 0 ||
+	    /* auto with a user-space LAPIC: trap, KVM's vPMU would have no PMI */
+	    (e = vpmu_config_set_pmu_mode(cfg, o.pmu_mode == VPMU_PMU_MODE_AUTO &&
+	    o.irqchip_user ? VPMU_PMU_MODE_TRAP : o.pmu_mode)) != 0 ||
 	    (o.pv_port >= 0 && (e = vpmu_config_set_pv_port(cfg, (uint16_t)o.pv_port)) != 0) ||
 	    (o.mux_us != 0 &&
 	    (e = vpmu_config_set_mux_interval(cfg, (uint64_t)o.mux_us * 1000)) != 0)) {
@@ -1052,6 +1054,10 @@ main(int argc, char **argv)
 		ret = no_pmu(vm.pmu_mode_why);
 		goto out;
 	}
+	if (o.pmu_mode == VPMU_PMU_MODE_AUTO && o.irqchip_user)
+		snprintf(vm.pmu_mode_why, sizeof(vm.pmu_mode_why), "trap: kvm mode is not "
+		    "possible: KVM's vPMU interrupts through the in-kernel LAPIC, and this run "
+		    "has --irqchip user");
 	if (vm.pmu_mode == VPMU_PMU_MODE_KVM && o.irqchip_user) {
 		fprintf(stderr, "vpmu-run: --pmu-mode %s: KVM's vPMU needs --irqchip kernel "
 		    "(its PMIs go to the in-kernel LAPIC)\n",

@@ -38,9 +38,24 @@ pmu_host(const char *vendor)
 	hi.kvm.cap_pmu_capability = 1;
 	hi.kvm.cap_pmu_event_filter = 1;
 	hi.kvm.cap_set_guest_debug = 1;
+	hi.kvm.cap_pmu_event_masked = 1;
 	hi.perf.hw_instructions_errno = 0;
 	snprintf(hi.perf.core_pmu, sizeof(hi.perf.core_pmu), "cpu");
 	return (hi);
+}
+
+/* An ipc filter, and one with a masked entry. */
+static struct vpmu_event_filter ipc, masked;
+
+static void
+filters(void)
+{
+	char why[128];
+
+	assert_int_equal(vpmu_event_filter_preset("ipc", VPMU_VENDOR_INTEL, &ipc), 0);
+	assert_int_equal(vpmu_event_filter_parse("allow\nmasked select 0xc0 mask 0xff "
+	    "match 0\n", &masked, why, sizeof(why)), 0);
+	assert_true(masked.flags & VPMU_FILTER_MASKED);
 }
 
 static struct vpmu_model
@@ -61,16 +76,17 @@ resolve_pmu_host(void **state)
 	int mode = -1;
 
 	(void)state;
-	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_KVM, true, &mode, why,
+	filters();
+	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_KVM, &ipc, &mode, why,
 	    sizeof(why)), 0);
 	assert_int_equal(mode, VPMU_PMU_MODE_KVM);
 	assert_string_equal(why, "kvm: KVM's vPMU is on (kvm.enable_pmu Y, "
 	    "KVM_CAP_PMU_CAPABILITY 0x1) over the host PMU");
-	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_AUTO, false, &mode, why,
+	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_AUTO, NULL, &mode, why,
 	    sizeof(why)), 0);
 	assert_int_equal(mode, VPMU_PMU_MODE_KVM);
 	/* Trap asked for: trap, whatever the host. */
-	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_TRAP, false, &mode, why,
+	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_TRAP, NULL, &mode, why,
 	    sizeof(why)), 0);
 	assert_int_equal(mode, VPMU_PMU_MODE_TRAP);
 	assert_string_equal(why, "trap: libvpmu implements the guest's counters through "
@@ -78,7 +94,7 @@ resolve_pmu_host(void **state)
 	/* An AMD host and an AMD model. */
 	hi = pmu_host("AuthenticAMD");
 	m = model("amd-v2");
-	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_KVM, false, &mode, NULL,
+	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_KVM, NULL, &mode, NULL,
 	    0), 0);
 	assert_int_equal(mode, VPMU_PMU_MODE_KVM);
 }
@@ -95,13 +111,13 @@ resolve_no_pmu(void **state)
 	(void)state;
 	hi.perf.hw_instructions_errno = ENOENT;
 	hi.perf.core_pmu[0] = '\0';
-	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_KVM, false, &mode, why,
+	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_KVM, NULL, &mode, why,
 	    sizeof(why)), ENODEV);
 	assert_int_equal(mode, VPMU_PMU_MODE_TRAP);
 	assert_string_equal(why, "kvm mode needs a host PMU: it needs host hardware counters "
 	    "and there are none: perf_event_open(PERF_COUNT_HW_INSTRUCTIONS) failed with "
 	    "ENOENT");
-	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_AUTO, false, &mode, why,
+	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_AUTO, NULL, &mode, why,
 	    sizeof(why)), 0);
 	assert_int_equal(mode, VPMU_PMU_MODE_TRAP);
 	assert_string_equal(why, "trap: kvm mode is not possible: it needs host hardware "
@@ -110,7 +126,7 @@ resolve_no_pmu(void **state)
 	/* And KVM's vPMU off as well: both reasons, still ENODEV. */
 	hi.kvm.enable_pmu = 'N';
 	hi.kvm.cap_pmu_capability = 0;
-	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_KVM, false, &mode, why,
+	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_KVM, NULL, &mode, why,
 	    sizeof(why)), ENODEV);
 	assert_non_null(strstr(why, "kvm mode needs a host PMU: KVM's vPMU is off: "
 	    "kvm.enable_pmu is N and KVM_CAP_PMU_CAPABILITY is 0; "));
@@ -126,36 +142,50 @@ resolve_refusals(void **state)
 	int mode = -1;
 
 	(void)state;
+	filters();
 	hi.kvm.enable_pmu = 'N';
-	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_KVM, false, &mode, why,
+	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_KVM, NULL, &mode, why,
 	    sizeof(why)), EOPNOTSUPP);
 	assert_string_equal(why, "kvm mode is not possible: KVM's vPMU is off: kvm.enable_pmu "
 	    "is N");
 	hi = pmu_host("GenuineIntel");
 	hi.kvm.cap_pmu_event_filter = 0;
-	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_KVM, true, &mode, why,
+	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_KVM, &ipc, &mode, why,
 	    sizeof(why)), EOPNOTSUPP);
 	assert_string_equal(why, "kvm mode is not possible: KVM cannot take the event filter: "
 	    "KVM_CHECK_EXTENSION(KVM_CAP_PMU_EVENT_FILTER) returned 0");
 	/* Without a filter that capability does not matter. */
-	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_KVM, false, &mode, NULL,
+	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_KVM, NULL, &mode, NULL,
 	    0), 0);
+	/* Masked entries need KVM_CAP_PMU_EVENT_MASKED_EVENTS; auto falls back. */
 	hi = pmu_host("GenuineIntel");
-	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &amd, VPMU_PMU_MODE_KVM, false, &mode, why,
+	hi.kvm.cap_pmu_event_masked = 0;
+	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_KVM, &masked, &mode, why,
+	    sizeof(why)), EOPNOTSUPP);
+	assert_string_equal(why, "kvm mode is not possible: KVM cannot take the event filter's "
+	    "masked entries: KVM_CHECK_EXTENSION(KVM_CAP_PMU_EVENT_MASKED_EVENTS) returned 0");
+	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_AUTO, &masked, &mode,
+	    NULL, 0), 0);
+	assert_int_equal(mode, VPMU_PMU_MODE_TRAP);
+	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, VPMU_PMU_MODE_KVM, &ipc, &mode, NULL,
+	    0), 0);
+	assert_int_equal(mode, VPMU_PMU_MODE_KVM);
+	hi = pmu_host("GenuineIntel");
+	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &amd, VPMU_PMU_MODE_KVM, NULL, &mode, why,
 	    sizeof(why)), EINVAL);
 	assert_string_equal(why, "kvm mode is not possible: KVM's vPMU is the host CPU's kind, "
 	    "Intel, and the model amd-core is AMD's");
-	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &none, VPMU_PMU_MODE_KVM, false, &mode,
+	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &none, VPMU_PMU_MODE_KVM, NULL, &mode,
 	    why, sizeof(why)), EINVAL);
 	assert_string_equal(why, "kvm mode is not possible: the model (none) gives the guest "
 	    "no PMU");
-	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &none, VPMU_PMU_MODE_AUTO, false, &mode,
+	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &none, VPMU_PMU_MODE_AUTO, NULL, &mode,
 	    why, sizeof(why)), 0);
 	assert_int_equal(mode, VPMU_PMU_MODE_TRAP);
 	/* Bad arguments. */
-	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, 3, false, &mode, NULL, 0), EINVAL);
-	assert_int_equal(vpmu__kvm_mode_resolve(NULL, &m, 1, false, &mode, NULL, 0), EINVAL);
-	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, 1, false, &mode, NULL, 8), EINVAL);
+	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, 3, NULL, &mode, NULL, 0), EINVAL);
+	assert_int_equal(vpmu__kvm_mode_resolve(NULL, &m, 1, NULL, &mode, NULL, 0), EINVAL);
+	assert_int_equal(vpmu__kvm_mode_resolve(&hi, &m, 1, NULL, &mode, NULL, 8), EINVAL);
 }
 
 /* Leaf 0xA: each field the smaller; unavailable events from either. */
@@ -187,6 +217,16 @@ leaf_0a_is_what_both_offer(void **state)
 	vpmu__kvm_mode_leaf(0xA, (const uint32_t[4]){ 0x07300401, 0, 0, 0x0603 }, kvm, out);
 	assert_int_equal(out[0], 0x07300401);
 	assert_int_equal(out[3], 0);
+	/* The model's leaf as the output, as vpmu_kvm_cpuid_patch() may: the same. */
+	memcpy(out, mdl, sizeof(out));
+	vpmu__kvm_mode_leaf(0xA, out, kvm, out);
+	assert_int_equal(out[0], 0x07300402);
+	assert_int_equal(out[1], 0x24);
+	assert_int_equal(out[3], 0x8503);
+	/* AnyThread deprecated (EDX bit 15) from either. */
+	vpmu__kvm_mode_leaf(0xA, (const uint32_t[4]){ 0x08300805, 0, 0, 0x8604 },
+	    (const uint32_t[4]){ 0x08300805, 0, 0, 0x0604 }, out);
+	assert_int_equal(out[3], 0x8604);
 }
 
 static void
@@ -204,6 +244,42 @@ leaf_80000022_is_what_both_offer(void **state)
 	assert_int_equal(out[3], 0);
 	vpmu__kvm_mode_leaf(0x1, mdl, kvm, other);		/* not a PMU leaf: the model's */
 	assert_memory_equal(other, mdl, sizeof(other));
+	memcpy(out, mdl, sizeof(out));				/* in place */
+	vpmu__kvm_mode_leaf(0x80000022, out, kvm, out);
+	assert_int_equal(out[0], 0x1);
+	assert_int_equal(out[1], 0x4);
+}
+
+/* The guest's PMU in kvm mode as a model: the leaves' counts, not the model's. */
+static void
+effective_model_is_the_leaves(void **state)
+{
+	struct vpmu_model m = model("intel-v5:gp=8"), e;
+	const uint32_t l0a[4] = { 0x07300402, 0x24, 0, 0x8503 };
+	const uint32_t none[4] = { 0 };
+
+	(void)state;
+	vpmu__kvm_mode_model(&m, l0a, none, false, &e);
+	assert_int_equal(e.vendor, VPMU_VENDOR_INTEL);
+	assert_int_equal(e.version, 2);
+	assert_int_equal(e.gp, 4);
+	assert_int_equal(e.width, 48);
+	assert_int_equal(e.ebx, 0x24);
+	assert_int_equal(e.fixed, 3);
+	assert_int_equal(e.fixed_width, 40);
+	m = model("amd-v2");
+	vpmu__kvm_mode_model(&m, none, (const uint32_t[4]){ 0x1, 0x4, 0, 0 }, true, &e);
+	assert_int_equal(e.version, 2);
+	assert_int_equal(e.gp, 4);
+	/* KVM without PerfMonV2 and without PerfCtrExtCore: the 4 legacy counters. */
+	vpmu__kvm_mode_model(&m, none, none, false, &e);
+	assert_int_equal(e.version, 1);
+	assert_int_equal(e.core_ext, 0);
+	assert_int_equal(e.gp, 4);
+	m = model("amd-core");
+	vpmu__kvm_mode_model(&m, none, none, true, &e);
+	assert_int_equal(e.version, 1);
+	assert_int_equal(e.gp, 6);
 }
 
 /* The MSRs read from KVM, per model, in their order. */
@@ -261,6 +337,7 @@ static void
 counters_from_kvm_values(void **state)
 {
 	vpmu_vm *vm = vm_with("intel-v2:gp=2,fixed=3,width=40");
+	struct vpmu_model m = model("intel-v2:gp=2,fixed=3,width=40"), amd = model("amd-k7");
 	/* PMC0 instructions enabled, PMC1 branches not in GLOBAL_CTRL, FIXED1 OS */
 	const uint64_t vals[9] = { 0x4300C0, 1234, 0x4300C4, (1ull << 40) | 77,
 	    0x20, 5, 600, 7, 0x200000001ull };
@@ -268,7 +345,7 @@ counters_from_kvm_values(void **state)
 	unsigned n = 5;
 
 	(void)state;
-	assert_int_equal(vpmu__kvm_mode_counters(vm, vals, 9, ci, &n), 0);
+	assert_int_equal(vpmu__kvm_mode_counters(vm, &m, vals, 9, ci, &n), 0);
 	assert_int_equal(n, 5);
 	assert_string_equal(ci[0].name, "IA32_PMC0");
 	assert_string_equal(ci[0].event, "instructions");
@@ -288,10 +365,15 @@ counters_from_kvm_values(void **state)
 	assert_int_equal(ci[4].enabled, 0);
 	/* Too little room, or the wrong number of values. */
 	n = 4;
-	assert_int_equal(vpmu__kvm_mode_counters(vm, vals, 9, ci, &n), EINVAL);
+	assert_int_equal(vpmu__kvm_mode_counters(vm, &m, vals, 9, ci, &n), EINVAL);
 	assert_int_equal(n, 5);
 	n = 5;
-	assert_int_equal(vpmu__kvm_mode_counters(vm, vals, 8, ci, &n), EINVAL);
+	assert_int_equal(vpmu__kvm_mode_counters(vm, &m, vals, 8, ci, &n), EINVAL);
+	/* Another vendor's model, or more counters than a model can have. */
+	assert_int_equal(vpmu__kvm_mode_counters(vm, &amd, vals, 8, ci, &n), EINVAL);
+	m.gp = 20;
+	n = 5;
+	assert_int_equal(vpmu__kvm_mode_counters(vm, &m, vals, 9, ci, &n), EINVAL);
 	vpmu_vm_destroy(vm);
 }
 
@@ -331,7 +413,19 @@ core_hands_the_counters_over(void **state)
 
 	(void)state;
 	assert_int_equal(vpmu_msr_write(vm, 0, 0x186, 0x4300C0), VPMU_MSR_OK);
-	vpmu__gpmu_set_external(vm, &ext);
+	assert_int_equal(vpmu_event_filter_preset("arch", VPMU_VENDOR_INTEL, &f), 0);
+	assert_int_equal(vpmu_vm_set_event_filter(vm, &f), 0);
+	/* The hooks refuse the VM's filter: they do not take over. */
+	ext_filters = 0;
+	ext_filter_error = EINVAL;
+	assert_int_equal(vpmu__gpmu_set_external(vm, &ext), EINVAL);
+	assert_int_equal(ext_filters, 1);
+	assert_int_equal(vpmu_msr_read(vm, 0, 0x186, &v), VPMU_MSR_OK);
+	assert_int_equal(v, 0x4300C0);
+	/* They take it: from then on they have the MSRs, the report, the filter. */
+	ext_filter_error = 0;
+	assert_int_equal(vpmu__gpmu_set_external(vm, &ext), 0);
+	assert_int_equal(ext_filters, 2);
 	assert_int_equal(vpmu_msr_read(vm, 0, 0x186, &v), VPMU_MSR_NOT_PMU);
 	assert_int_equal(vpmu_msr_write(vm, 0, 0x38F, 1), VPMU_MSR_NOT_PMU);
 	assert_int_equal(vpmu_vcpu_get_counters(vm, 0, ci, &n), 0);
@@ -339,7 +433,6 @@ core_hands_the_counters_over(void **state)
 	assert_string_equal(ci[0].name, "from kvm 0");
 	assert_int_equal(vpmu_event_filter_preset("ipc", VPMU_VENDOR_INTEL, &f), 0);
 	ext_filters = 0;
-	ext_filter_error = 0;
 	assert_int_equal(vpmu_vm_set_event_filter(vm, &f), 0);
 	assert_int_equal(ext_filters, 1);
 	assert_int_equal(vpmu_vm_get_event_filter(vm, &got), 0);
@@ -422,6 +515,7 @@ main(void)
 		cmocka_unit_test(resolve_refusals),
 		cmocka_unit_test(leaf_0a_is_what_both_offer),
 		cmocka_unit_test(leaf_80000022_is_what_both_offer),
+		cmocka_unit_test(effective_model_is_the_leaves),
 		cmocka_unit_test(msrs_per_model),
 		cmocka_unit_test(counters_from_kvm_values),
 		cmocka_unit_test(core_hands_the_counters_over),

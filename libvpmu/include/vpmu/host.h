@@ -116,6 +116,7 @@ struct vpmu_host_kvm {
 					   bitmask, 0 when KVM's vPMU is off */
 	int32_t	 cap_pmu_event_filter;	/* KVM_CAP_PMU_EVENT_FILTER */
 	int32_t	 cap_set_guest_debug;	/* KVM_CAP_SET_GUEST_DEBUG */
+	int32_t	 cap_pmu_event_masked;	/* KVM_CAP_PMU_EVENT_MASKED_EVENTS */
 };
 
 /*

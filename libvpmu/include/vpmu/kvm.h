@@ -69,7 +69,7 @@ VPMU_EXTERN int  vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp);
  * will not use it or cannot take the event filter; EINVAL: the model).
  * get: the mode k has.
  */
-VPMU_EXTERN int  vpmu_kvm_resolve_pmu_mode(const struct vpmu_vm *vm, int *mode, char *why,
+VPMU_EXTERN int  vpmu_kvm_resolve_pmu_mode(struct vpmu_vm *vm, int *mode, char *why,
     size_t whylen);
 VPMU_EXTERN int  vpmu_kvm_get_pmu_mode(const vpmu_kvm *k, int *mode);
 VPMU_EXTERN void vpmu_kvm_destroy(vpmu_kvm *k);
