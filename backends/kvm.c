@@ -80,10 +80,10 @@ struct vpmu_kvm {
 	int mode;			/* VPMU_PMU_MODE_TRAP or _KVM (kvm_mode.c) */
 	/*
 	 * Kvm mode: the guest's PMU leaves, what both the model and KVM
-	 * (KVM_GET_SUPPORTED_CPUID) offer; KVM's PerfCtrExtCore; that PMU as
-	 * a model (the counter report's); the hooks the core calls.
+	 * (KVM_GET_SUPPORTED_CPUID) offer; that PMU as a model (the counter
+	 * report's, and PerfCtrExtCore's); the hooks the core calls.
 	 */
-	uint32_t leaf_0a[4], leaf_80000022[4], sup_80000001_ecx;
+	uint32_t leaf_0a[4], leaf_80000022[4];
 	struct vpmu_model eff;
 	struct vpmu__gpmu_ext ext;
 	bool ext_on;			/* the core has ext */
@@ -353,7 +353,6 @@ kvm_mode_setup(struct vpmu_kvm *k)
 		(void)vpmu_cpuid_leaf(k->vm, 0x80000022, 0, r);
 		vpmu__kvm_mode_leaf(0x80000022, r, sup, k->leaf_80000022);
 		supported_leaf(c, 0x80000001, r);
-		k->sup_80000001_ecx = r[2];
 		vpmu__kvm_mode_model(&k->vm->gpmu->model, k->leaf_0a, k->leaf_80000022,
 		    (r[2] >> 23) & 1, &k->eff);
 	}
@@ -529,11 +528,8 @@ vpmu_kvm_cpuid_patch(vpmu_kvm *k, struct kvm_cpuid2 *cpuid, unsigned max_entries
 	}
 	if (k->mode == VPMU_PMU_MODE_KVM) {
 		/* PerfCtrExtCore where the model and KVM both have it; the rest is KVM's. */
-		if ((e = cpuid_entry(cpuid, max_entries, 0x80000001, false)) != NULL) {
-			entry_regs(e, r, false);
-			vpmu_cpuid_adjust(k->vm, 0x80000001, 0, r);
-			e->ecx = (e->ecx & ~(1u << 23)) | (r[2] & k->sup_80000001_ecx & (1u << 23));
-		}
+		if ((e = cpuid_entry(cpuid, max_entries, 0x80000001, false)) != NULL)
+			e->ecx = (e->ecx & ~(1u << 23)) | (k->eff.core_ext ? 1u << 23 : 0);
 		if (k->vm->src->exec_wants != NULL)
 			cpuid_hide_steal_time(cpuid);
 		return (0);

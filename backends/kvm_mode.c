@@ -22,17 +22,6 @@
 #include "host_internal.h"
 #include "kvm_mode.h"
 
-#define INTEL_PERFEVTSEL0	0x186u
-#define INTEL_PMC0		0x0C1u
-#define INTEL_FIXED_CTR0	0x309u
-#define INTEL_FIXED_CTR_CTRL	0x38Du
-#define INTEL_GLOBAL_CTRL	0x38Fu
-#define K7_EVNTSEL0		0xC0010000u
-#define K7_PERFCTR0		0xC0010004u
-#define CORE_PERF_CTL0		0xC0010200u	/* CTLn at +2n, CTRn at +2n+1 */
-#define AMD_GLOBAL_CTL		0xC0000301u	/* PerfCntrGlobalCtl */
-#define SEL_EN			(1ull << 22)
-
 static unsigned
 min_u(unsigned a, unsigned b)
 {
@@ -246,23 +235,23 @@ vpmu__kvm_mode_msrs(const struct vpmu_model *m, uint32_t *msrs, unsigned max)
 
 	for (i = 0; i < m->gp && n + 2 <= VPMU_ARRAY_SIZE(list); i++) {
 		if (m->vendor == VPMU_VENDOR_INTEL) {
-			list[n++] = INTEL_PERFEVTSEL0 + i;
-			list[n++] = INTEL_PMC0 + i;
+			list[n++] = GPMU_MSR_PERFEVTSEL0 + i;
+			list[n++] = GPMU_MSR_PMC0 + i;
 		} else if (amd_core(m)) {
-			list[n++] = CORE_PERF_CTL0 + 2 * i;
-			list[n++] = CORE_PERF_CTL0 + 2 * i + 1;
+			list[n++] = GPMU_MSR_PERF_CTL0 + 2 * i;
+			list[n++] = GPMU_MSR_PERF_CTL0 + 2 * i + 1;
 		} else {
-			list[n++] = K7_EVNTSEL0 + i;
-			list[n++] = K7_PERFCTR0 + i;
+			list[n++] = GPMU_MSR_K7_EVNTSEL0 + i;
+			list[n++] = GPMU_MSR_K7_PERFCTR0 + i;
 		}
 	}
 	if (m->vendor == VPMU_VENDOR_INTEL && m->version >= 2) {
-		list[n++] = INTEL_FIXED_CTR_CTRL;
+		list[n++] = GPMU_MSR_FIXED_CTR_CTRL;
 		for (i = 0; i < m->fixed && n < VPMU_ARRAY_SIZE(list) - 1; i++)
-			list[n++] = INTEL_FIXED_CTR0 + i;
+			list[n++] = GPMU_MSR_FIXED_CTR0 + i;
 	}
 	if (m->vendor != VPMU_VENDOR_NONE && has_global(m))
-		list[n++] = m->vendor == VPMU_VENDOR_INTEL ? INTEL_GLOBAL_CTRL : AMD_GLOBAL_CTL;
+		list[n++] = m->vendor == VPMU_VENDOR_INTEL ? GPMU_MSR_GLOBAL_CTRL : GPMU_MSR_AMD_GLOBAL_CTL;
 	n = min_u(n, max);
 	memcpy(msrs, list, n * sizeof(list[0]));
 	return (n);
@@ -288,7 +277,6 @@ int
 vpmu__kvm_mode_counters(const struct vpmu_vm *vm, const struct vpmu_model *m,
     const uint64_t *vals, unsigned nvals, struct vpmu_counter_info *out, unsigned *n)
 {
-	static const char *const fixed_event[] = { "instructions", "cycles", "ref-cycles" };
 	const struct gpmu *g;
 	uint32_t msrs[VPMU_KVM_MODE_MAX_MSRS];
 	uint64_t global = ~0ull, fctl = 0, gmask, fmask;
@@ -333,8 +321,8 @@ vpmu__kvm_mode_counters(const struct vpmu_vm *vm, const struct vpmu_model *m,
 		out[k].raw = out[k].value;
 		out[k].used = out[k].control != 0 || out[k].value != 0;
 		out[k].enabled = (out[k].control & 0x3) != 0 && ((global >> (32 + i)) & 1) != 0;
-		if (i < VPMU_ARRAY_SIZE(fixed_event))
-			snprintf(out[k].event, sizeof(out[k].event), "%s", fixed_event[i]);
+		snprintf(out[k].event, sizeof(out[k].event), "%s",
+		    vpmu_event_name(gpmu_fixed_event[i]));
 	}
 	*n = k;
 	return (0);

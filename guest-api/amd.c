@@ -161,10 +161,10 @@ global_wr(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t val)
 }
 
 static const struct gpmu_range amd_ranges[] = {
-	{ 0xC0010000, VPMU_AMD_LEGACY_GP, "PERF_CTR", k7_sel_rd, k7_sel_wr },
-	{ 0xC0010004, VPMU_AMD_LEGACY_GP, "PERF_CTR", k7_ctr_rd, k7_ctr_wr },
-	{ 0xC0010200, 2 * VPMU_AMD_MAX_GP, "PERF_CTR", core_rd, core_wr },
-	{ 0xC0000300, 4, "PERF_CNTR_GLOBAL", global_rd, global_wr },
+	{ GPMU_MSR_K7_EVNTSEL0, VPMU_AMD_LEGACY_GP, "PERF_CTR", k7_sel_rd, k7_sel_wr },
+	{ GPMU_MSR_K7_PERFCTR0, VPMU_AMD_LEGACY_GP, "PERF_CTR", k7_ctr_rd, k7_ctr_wr },
+	{ GPMU_MSR_PERF_CTL0, 2 * VPMU_AMD_MAX_GP, "PERF_CTR", core_rd, core_wr },
+	{ GPMU_MSR_AMD_GLOBAL, 4, "PERF_CNTR_GLOBAL", global_rd, global_wr },
 };
 
 const struct gpmu_vendor gpmu_amd = {

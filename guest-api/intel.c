@@ -227,12 +227,12 @@ global_wr(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t val)
 }
 
 static const struct gpmu_range intel_ranges[] = {
-	{ 0x0C1, VPMU_INTEL_MAX_GP, "IA32_PMC", pmc_rd, pmc_wr },
-	{ 0x186, VPMU_INTEL_MAX_GP, "IA32_PERFEVTSEL", evtsel_rd, evtsel_wr },
-	{ 0x309, VPMU_INTEL_MAX_FIXED + 1, "IA32_FIXED_CTR", fixed_rd, fixed_wr },
-	{ 0x345, 1, "IA32_PERF_CAPABILITIES", perfcap_rd, readonly_wr },
-	{ 0x38D, 4, "IA32_PERF_GLOBAL", global_rd, global_wr },
-	{ 0x4C1, VPMU_INTEL_MAX_GP, "IA32_A_PMC", apmc_rd, apmc_wr },
+	{ GPMU_MSR_PMC0, VPMU_INTEL_MAX_GP, "IA32_PMC", pmc_rd, pmc_wr },
+	{ GPMU_MSR_PERFEVTSEL0, VPMU_INTEL_MAX_GP, "IA32_PERFEVTSEL", evtsel_rd, evtsel_wr },
+	{ GPMU_MSR_FIXED_CTR0, VPMU_INTEL_MAX_FIXED + 1, "IA32_FIXED_CTR", fixed_rd, fixed_wr },
+	{ GPMU_MSR_PERF_CAP, 1, "IA32_PERF_CAPABILITIES", perfcap_rd, readonly_wr },
+	{ GPMU_MSR_FIXED_CTR_CTRL, 4, "IA32_PERF_GLOBAL", global_rd, global_wr },
+	{ GPMU_MSR_A_PMC0, VPMU_INTEL_MAX_GP, "IA32_A_PMC", apmc_rd, apmc_wr },
 };
 
 const struct gpmu_vendor gpmu_intel = {

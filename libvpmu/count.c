@@ -15,8 +15,9 @@
  * Two clocks per vCPU, neither of them wall time: rotations follow the run
  * clock, the CPU time of the vCPU's thread in its runs; the times follow
  * the source's own clock where it has one (the exact source: the cycles
- * it modelled, which only the guest's progress moves), else the run clock.  A guest reads base + counted * enabled / running: perf's
- * estimate, computed in 128 bits, and exact whenever the PMC always ran.
+ * it modelled, which only the guest's progress moves), else the run clock.
+ * A guest reads base + counted * enabled / running: perf's estimate,
+ * computed in 128 bits, and exact whenever the PMC always ran.
  * A PMC that never ran reads its base, not a guess.
  *
  * A PMC whose event the source cannot count is "unsupported": it takes no

@@ -259,18 +259,19 @@ gp_wants(const struct gpmu *g, struct gpmu_vcpu *v, unsigned i, struct vpmu_even
  * Fixed counter i counts fixed event i (SDM Vol. 3B 20.2.2): instructions,
  * core cycles, reference cycles.  Its nibble: bit 0 OS, bit 1 USR, bit 3 PMI.
  */
+const uint32_t gpmu_fixed_event[GPMU_MAX_FIXED] = {
+	VPMU_EV_INSTRUCTIONS, VPMU_EV_CYCLES, VPMU_EV_REF_CYCLES
+};
+
 static bool
 fixed_wants(const struct gpmu *g, struct gpmu_vcpu *v, unsigned i, struct vpmu_event_spec *spec)
 {
-	static const uint32_t fixed_event[GPMU_MAX_FIXED] = {
-		VPMU_EV_INSTRUCTIONS, VPMU_EV_CYCLES, VPMU_EV_REF_CYCLES
-	};
 	struct gpmu_ctr *c = &v->fx[i];
 	unsigned nib = (GPMU_LOAD(v->fixed_ctrl) >> (4 * i)) & 0xF;
 	bool on;
 
 	memset(spec, 0, sizeof(*spec));
-	spec->event = fixed_event[i];
+	spec->event = gpmu_fixed_event[i];
 	GPMU_STORE(c->ctl, nib);
 	c->intr = (nib & 0x8) != 0;
 	if (nib & 0x1)

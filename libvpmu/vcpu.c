@@ -104,8 +104,11 @@ enter_work(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 		vpmu__vcpu_prepare(vm, cpu);
 		vpmu__vm_unlock(vm);
 	}
-	v->entered = __atomic_load_n(&v->nact, __ATOMIC_RELAXED) != 0 ? cpu_ns() : 0;
-	v->entered_by = pthread_self();
+	v->entered = 0;
+	if (__atomic_load_n(&v->nact, __ATOMIC_RELAXED) != 0) {
+		v->entered = cpu_ns();
+		v->entered_by = pthread_self();
+	}
 	want = vm->src->exec_wants != NULL ? vm->src->exec_wants(vm->src_state, cpu) : 0;
 	/*
 	 * Nothing follows the guest: catch RDPMC's #GP at the guest's

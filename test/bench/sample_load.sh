@@ -24,17 +24,7 @@
 # Exit 77 (skip) where vpmustat finds no usable /dev/kvm.
 set -u
 vs=$1 elf=$2 lc=$3 dir=$4
-
-hogs=""
-stop_hogs() {
-	for p in $hogs; do
-		kill "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	hogs=""
-}
-trap 'stop_hogs' EXIT
-trap 'stop_hogs; exit 130' INT TERM
+with_load=$(dirname "$0")/../tools/with_load.sh
 
 fail() {
 	echo "sample_load.sh: FAIL: $*"
@@ -43,14 +33,9 @@ fail() {
 }
 
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
-for i in 1 2; do
-	sh -c 'while :; do :; done' &
-	hogs="$hogs $!"
-done
-VPMU_SKIP_NO_KVM=1 "$vs" --tunable mincount=1 -S instructions -n 1 -O "$dir/hot.log" \
-    "$elf" >"$dir/console.txt" 2>"$dir/stderr.txt"
+VPMU_SKIP_NO_KVM=1 sh "$with_load" 2 -- "$vs" --tunable mincount=1 -S instructions -n 1 \
+    -O "$dir/hot.log" "$elf" >"$dir/console.txt" 2>"$dir/stderr.txt"
 st=$?
-stop_hogs
 [ $st -eq 77 ] && { echo "sample_load.sh: skipped (no usable /dev/kvm)"; exit 77; }
 [ $st -eq 0 ] || fail "vpmustat exited $st"
 grep -q "^hot: done" "$dir/console.txt" || fail "no 'hot: done' from the guest"
