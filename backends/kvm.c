@@ -10,7 +10,8 @@
  *   pre_run    vpmu_vcpu_enter(); a PMI delivered as the guest programmed
  *              its local APIC's LVTPC (in-kernel LAPIC), or as KVM_NMI (the
  *              VMM emulates the APIC); single-stepping or breakpoints
- *              combined with the VMM's own guest debugging
+ *              combined with the VMM's own guest debugging; the kick timer
+ *              when a time event's sample is due in the run (kvm_kick.c)
  *   handle_exit  struct kvm_run -> struct vpmu_exit -> vpmu_vcpu_exit(),
  *              and the answer back into kvm_run (MSR data and #GP, IN data)
  *
@@ -32,6 +33,7 @@
 #include <vpmu/kvm.h>
 
 #include "exact.h"
+#include "kvm_kick.h"
 #include "kvm_mode.h"
 #include "kvm_stats.h"
 
@@ -68,6 +70,7 @@ struct kvm_vcpu_ctx {
 	uint64_t emul_sum;		/* its increase over the earlier windows */
 	uint64_t idt_base;		/* the guest's IDT register at the last look */
 	uint16_t idt_limit;		/*  (a change moves RDPMC's catch, rdpmc.c) */
+	struct vpmu_kick kick;		/* ends a run when a time sample is due */
 };
 
 struct vpmu_kvm {
@@ -76,6 +79,7 @@ struct vpmu_kvm {
 	int vm_fd;
 	bool sync_regs;			/* KVM_CAP_SYNC_REGS: regs come with the exit */
 	bool blockirq;			/* KVM_GUESTDBG_BLOCKIRQ is supported */
+	int kick_signo;			/* vpmu_kvm_set_kick_signal() (atomic) */
 	struct kvm_vcpu_ctx *vcpu;
 	int mode;			/* VPMU_PMU_MODE_TRAP or _KVM (kvm_mode.c) */
 	/*
@@ -381,6 +385,7 @@ vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp)
 	k->vm = vm;
 	k->nvcpus = vm->nvcpus;
 	k->vm_fd = vm_fd;
+	k->kick_signo = VPMU_KICK_SIGNAL_DEFAULT;
 	for (r = 0; r < (int)vm->nvcpus; r++) {
 		k->vcpu[r].fd = -1;
 		k->vcpu[r].injected = -1;
@@ -439,8 +444,10 @@ vpmu_kvm_destroy(vpmu_kvm *k)
 		return;
 	if (k->ext_on)
 		(void)vpmu__gpmu_set_external(k->vm, &detached);
-	for (i = 0; i < k->nvcpus; i++)
+	for (i = 0; i < k->nvcpus; i++) {
 		vpmu__kvm_stat_close(&k->vcpu[i].emul);
+		vpmu__kick_fini(&k->vcpu[i].kick);
+	}
 	free(k->vcpu);
 	free(k);
 }
@@ -985,16 +992,33 @@ vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
 {
 	struct kvm_vcpu_ctx *c;
 	struct vpmu_entry e;
+	int error;
 
 	if ((c = ctx_of(k, cpu)) == NULL)
 		return (EINVAL);
 	c->injected = c->db_pending ? 1 : -1;	/* #DB: the guest's own (deliver_db) */
 	c->db_pending = false;
 	if (vpmu__vcpu_enter_quiet(k->vm, cpu))	/* ctx_of() checked cpu */
-		return (0);
+		return (c->kick.armed ? vpmu__kick_arm(&c->kick, 0, 0) : 0);
 	vpmu__vcpu_enter(k->vm, cpu, &e);
+	if ((e.time_ns != 0 || c->kick.armed) && (error = vpmu__kick_arm(&c->kick,
+	    __atomic_load_n(&k->kick_signo, __ATOMIC_RELAXED), e.time_ns)) != 0)
+		return (error);
 	if (e.pmi || e.debug_changed)
 		return (pre_run_work(k, cpu, c, &e));
+	return (0);
+}
+
+int
+vpmu_kvm_set_kick_signal(vpmu_kvm *k, int signo)
+{
+	int error;
+
+	if (k == NULL)
+		return (EINVAL);
+	if ((error = vpmu__kick_signal_check(signo)) != 0)
+		return (error);
+	__atomic_store_n(&k->kick_signo, signo, __ATOMIC_RELAXED);
 	return (0);
 }
 

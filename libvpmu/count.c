@@ -22,6 +22,13 @@
  *
  * A PMC whose event the source cannot count is "unsupported": it takes no
  * slot and stays at its value; it never gets invented counts.
+ *
+ * Time events (task-clock, cpu-clock) are the core's own, whatever the
+ * source: a PMC on one counts the run clock, the vCPU thread's CPU time in
+ * the guest's runs, in ns, added at each exit.  It needs no host slot and
+ * always runs.  A sampling one has the VMM end a run when its next sample
+ * is due (vpmu_entry.time_ns): a sample at the guest's RIP every period of
+ * its run time, with no host PMU and without following the guest.
  */
 #include <errno.h>
 #include <string.h>
@@ -44,6 +51,28 @@ static unsigned
 cpu_of(const struct vpmu_pmc *pm, unsigned idx)
 {
 	return (VPMU_MODE_IS_SYSTEM(pm->mode) ? pm->cpu : idx);
+}
+
+bool
+vpmu__event_timed(const struct vpmu_event_spec *spec)
+{
+	return (vpmu_event_is_timed(spec->event) != 0);
+}
+
+int
+vpmu__pmc_supports(struct vpmu_vm *vm, const struct vpmu_event_spec *spec, char *why,
+    size_t whylen)
+{
+	if (vpmu__event_timed(spec))
+		return (0);		/* the core counts it (the note at the top) */
+	return (vm->src->supports(vm->src_state, spec, why, whylen));
+}
+
+/* pm counts in a host slot: neither unsupported nor a time event. */
+static bool
+slotted(const struct vpmu_pmc *pm)
+{
+	return (!pm->unsupported && !vpmu__event_timed(&pm->spec));
 }
 
 static void
@@ -123,7 +152,7 @@ slot_give(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 	int error;
 
 	VPMU_ASSERT(hw->active && !hw->counting);
-	if (pm->unsupported)
+	if (!slotted(pm))
 		return (0);
 	if (hw->ctr == NULL) {
 		error = vm->src->open(vm->src_state, cpu, vm->vcpu[cpu].tid,
@@ -176,15 +205,27 @@ slot_peek(struct vpmu_vm *vm, struct vpmu_hw *hw)
 }
 
 /*
- * Take pm's slot on cpu back: its events go to the PMC and, for a process
- * PMC, to the process the vCPU runs (hwpmc's pp_pmcval).
+ * Events pm counted on cpu go to the PMC and, for a process PMC, to the
+ * process the vCPU runs (hwpmc's pp_pmcval).
  */
+static void
+credit(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu, uint64_t delta)
+{
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+	struct vpmu_target *t;
+
+	pm->counted += delta;
+	hw_of(pm, cpu)->loaded += delta;
+	if (VPMU_MODE_IS_VIRTUAL(pm->mode) && v->cur != NULL && v->cur->slots != NULL &&
+	    (t = v->cur->slots[pm->row]) != NULL && t->pmc == pm)
+		t->value += delta;
+}
+
+/* Take pm's slot on cpu back: its events are credited. */
 static uint64_t
 slot_take(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 {
 	struct vpmu_hw *hw = hw_of(pm, cpu);
-	struct vpmu_vcpu *v = &vm->vcpu[cpu];
-	struct vpmu_target *t;
 	uint64_t delta;
 
 	if (!hw->counting)
@@ -192,12 +233,8 @@ slot_take(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 	delta = slot_peek(vm, hw);
 	(void)vm->src->disable(vm->src_state, hw->ctr);
 	hw->counting = false;
-	v->ncounting--;
-	pm->counted += delta;
-	hw->loaded += delta;
-	if (VPMU_MODE_IS_VIRTUAL(pm->mode) && v->cur != NULL && v->cur->slots != NULL &&
-	    (t = v->cur->slots[pm->row]) != NULL && t->pmc == pm)
-		t->value += delta;
+	vm->vcpu[cpu].ncounting--;
+	credit(vm, pm, cpu, delta);
 	return (delta);
 }
 
@@ -310,7 +347,7 @@ window(struct vpmu_vm *vm, unsigned cpu)
 	while (left > 0) {
 		best = v->nact;
 		for (i = 0; i < v->nact; i += unit_len(vm, v, i))
-			if (!placed[i] && !v->act[i]->unsupported &&
+			if (!placed[i] && slotted(v->act[i]) &&
 			    (best == v->nact || less_served(v->act[i], v->act[best])))
 				best = i;
 		if (best == v->nact)
@@ -320,7 +357,7 @@ window(struct vpmu_vm *vm, unsigned cpu)
 		if (n > left)
 			continue;		/* fits a later window whole */
 		for (k = 0; k < n; k++)
-			if (!v->act[best + k]->unsupported) {
+			if (slotted(v->act[best + k])) {
 				chosen[best + k] = true;
 				left--;
 			}
@@ -348,7 +385,7 @@ waiting(struct vpmu_vm *vm, unsigned cpu)
 	if (vm->capacity == 0 || v->ncounting == v->nact)
 		return (false);
 	for (i = 0; i < v->nact; i++)
-		if (!v->act[i]->unsupported && !hw_of(v->act[i], cpu)->counting)
+		if (slotted(v->act[i]) && !hw_of(v->act[i], cpu)->counting)
 			return (true);
 	return (false);
 }
@@ -379,6 +416,8 @@ vpmu__hw_activate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 	/* Who runs is decided again before the vCPU runs on (vpmu__vcpu_prepare). */
 	if (waiting(vm, cpu))
 		set_dirty(v, true);
+	if (vpmu__event_timed(&pm->spec))
+		vpmu__vcpu_time_due(vm, cpu);
 	return (0);
 }
 
@@ -393,6 +432,8 @@ vpmu__hw_deactivate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 	delta = slot_take(vm, pm, cpu);
 	hw->active = false;
 	act_remove(&vm->vcpu[cpu], pm);
+	if (vpmu__event_timed(&pm->spec))
+		vpmu__vcpu_time_due(vm, cpu);
 	if (freed && vm->capacity != 0 && vm->vcpu[cpu].nact > vm->vcpu[cpu].ncounting)
 		set_dirty(&vm->vcpu[cpu], true);	/* a waiting PMC takes the slot */
 	return (delta);
@@ -448,11 +489,14 @@ vpmu__vcpu_advance(struct vpmu_vm *vm, unsigned cpu, uint64_t run_ns, uint64_t n
 		pm = v->act[i];
 		pm->t_enabled += ns;
 		pm->tot_enabled += ns;
-		if (hw_of(pm, cpu)->counting) {
+		if (vpmu__event_timed(&pm->spec))
+			credit(vm, pm, cpu, run_ns);	/* always runs */
+		if (vpmu__event_timed(&pm->spec) || hw_of(pm, cpu)->counting) {
 			pm->t_running += ns;
 			pm->tot_running += ns;
 		}
 	}
+	vpmu__vcpu_time_due(vm, cpu);
 	if (!waiting(vm, cpu)) {
 		v->since_rotate = 0;		/* everybody runs: nothing to share */
 		return;
@@ -463,6 +507,26 @@ vpmu__vcpu_advance(struct vpmu_vm *vm, unsigned cpu, uint64_t run_ns, uint64_t n
 		window(vm, cpu);
 		v->rotations++;
 	}
+}
+
+/*
+ * The run time left on cpu before a sampling PMC on a time event is due
+ * (the smallest), into time_left for the next entry: 0, none.  VM lock
+ * held; the entry reads it without.
+ */
+void
+vpmu__vcpu_time_due(struct vpmu_vm *vm, unsigned cpu)
+{
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+	uint64_t left, min = 0;
+	unsigned i;
+
+	for (i = 0; i < v->nact; i++)
+		if (VPMU_MODE_IS_SAMPLING(v->act[i]->mode) &&
+		    vpmu__event_timed(&v->act[i]->spec) &&
+		    ((left = period_left(vm, v->act[i])) < min || min == 0))
+			min = left;
+	__atomic_store_n(&v->time_left, min, __ATOMIC_RELAXED);
 }
 
 uint64_t
@@ -549,7 +613,7 @@ vpmu__pmc_waiting(const struct vpmu_pmc *pm)
 	unsigned i;
 
 	for (i = 0; i < pm->nhw; i++)
-		if (pm->hw[i].active && !pm->hw[i].counting)
+		if (pm->hw[i].active && !pm->hw[i].counting && slotted(pm))
 			return (true);
 	return (false);
 }

@@ -26,6 +26,12 @@ vpmu_event_name(uint32_t event)
 	return (NULL);
 }
 
+int
+vpmu_event_is_timed(uint32_t event)
+{
+	return (event == VPMU_EV_TASK_CLOCK || event == VPMU_EV_CPU_CLOCK);
+}
+
 uint32_t
 vpmu_event_lookup(const char *name)
 {

@@ -249,6 +249,9 @@ struct vpmu_vcpu {
 	uint64_t since_rotate;		/* CPU ns since the last rotation */
 	uint64_t clock_mark;		/* the source's clock() at the last exit */
 	uint64_t rotations;
+	uint64_t time_left;		/* run ns before a time event's sample is due,
+					   0: none (count.c; atomic: the entry reads
+					   it without the lock) */
 
 	/*
 	 * The exit contract (vcpu.c): touched only by the vCPU's thread,
@@ -487,6 +490,13 @@ void	vpmu__vcpu_prepare(struct vpmu_vm *vm, unsigned cpu);
 uint64_t vpmu__hw_peek(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned idx);
 /* Some active hw of pm has no slot. */
 bool	vpmu__pmc_waiting(const struct vpmu_pmc *pm);
+/* A time event (task-clock, cpu-clock): the core counts it, not the source. */
+bool	vpmu__event_timed(const struct vpmu_event_spec *spec);
+/* 0 if the VM can count spec: the core a time event, else its source (why). */
+int	vpmu__pmc_supports(struct vpmu_vm *vm, const struct vpmu_event_spec *spec,
+	    char *why, size_t whylen);
+/* Recompute the vCPU's time_left (after its time sampling PMCs changed). */
+void	vpmu__vcpu_time_due(struct vpmu_vm *vm, unsigned cpu);
 
 /* proc.c */
 struct vpmu_proc *vpmu__proc_find(struct vpmu_vm *vm, int32_t pid);

@@ -349,7 +349,7 @@ vpmu_do_op_pmcallocate(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg
 	}
 	if (a->flags & (VPMU_F_LOG_PROCCSW | VPMU_F_LOG_PROCEXIT))
 		pm->flags |= VPMU_PF_NEEDS_LOGFILE;
-	if (vm->src->supports(vm->src_state, &spec, pm->why, sizeof(pm->why)) != 0)
+	if (vpmu__pmc_supports(vm, &spec, pm->why, sizeof(pm->why)) != 0)
 		pm->unsupported = true;
 
 	pm->owner_next = o->pmcs;
@@ -956,7 +956,7 @@ vpmu__model_pmc_program(struct vpmu_vm *vm, struct vpmu_pmc *pm,
 		pm->spec = *spec;
 		pm->why[0] = '\0';
 		pm->unsupported = spec->event != VPMU_EV_NONE &&
-		    vm->src->supports(vm->src_state, spec, pm->why, sizeof(pm->why)) != 0;
+		    vpmu__pmc_supports(vm, spec, pm->why, sizeof(pm->why)) != 0;
 	}
 	if (!run || pm->spec.event == VPMU_EV_NONE)
 		return (0);

@@ -177,6 +177,14 @@ vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc, unsigned
 		    (n = vpmu__pmc_counted(vm, pm)) - pm->sample_mark < pm->reload)
 			continue;
 		pm->sample_mark += pm->reload;	/* one sample per reload events */
+		/*
+		 * A time event's periods past the first ended in the same run:
+		 * its RIP is none of theirs, and later exits' are not either.
+		 */
+		if (vpmu__event_timed(&pm->spec) && n - pm->sample_mark >= pm->reload) {
+			v->xst.time_missed += (n - pm->sample_mark) / pm->reload;
+			pm->sample_mark += (n - pm->sample_mark) / pm->reload * pm->reload;
+		}
 		vpmu__pmc_arm(vm, pm);		/* the source: events to the next */
 		cons = __atomic_load_n(&r->cons, __ATOMIC_ACQUIRE);
 		if (r->prod - cons >= r->n) {
@@ -206,6 +214,7 @@ vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc, unsigned
 			(void)!write(vm->sweep_efd, &one, sizeof(one));	/* sweep now */
 		}
 	}
+	vpmu__vcpu_time_due(vm, cpu);	/* the next sample of a time event */
 }
 
 /* ---- the consumer: the sweeper, FLUSHLOG, the closes ---------------------------- */

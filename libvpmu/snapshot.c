@@ -1249,7 +1249,7 @@ apply_pmc(struct vpmu_vm *vm, struct vpmu_owner *o, struct vpmu_pmc ***tailp,
 	pm->sample_mark = sp->sample_mark;
 	pm->dropped = sp->dropped;
 	pm->owner = o;
-	if (vm->src->supports(vm->src_state, &pm->spec, pm->why, sizeof(pm->why)) != 0)
+	if (vpmu__pmc_supports(vm, &pm->spec, pm->why, sizeof(pm->why)) != 0)
 		pm->unsupported = true;
 	**tailp = pm;				/* the saved order */
 	*tailp = &pm->owner_next;

@@ -108,6 +108,7 @@ enter_work(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 	if (__atomic_load_n(&v->nact, __ATOMIC_RELAXED) != 0) {
 		v->entered = cpu_ns();
 		v->entered_by = pthread_self();
+		e->time_ns = __atomic_load_n(&v->time_left, __ATOMIC_RELAXED);
 	}
 	want = vm->src->exec_wants != NULL ? vm->src->exec_wants(vm->src_state, cpu) : 0;
 	/*

@@ -684,6 +684,8 @@ vr_run_start(struct vr_vm *vm)
 	unsigned i;
 	int err;
 
+	/* libvpmu's timer for time samples ends a run with our kick too. */
+	(void)vpmu_kvm_set_kick_signal(vm->k, SIG_KICK);
 	/* Before any vCPU runs: a vCPU ioctl waits while its vCPU is in KVM_RUN. */
 	for (i = 0; i < vm->nvcpus && vm->irqchip_kernel; i++)
 		blocking_stat_open(&vm->vcpu[i]);

@@ -597,6 +597,32 @@ open_log(struct live *l)
 	return (0);
 }
 
+/*
+ * A sampling run that took no sample says why, PMC by PMC: the source
+ * cannot count the event, or it counted less than one period.
+ */
+static void
+no_samples(struct live *l)
+{
+	struct vpmu_count c;
+	char why[256];
+	unsigned i;
+
+	for (i = 0; i < l->npmc; i++) {
+		if (is_counting(&l->pmc[i]))
+			continue;
+		if (vpmu_pmc_get_unsupported(l->vm->pmu, GUEST_PID, l->pmc[i].id, why,
+		    sizeof(why)) != 0)
+			fprintf(stderr, "vpmustat: no samples of %s: it cannot count: %s\n",
+			    l->pmc[i].label, why);
+		else if (vpmu_pmc_get_count(l->vm->pmu, GUEST_PID, l->pmc[i].id, &c) == 0)
+			fprintf(stderr, "vpmustat: no samples of %s: it counted %" PRIu64
+			    " %s, less than one period (-n %" PRIu64 ")\n", l->pmc[i].label,
+			    c.value, vpmu_event_is_timed(l->pmc[i].ev->event) ? "ns" : "events",
+			    l->o->rate);
+	}
+}
+
 /* The exact source's steps and breakpoint exits (--exact-mode), when it took any. */
 static void
 exact_stats(struct vr_vm *vm)
@@ -724,6 +750,8 @@ vs_live(struct vs_live_opts *o, const char *modelstr)
 		    st.buffer_requests_failed);
 	exact_stats(&vm);
 	fprintf(stderr, "\n");
+	if (l.sampling && st.intr_processed == 0)
+		no_samples(&l);
 	if (l.counting)
 		totals(&l);
 	if (l.sampling && l.readable && (err = report(&l, ended_well)) != 0 && status == 0)

@@ -103,6 +103,15 @@ VPMU_EXTERN int  vpmu_kvm_set_guest_debug(vpmu_kvm *k, unsigned cpu,
     const struct kvm_guest_debug *dbg);
 VPMU_EXTERN int  vpmu_kvm_vcpu_init(vpmu_kvm *k, unsigned cpu, int vcpu_fd, struct kvm_run *run);
 VPMU_EXTERN int  vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu);
+/*
+ * The signal that ends a vCPU's KVM_RUN when a sample of a time event
+ * (task-clock, cpu-clock) is due in it: a timer of vpmu_kvm_pre_run()'s
+ * sends it to the calling thread (default SIGRTMAX - 1).  If the signal
+ * has no handler (SIG_DFL or SIG_IGN), one that does nothing is installed
+ * when the timer is first armed.  A VMM with a kick signal of its own
+ * passes it here.
+ */
+VPMU_EXTERN int  vpmu_kvm_set_kick_signal(vpmu_kvm *k, int signo);
 /* Kept for VMMs written for 0.1: does nothing (handle_exit does it all). */
 VPMU_EXTERN int  vpmu_kvm_post_run(vpmu_kvm *k, unsigned cpu);
 /*

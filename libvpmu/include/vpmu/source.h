@@ -241,6 +241,13 @@ VPMU_EXTERN const struct vpmu_source_ops *vpmu_source_lookup(const char *name);
 /* Event names: "instructions" <-> VPMU_EV_INSTRUCTIONS.  NULL / 0 if unknown. */
 VPMU_EXTERN const char *vpmu_event_name(uint32_t event);
 VPMU_EXTERN uint32_t vpmu_event_lookup(const char *name);
+/*
+ * 1 if event is a time event (task-clock, cpu-clock): libvpmu's core counts
+ * it, whatever the source, as the vCPU thread's CPU time in the guest's
+ * runs in ns, and samples it at the guest's RIP every period of that time
+ * (vpmu(3), "Time events"); else 0.
+ */
+VPMU_EXTERN int vpmu_event_is_timed(uint32_t event);
 
 #ifdef __cplusplus
 }

@@ -157,6 +157,11 @@ struct vpmu_entry {
 	uint32_t need;			/* bit i: bp[i] must be armed (the others
 					   may be left out); VPMU_DEBUG_CATCH: 1 */
 	uint32_t pad2;
+	uint64_t time_ns;		/* a sample of a time event (task-clock,
+					   cpu-clock) is due after this many ns of
+					   the vCPU thread's CPU time in the guest:
+					   end the run by then (a timer that
+					   interrupts it); 0: none */
 };
 
 /* What libvpmu saw of one vCPU through the contract. */
@@ -174,6 +179,9 @@ struct vpmu_vcpu_stats {
 					   libvpmu (vpmu_exit.set) */
 	uint64_t rdpmc;			/* RDPMCs libvpmu answered (emulated) */
 	uint64_t rdpmc_gp;		/* of them, with #GP for the guest */
+	uint64_t time_missed;		/* periods of a time event's sampling PMC
+					   that a run went on past: no sample
+					   stands for them (vpmu_vcpu(3)) */
 };
 
 /*
