@@ -623,22 +623,32 @@ no_samples(struct live *l)
 	}
 }
 
-/* The exact source's steps and breakpoint exits (--exact-mode), when it took any. */
+/*
+ * The exact source's steps and breakpoint exits (--exact-mode), and the
+ * periods of time events no sample stands for, when there are any.
+ */
 static void
 exact_stats(struct vr_vm *vm)
 {
 	struct vpmu_kvm_stats ks;
-	uint64_t steps = 0, breaks = 0;
+	struct vpmu_vcpu_stats vs;
+	uint64_t steps = 0, breaks = 0, missed = 0;
 	unsigned c;
 
-	for (c = 0; vm->k != NULL && c < vm->nvcpus; c++)
+	for (c = 0; vm->k != NULL && c < vm->nvcpus; c++) {
 		if (vpmu_kvm_get_stats(vm->k, c, &ks) == 0) {
 			steps += ks.steps;
 			breaks += ks.breaks;
 		}
+		if (vpmu_vcpu_get_stats(vm->pmu, c, &vs) == 0)
+			missed += vs.time_missed;
+	}
 	if (steps + breaks != 0)
 		fprintf(stderr, "; %" PRIu64 " steps, %" PRIu64 " breakpoints", steps,
 		    breaks);
+	if (missed != 0)
+		fprintf(stderr, "; %" PRIu64 " time period%s without a sample (a run went "
+		    "past %s)", missed, missed == 1 ? "" : "s", missed == 1 ? "it" : "them");
 }
 
 int
