@@ -63,9 +63,20 @@ int
 vpmu__pmc_supports(struct vpmu_vm *vm, const struct vpmu_event_spec *spec, char *why,
     size_t whylen)
 {
-	if (vpmu__event_timed(spec))
-		return (0);		/* the core counts it (the note at the top) */
-	return (vm->src->supports(vm->src_state, spec, why, whylen));
+	uint32_t pl = spec->flags & (VPMU_EVF_USR | VPMU_EVF_OS);
+
+	if (!vpmu__event_timed(spec))
+		return (vm->src->supports(vm->src_state, spec, why, whylen));
+	/* The core counts it (the note at the top): all of the run's time. */
+	if ((pl != 0 && pl != (VPMU_EVF_USR | VPMU_EVF_OS)) ||
+	    (spec->flags & (VPMU_EVF_EDGE | VPMU_EVF_INV)) || spec->cmask != 0) {
+		if (why != NULL)
+			snprintf(why, whylen, "%s is the vCPU's run time: it cannot be "
+			    "split by privilege level, nor take an edge, an inversion "
+			    "or a counter mask", vpmu_event_name(spec->event));
+		return (EOPNOTSUPP);
+	}
+	return (0);
 }
 
 /* pm counts in a host slot: neither unsupported nor a time event. */
