@@ -25,79 +25,79 @@
 const struct vr_opt vr_opts[VR_O_NOPTS] = {
 	[VR_O_PMU] = { "pmu", required_argument, 0, "MODEL",
 	    "guest-visible PMU: intel-v1..intel-v5, amd-k7, amd-core, amd-v2\n"
-	    "or none, with optional :key=value,... (default intel-v2)" },
+	    "or none, with optional :key=value,... (default intel-v2)", false },
 	[VR_O_SOURCE] = { "source", required_argument, 0, "NAME",
-	    "host counter source: exact, perf or synthetic (default exact)" },
+	    "host counter source: exact, perf or synthetic (default exact)", false },
 	[VR_O_EXACT_MODE] = { "exact-mode", required_argument, 0, "MODE",
 	    "how the exact source follows the guest: step (every\n"
 	    "instruction) or block (straight-line code to a breakpoint)\n"
-	    "(default step)" },
+	    "(default step)", false },
 	[VR_O_EXACT_FORESEE] = { "exact-foresee", required_argument, 0, "on|off",
 	    "in blocks, run on through conditional branches whose way\n"
 	    "follows from the registers, and RETs to the run's own CALLs\n"
-	    "(default on)" },
+	    "(default on)", false },
 	[VR_O_EXACT_FF_MAX] = { "exact-ff-max", required_argument, 0, "N",
 	    "in blocks, the most instructions one fast-forwarded loop\n"
 	    "runs with interrupts held back (0: libvpmu's default, 2^24;\n"
-	    "1: no fast-forward)" },
+	    "1: no fast-forward)", false },
 	[VR_O_VCPUS] = { "vcpus", required_argument, 0, "N",
-	    "vCPUs, one thread each, 1..64 (default 1)" },
+	    "vCPUs, one thread each, 1..64 (default 1)", false },
 	[VR_O_MEM] = { "mem", required_argument, 0, "MiB",
 	    "guest RAM from guest-physical 0, at most 1024 (default 64;\n"
-	    "128 for a Multiboot image, 512 for a Linux bzImage)" },
+	    "128 for a Multiboot image, 512 for a Linux bzImage)", false },
 	[VR_O_MUX] = { "mux-interval", required_argument, 0, "US",
 	    "vCPU run time between two rotations of multiplexed counters, "
-	    "1..10000000 us (default 4000)" },
+	    "1..10000000 us (default 4000)", false },
 	[VR_O_HOST_COUNTERS] = { "host-counters", required_argument, 0, "N",
-	    "counters the source may run at once per vCPU, 1..4096" },
+	    "counters the source may run at once per vCPU, 1..4096", false },
 	[VR_O_REPORT] = { "report", required_argument, 0, "FILE",
 	    "write the report to FILE instead of standard error", true },
 	[VR_O_GUEST_LOG] = { "guest-log", required_argument, 0, "N=PATH",
 	    "offer PATH (created or truncated) to the guest as hwpmc log\n"
-	    "descriptor N, 0..15 (PMC_OP_CONFIGURELOG); repeatable" },
+	    "descriptor N, 0..15 (PMC_OP_CONFIGURELOG); repeatable", false },
 	[VR_O_FASTPAGE_HZ] = { "fastpage-hz", required_argument, 0, "N",
 	    "refresh the guest's fast-read pages N times a second,\n"
-	    "0..1000000, 0: at exits only (default 1000)" },
+	    "0..1000000, 0: at exits only (default 1000)", false },
 	[VR_O_IRQCHIP] = { "irqchip", required_argument, 0, "MODE",
 	    "kernel: KVM's in-kernel LAPIC, PMIs as the guest programs\n"
 	    "LVTPC (NMI at boot; an Intel model's NMI entry is re-armed\n"
 	    "after each PMI until the guest enables x2APIC or programs it);\n"
-	    "user: none, PMIs as NMIs (default kernel)" },
+	    "user: none, PMIs as NMIs (default kernel)", false },
 	[VR_O_PV_PORT] = { "pv-port", required_argument, 0, "N",
 	    "the paravirtual channel at ports N..N+7 (default 0x5650),\n"
-	    "0: no channel" },
+	    "0: no channel", false },
 	[VR_O_SNAPSHOT] = { "snapshot", required_argument, 0, "FILE",
 	    "a 32-bit write to port 0xf5 saves the VM to FILE and exits 0", true },
 	[VR_O_RESUME] = { "resume", required_argument, 0, "FILE",
 	    "continue the VM saved in FILE (same options and guest)", true },
 	[VR_O_MULTIBOOT] = { "multiboot", no_argument, 0, NULL,
 	    "boot GUEST as a Multiboot v1 image even if it is an ELF64\n"
-	    "x86-64 executable (otherwise told by the file)" },
+	    "x86-64 executable (otherwise told by the file)", false },
 	[VR_O_MB_APPEND] = { "append", required_argument, 0, "STR",
-	    "Multiboot or Linux bzImage: the command line (default empty)" },
+	    "Multiboot or Linux bzImage: the command line (default empty)", false },
 	[VR_O_INITRD] = { "initrd", required_argument, 0, "FILE",
 	    "Multiboot: FILE as module 0, page-aligned above the image;\n"
-	    "Linux bzImage: FILE as the initrd, at the top of RAM" },
+	    "Linux bzImage: FILE as the initrd, at the top of RAM", false },
 	[VR_O_EXIT_STATUS] = { "exit-status", required_argument, 0, "HOW",
 	    "a write of V to port 0xf4 exits with raw: V & 0xff,\n"
 	    "qemu: (V << 1 | 1) & 0xff, as QEMU's isa-debug-exit\n"
-	    "(default raw)" },
+	    "(default raw)", false },
 	[VR_O_TIMEOUT] = { "timeout", required_argument, 0, "SECONDS",
 	    "stop the guest when it has not exited after SECONDS of\n"
-	    "wall time, 1..4294967295: the report, status 124" },
+	    "wall time, 1..4294967295: the report, status 124", false },
 	[VR_O_USER_SYSCALL] = { "user-syscall", required_argument, 0, "HOW",
 	    "a guest's SYSCALL from user mode: auto completes it where\n"
 	    "a probe finds that the host's KVM leaves it at CPL 3,\n"
-	    "complete always catches it, host leaves it to KVM (default auto)" },
+	    "complete always catches it, host leaves it to KVM (default auto)", false },
 	[VR_O_EVENT_FILTER] = { "event-filter", required_argument, 0, "FILE|ipc|arch",
 	    "KVM's PMU event filter: Xen's preset ipc (instructions,\n"
 	    "cycles, reference cycles) or arch (the architectural events),\n"
 	    "or FILE in vpmu_event_filter(3)'s text format; a counter\n"
-	    "it disallows counts nothing" },
+	    "it disallows counts nothing", false },
 	[VR_O_PMU_MODE] = { "pmu-mode", required_argument, 0, "MODE",
 	    "who implements the guest's counters: trap (libvpmu, through\n"
 	    "MSR exits), kvm (KVM's own vPMU over the host PMU), auto (kvm\n"
-	    "where the host allows it, else trap) (default trap)" },
+	    "where the host allows it, else trap) (default trap)", false },
 	[VR_O_QUIET] = { "quiet", no_argument, 'q', NULL, "print no report", true },
 	[VR_O_HELP] = { "help", no_argument, 'h', NULL, "print this help and exit", true },
 };

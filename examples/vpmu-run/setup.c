@@ -196,7 +196,8 @@ event_filter_load(const char *arg, const struct vpmu_model *m, struct vpmu_event
 	}
 	text[len] = '\0';
 	if (strlen(text) != len) {
-		fprintf(stderr, "%s: --event-filter %s: a NUL byte in the file\n", vr_progname, arg);
+		fprintf(stderr, "%s: --event-filter %s: a NUL byte in the file\n",
+		    vr_progname, arg);
 		goto fail;
 	}
 	if ((e = vpmu_event_filter_parse(text, f, why, sizeof(why))) != 0) {
@@ -218,7 +219,7 @@ fail:
 	return (-1);
 }
 
-/* ---- set-up ---------------------------------------------------------------------- */
+/* ---- KVM or a PMU missing -------------------------------------------------------- */
 
 /* Kvm mode is not possible here: a skip where the caller asked for one. */
 static int
@@ -248,7 +249,7 @@ no_kvm(const char *what)
 	return (VR_EXIT_HOST);
 }
 
-/* ---- the two programs' set-up ------------------------------------------------------ */
+/* ---- the two programs' set-up --------------------------------------------------- */
 
 void
 vr_vm_init(struct vr_vm *vm)

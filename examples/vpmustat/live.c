@@ -25,9 +25,10 @@
  * (vr_run_supervise_tick: SIGINT, SIGTERM and --timeout end the run, whose
  * report and log are still written) and every 100 ms draws the progress
  * line (standard error is a terminal, after the first second) and the
- * counting table every -w seconds.  After the run: final counts, the PMCs stopped, FLUSHLOG (which first moves
- * the samples still in the rings into the log, so every sample taken is
- * in it), CLOSELOG, and the report from the log read back.
+ * counting table every -w seconds.  After the run: final counts, the PMCs
+ * stopped, FLUSHLOG (which first moves the samples still in the rings into
+ * the log, so every sample taken is in it), CLOSELOG, and the report from
+ * the log read back.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -86,7 +87,7 @@ since(const struct timespec *t0)
 	return ((double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9);
 }
 
-/* ---- the VM: setup.c's, with the tunables ----------------------------------------- */
+/* ---- the VM: setup.c's, with the tunables ------------------------------------ */
 
 /* main.c's add_tunable() set each on a config already: every name is known. */
 static int
