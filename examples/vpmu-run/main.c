@@ -23,8 +23,8 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: vpmu-run [options] GUEST.elf\n"
-	    "GUEST: an ELF64 x86-64 executable (boot protocol v1) or a Multiboot v1 "
-	    "image\n");
+	    "GUEST: an ELF64 x86-64 executable (boot protocol v1), a Multiboot v1 "
+	    "image\nor a Linux bzImage\n");
 	vr_runopts_usage(f, true);
 }
 
