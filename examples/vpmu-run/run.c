@@ -10,8 +10,9 @@
  * Ending the run: the first vr_run_stop() sets the status and the reason, marks the VM stopping
  * and kicks every other vCPU out of KVM_RUN (immediate_exit, then a signal
  * whose handler does nothing: KVM_RUN returns EINTR).  Each thread sees
- * the flag at the top of its loop and returns.  vpmu-run's --timeout,
- * SIGINT and SIGTERM end it the same way, from vr_run_supervise().
+ * the flag at the top of its loop and returns.  --timeout, SIGINT and
+ * SIGTERM end it the same way, from vr_run_supervise() (vpmu-run) or
+ * vr_run_supervise_tick() (vpmustat, whose progress and counts it ticks).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -716,7 +717,7 @@ vr_run_start(struct vr_vm *vm)
 	return (0);
 }
 
-/* ---- ending the run from outside (vpmu-run) -------------------------------------
+/* ---- ending the run from outside (vpmu-run, vpmustat) ---------------------------
  * SIGINT, SIGTERM and --timeout stop the run as a guest's exit does: the
  * first reason wins, every vCPU is kicked out of KVM_RUN, the report
  * follows.  The two signals are blocked in every thread of the run (they
@@ -752,14 +753,23 @@ void
 vr_run_supervise(struct vr_vm *vm, unsigned timeout_s, const sigset_t *held,
     const sigset_t *old)
 {
+	vr_run_supervise_tick(vm, timeout_s, held, old, 0, NULL, NULL);
+}
+
+void
+vr_run_supervise_tick(struct vr_vm *vm, unsigned timeout_s, const sigset_t *held,
+    const sigset_t *old, unsigned tick_ms, void (*tick)(void *), void *arg)
+{
 	struct timespec ts;
 	sigset_t set = *held;
 	siginfo_t si;
-	uint64_t deadline = 0, now;
+	uint64_t deadline = 0, next = 0, wake, now;
 	int sig;
 
 	if (timeout_s != 0)
 		deadline = vr_mono_ns() + (uint64_t)timeout_s * 1000000000u;
+	if (tick != NULL && tick_ms != 0)
+		next = vr_mono_ns() + (uint64_t)tick_ms * 1000000u;
 	sigaddset(&set, SIG_KICK);
 	(void)pthread_sigmask(SIG_BLOCK, &set, NULL);
 	pthread_mutex_lock(&vm->lock);
@@ -767,19 +777,27 @@ vr_run_supervise(struct vr_vm *vm, unsigned timeout_s, const sigset_t *held,
 	vm->supervised = true;
 	pthread_mutex_unlock(&vm->lock);
 	while (!stopping(vm)) {
-		if (deadline == 0)
-			sig = sigwaitinfo(&set, &si);
-		else if ((now = vr_mono_ns()) >= deadline) {
+		now = vr_mono_ns();
+		if (deadline != 0 && now >= deadline) {
 			vr_run_stop(vm, VR_EXIT_TIMEOUT, VR_END_TIMEOUT);
 			break;
-		} else {
-			ts.tv_sec = (time_t)((deadline - now) / 1000000000u);
-			ts.tv_nsec = (long)((deadline - now) % 1000000000u);
+		}
+		if (next != 0 && now >= next) {
+			tick(arg);
+			next += (uint64_t)tick_ms * 1000000u;
+			continue;
+		}
+		wake = deadline == 0 || (next != 0 && next < deadline) ? next : deadline;
+		if (wake == 0)
+			sig = sigwaitinfo(&set, &si);
+		else {
+			ts.tv_sec = (time_t)((wake - now) / 1000000000u);
+			ts.tv_nsec = (long)((wake - now) % 1000000000u);
 			sig = sigtimedwait(&set, &si, &ts);
 		}
 		if (sig > 0 && sig != SIG_KICK)
 			vr_run_stop(vm, VR_EXIT_SIGNAL + sig, VR_END_SIGNAL);
-		/* else: the kick (the run ends), the deadline, or EINTR */
+		/* else: the kick (the run ends), the deadline, a tick, or EINTR */
 	}
 	pthread_mutex_lock(&vm->lock);
 	vm->supervised = false;

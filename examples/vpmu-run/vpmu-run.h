@@ -2,7 +2,11 @@
  * vpmu-run.h -- a small KVM VMM that embeds libvpmu: one VM, N vCPU threads,
  * a guest ELF booted by the vpmu-run guest boot protocol v1 (vpmu-run(1)).
  *
- *   main.c   options, set-up in <vpmu/kvm.h>'s order, the report
+ *   main.c   vpmu-run's command line, the run, the report
+ *   runopts.c  the run's options, one table with vpmustat: names, help
+ *            text, parsers, usage lines (no KVM)
+ *   setup.c  the image's kind and loading, the VM set up in <vpmu/kvm.h>'s
+ *            order and torn down: vpmu-run's and vpmustat's
  *   elf.c    ELF validation and loading (no KVM: testable alone)
  *   multiboot.c  Multiboot v1 images: the header, loading, the information
  *            area (no KVM: testable alone)
@@ -19,6 +23,7 @@
 #ifndef VPMU_RUN_H
 #define VPMU_RUN_H
 
+#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -29,6 +34,8 @@
 
 #include <vpmu/vpmu.h>
 #include <vpmu/kvm.h>
+#include <vpmu/model.h>
+#include <vpmu/pv.h>
 
 /* Exit statuses of vpmu-run itself (a guest's exit gives V & 0xff). */
 #define VR_EXIT_HOST	1	/* a host failure: an ioctl, the library, memory */
@@ -330,6 +337,113 @@ int  vr_vcpu_setup(struct vr_vm *vm, struct vr_vcpu *c, const struct kvm_cpuid2 
     unsigned max, const struct vr_image *img);
 extern const char *vr_progname;		/* for messages: each program defines it */
 
+/*
+ * runopts.c: the options of a run, one table for vpmu-run and vpmustat.
+ * vr_opts[] is indexed by enum vr_opt_id; an own option is vpmu-run's
+ * alone.
+ */
+enum vr_opt_id {
+	VR_O_PMU, VR_O_SOURCE, VR_O_EXACT_MODE, VR_O_EXACT_FORESEE, VR_O_EXACT_FF_MAX,
+	VR_O_VCPUS, VR_O_MEM, VR_O_HOST_COUNTERS, VR_O_MUX, VR_O_REPORT, VR_O_GUEST_LOG,
+	VR_O_FASTPAGE_HZ, VR_O_IRQCHIP, VR_O_PV_PORT, VR_O_SNAPSHOT, VR_O_RESUME,
+	VR_O_MULTIBOOT, VR_O_MB_APPEND, VR_O_INITRD, VR_O_EXIT_STATUS, VR_O_TIMEOUT,
+	VR_O_USER_SYSCALL, VR_O_EVENT_FILTER, VR_O_PMU_MODE, VR_O_QUIET, VR_O_HELP,
+	VR_O_NOPTS
+};
+
+struct vr_opt {
+	const char *name;
+	int	    has_arg;		/* getopt_long's */
+	int	    shortopt;		/* 0: long only */
+	const char *arg;		/* the argument's name in the usage, or NULL */
+	const char *help;		/* lines joined by \n */
+	bool	    own;		/* vpmu-run's alone: not vpmustat's */
+};
+extern const struct vr_opt vr_opts[VR_O_NOPTS];
+
+/* What the options asked for (vr_runopts_init() gives the defaults). */
+struct vr_runopts {
+	const char *pmu;
+	const char *source;
+	bool	    source_given;	/* --source was given: else "the default" */
+	unsigned    vcpus;
+	unsigned    mem;		/* MiB, 0: the image kind's default (setup.c) */
+	unsigned    host_counters;	/* 0: the source's own capacity */
+	unsigned    mux_us;		/* 0: libvpmu's default (4 ms) */
+	const char *guest;
+	/* --guest-log N=PATH: the log files the guest may name in CONFIGURELOG */
+	const char *glog_path[VPMU_PV_MAX_LOGFDS];
+	int	    glog_fd[VPMU_PV_MAX_LOGFDS];
+	int	    fastpage_hz;	/* -1: libvpmu's default (1000) */
+	bool	    irqchip_user;	/* --irqchip user: no in-kernel LAPIC */
+	bool	    exact_block;	/* --exact-mode block */
+	unsigned    exact_ff_max;	/* --exact-ff-max: 0 libvpmu's default */
+	bool	    exact_no_foresee;	/* --exact-foresee off */
+	int	    pv_port;		/* -1: libvpmu's default (0x5650); 0: no channel */
+	bool	    multiboot;		/* --multiboot, or found so (setup.c) */
+	bool	    bzimage;		/* the guest is a Linux bzImage (setup.c) */
+	const char *append;		/* --append STR: the command line */
+	const char *initrd;		/* --initrd FILE: Multiboot module 0, Linux's initrd */
+	bool	    exit_qemu;		/* --exit-status qemu */
+	int	    user_syscall;	/* --user-syscall: VR_SYSCALL_* (syscall.c) */
+	unsigned    timeout;		/* --timeout: s of wall time, 0: none */
+	const char *event_filter;	/* --event-filter FILE|ipc|arch */
+	int	    pmu_mode;		/* --pmu-mode: VPMU_PMU_MODE_* */
+	bool	    pmu_mode_given;
+	/* vpmu-run's own */
+	const char *report;		/* --report FILE */
+	const char *snapshot;		/* --snapshot FILE */
+	const char *resume;		/* --resume FILE */
+	bool	    quiet;
+};
+
+void	vr_runopts_init(struct vr_runopts *o);
+/* Close the --guest-log files (libvpmu keeps its own duplicates). */
+void	vr_runopts_close(struct vr_runopts *o);
+/*
+ * getopt_long's entries for vr_opts[] (with own: every one, else the
+ * shared ones) at lo, each with val base + its index; their short options
+ * appended to shortopts (NULL: none).  How many entries.
+ */
+size_t	vr_runopts_longopts(struct option *lo, char *shortopts, bool own, int base);
+/* Option id's argument into o: 0, or -1 after a message prefixed vr_progname. */
+int	vr_runopts_parse(int id, const char *arg, struct vr_runopts *o);
+/* The usage lines of the options (with own: every one, else the shared ones). */
+void	vr_runopts_usage(FILE *f, bool own);
+
+/*
+ * setup.c: the guest image and the VM, in <vpmu/kvm.h>'s order, for both
+ * programs.  vr_setup_image() checks what the options name (model, event
+ * filter, source), finds the image's kind (boot protocol ELF64, Multiboot
+ * v1, Linux bzImage) and loads it into new RAM: no KVM yet, so a bad
+ * image or option gives VR_EXIT_USAGE on any machine.  vr_setup_vm() then
+ * makes the libvpmu VM and the KVM VM and its vCPUs, up to the first
+ * KVM_RUN.  Each returns 0 or an exit status after a message prefixed
+ * vr_progname; vr_setup_teardown() undoes whatever was done.
+ */
+struct vr_setup {
+	struct vr_runopts *o;
+	/* before vpmu_vm_create: the caller's own settings; 0 or an exit status */
+	int	(*configure)(vpmu_config *cfg, void *arg);
+	void	*arg;
+	/* what vr_setup_image() found */
+	struct vpmu_model model;
+	char	 modelstr[256];		/* the model, canonical */
+	const struct vpmu_source_ops *src;
+	struct vpmu_event_filter *ef;	/* --event-filter, or NULL */
+	struct vr_image img;
+	uint64_t image_hash;		/* vr_snapshot_hash() of the image file */
+	/* vr_setup_vm()'s */
+	struct vpmu_exact_params exact;
+	vpmu_config *cfg;
+};
+
+/* The VM's descriptors none, its lock and cond made: before anything else. */
+void	vr_vm_init(struct vr_vm *vm);
+int	vr_setup_image(struct vr_setup *s, struct vr_vm *vm);
+int	vr_setup_vm(struct vr_setup *s, struct vr_vm *vm);
+void	vr_setup_teardown(struct vr_setup *s, struct vr_vm *vm);
+
 /* snapshot.c: 0 or an exit status, after a message */
 uint64_t vr_snapshot_hash(const void *p, size_t n);
 int  vr_snapshot_save(struct vr_vm *vm, const struct vr_snapconf *sc);
@@ -380,7 +494,7 @@ void vr_run_wait(struct vr_vm *vm);
  */
 void vr_run_stop(struct vr_vm *vm, int status, enum vr_end why);
 /*
- * Ending the run from outside (vpmu-run): SIGINT and SIGTERM (those not
+ * Ending the run from outside (vpmu-run, vpmustat): SIGINT and SIGTERM (those not
  * ignored at start) blocked in the calling thread before vr_run_start(),
  * so that every thread of the run inherits the mask: *held says which,
  * *old the mask before.  0, or -1 after a message.
@@ -395,5 +509,8 @@ int  vr_run_hold_signals(sigset_t *held, sigset_t *old);
  */
 void vr_run_supervise(struct vr_vm *vm, unsigned timeout_s, const sigset_t *held,
     const sigset_t *old);
+/* The same, calling tick(arg) every tick_ms ms of the run (vpmustat's progress). */
+void vr_run_supervise_tick(struct vr_vm *vm, unsigned timeout_s, const sigset_t *held,
+    const sigset_t *old, unsigned tick_ms, void (*tick)(void *), void *arg);
 
 #endif /* VPMU_RUN_H */

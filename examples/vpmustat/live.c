@@ -1,12 +1,13 @@
 /*
- * live.c -- vpmustat's run: a guest booted as vpmu-run boots it, with PMCs
- * of the host API on it.
+ * live.c -- vpmustat's run: a guest booted as vpmu-run boots it (any image
+ * kind vpmu-run boots, with the same run options), with PMCs of the host
+ * API on it.
  *
- * The VMM is vpmu-run's: elf.c loads the guest, boot.c builds the boot
- * protocol's state and each vCPU (vr_vcpu_setup()), run.c runs the vCPU
- * threads.  This file does the set-up in <vpmu/kvm.h>'s order as vpmu-run's
- * main.c does, then, before any vCPU runs, as one privileged caller
- * (pid 1):
+ * The VMM is vpmu-run's: setup.c tells the image's kind, loads it and sets
+ * the VM up in <vpmu/kvm.h>'s order (the --tunable values go into its
+ * config here), boot.c builds each vCPU, run.c runs the vCPU threads and
+ * ends the run.  Then, before any vCPU runs, this file does as one
+ * privileged caller (pid 1):
  *
  *   the process      for -p / -P: pid 1 is created as the guest's only
  *                    process (the guest runs no hooks of its own), named by
@@ -20,12 +21,14 @@
  *                    -P / -p: one process PMC (TS / TC) per event, attached
  *                    to pid 1; all in the paravirtual class, all started
  *
- * While the guest runs, the main thread wakes every 100 ms: the progress
- * line (standard error is a terminal, after the first second), the counting
- * table every -w seconds, and SIGINT / SIGTERM, which end the run.  After
- * the run: final counts, the PMCs stopped, FLUSHLOG (which first moves
- * the samples still in the rings into the log, so every sample taken is
- * in it), CLOSELOG, and the report from the log read back.
+ * While the guest runs, the main thread supervises it as vpmu-run's does
+ * (vr_run_supervise_tick: SIGINT, SIGTERM and --timeout end the run, whose
+ * report and log are still written) and every 100 ms draws the progress
+ * line (standard error is a terminal, after the first second) and the
+ * counting table every -w seconds.  After the run: final counts, the PMCs
+ * stopped, FLUSHLOG (which first moves the samples still in the rings into
+ * the log, so every sample taken is in it), CLOSELOG, and the report from
+ * the log read back.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,20 +37,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/kvm.h>
 
-#include <vpmu/model.h>
-
-#include "../vpmu-run/vpmu-run.h"
 #include "vpmustat.h"
 
-#define MiB		(1ull << 20)
-#define TSS_ADDR_KVM	0xfffbd000ul	/* KVM_SET_TSS_ADDR: 3 pages, far above RAM */
 #define MAX_PMCS	(VS_MAX_EVENTS * VR_MAX_VCPUS)
 #define GUEST_PID	1
 
@@ -75,19 +70,13 @@ struct live {
 	bool	 readable;		/* the log can be read back for the report */
 	bool	 progress;		/* the progress line is on */
 	bool	 progress_shown;
+	double	 next_progress, next_row;	/* s since t0 */
 	struct timespec t0;
+	const char *src;		/* the source's name */
 };
 
 /* boot.c's messages name the program. */
 const char *vr_progname = "vpmustat";
-
-static volatile sig_atomic_t interrupted;
-
-static void
-on_signal(int sig)
-{
-	interrupted = sig;
-}
 
 static double
 since(const struct timespec *t0)
@@ -98,159 +87,18 @@ since(const struct timespec *t0)
 	return ((double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9);
 }
 
-/* /dev/kvm is missing or unusable: a skip where the caller asked for one. */
+/* ---- the VM: setup.c's, with the tunables ------------------------------------ */
+
+/* main.c's add_tunable() set each on a config already: every name is known. */
 static int
-no_kvm(const char *what)
+set_tunables(vpmu_config *cfg, void *arg)
 {
-	const char *skip = getenv("VPMU_SKIP_NO_KVM");
+	const struct vs_live_opts *o = arg;
+	unsigned i;
 
-	if (skip != NULL && strcmp(skip, "1") == 0) {
-		printf("SKIP: %s\n", what);
-		return (VS_EXIT_SKIP);
-	}
-	fprintf(stderr, "vpmustat: %s\n", what);
-	return (VS_EXIT_HOST);
-}
-
-/* ---- the VM, in <vpmu/kvm.h>'s order ------------------------------------------------ */
-
-static int
-vm_setup(struct vs_live_opts *o, struct vr_vm *vm, vpmu_config **cfgp)
-{
-	static struct vpmu_exact_params exact_params;	/* CPI 1; the vendor */
-	const struct vpmu_source_ops *src;
-	struct kvm_userspace_memory_region region;
-	struct kvm_cpuid2 *cpuid = NULL;
-	struct vpmu_model model;
-	struct vr_image img;
-	uint8_t *file = NULL;
-	size_t flen, i;
-	char err[256];
-	unsigned max = 0;
-	long api;
-	int e;
-
-	if (vpmu_model_parse(o->pmu, &model, err, sizeof(err)) != 0) {
-		fprintf(stderr, "vpmustat: --pmu %s: %s\n", o->pmu, err);
-		return (VS_EXIT_USAGE);
-	}
-	if ((src = vpmu_source_lookup(o->source)) == NULL) {
-		fprintf(stderr, "vpmustat: --source %s: no such source (exact, perf, "
-		    "synthetic)\n", o->source);
-		return (VS_EXIT_USAGE);
-	}
-	vm->nvcpus = o->vcpus;
-	vm->ram_size = (uint64_t)o->mem * MiB;
-	vm->ram = mmap(NULL, vm->ram_size, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (vm->ram == MAP_FAILED) {
-		vm->ram = NULL;
-		fprintf(stderr, "vpmustat: guest RAM (%u MiB): %s\n", o->mem, strerror(errno));
-		return (VS_EXIT_HOST);
-	}
-	if (vr_elf_read(o->guest, &file, &flen, err, sizeof(err)) < 0 ||
-	    vr_elf_load(file, flen, vm->ram, vm->ram_size, &img, err, sizeof(err)) < 0) {
-		fprintf(stderr, "vpmustat: %s%s%s\n", file ? o->guest : "",
-		    file ? ": " : "", err);
-		free(file);
-		return (VS_EXIT_USAGE);
-	}
-	free(file);
-	if ((uint64_t)vm->nvcpus * VR_STACK_SIZE > vm->ram_size ||
-	    vm->ram_size - (uint64_t)vm->nvcpus * VR_STACK_SIZE < img.hi) {
-		fprintf(stderr, "vpmustat: %s: %u MiB of RAM holds the image but not "
-		    "the vCPU stacks above it; raise --mem\n", o->guest, o->mem);
-		return (VS_EXIT_USAGE);
-	}
-	vr_boot_tables(vm->ram);
-
-	if ((vm->kvm_fd = vr_kvm_open(err, sizeof(err))) < 0)
-		return (no_kvm(err));
-	exact_params.vendor = model.vendor;
-	exact_params.mode = o->exact_block ? VPMU_EXACT_BLOCK : VPMU_EXACT_STEP;
-	if ((e = vpmu_config_create(cfgp)) != 0 ||
-	    (e = vpmu_config_set_vcpus(*cfgp, vm->nvcpus)) != 0 ||
-	    (e = vpmu_config_set_model(*cfgp, &model)) != 0 ||
-	    (e = vpmu_config_set_source(*cfgp, src, src == &vpmu_source_exact ?
-	    (void *)&exact_params : NULL)) != 0 ||
-	    (e = vpmu_config_set_capacity(*cfgp, o->host_counters)) != 0 ||
-	    (o->mux_us != 0 &&
-	    (e = vpmu_config_set_mux_interval(*cfgp, (uint64_t)o->mux_us * 1000)) != 0)) {
-		fprintf(stderr, "vpmustat: libvpmu configuration: %s\n", vpmu_strerror(e));
-		return (VS_EXIT_HOST);
-	}
-	/* main.c's add_tunable() set each on a config already: every name is known. */
 	for (i = 0; i < o->ntunables; i++)
-		(void)vpmu_config_set_tunable(*cfgp, o->tunables[i].name,
-		    o->tunables[i].value);
-	if ((e = vpmu_vm_create(*cfgp, &vm->pmu)) != 0) {
-		fprintf(stderr, "vpmustat: vpmu_vm_create: %s\n", vpmu_strerror(e));
-		return (VS_EXIT_HOST);
-	}
-	if ((vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0)) < 0) {
-		snprintf(err, sizeof(err), "KVM_CREATE_VM: %s", strerror(errno));
-		return (no_kvm(err));
-	}
-	if ((e = vpmu_kvm_create(vm->pmu, vm->vm_fd, &vm->k)) != 0) {
-		fprintf(stderr, "vpmustat: vpmu_kvm_create: %s\n", vpmu_strerror(e));
-		return (VS_EXIT_HOST);
-	}
-	memset(&region, 0, sizeof(region));
-	region.memory_size = vm->ram_size;
-	region.userspace_addr = (uintptr_t)vm->ram;
-	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, TSS_ADDR_KVM) < 0 ||
-	    ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &region) < 0) {
-		fprintf(stderr, "vpmustat: KVM_SET_TSS_ADDR / KVM_SET_USER_MEMORY_REGION: "
-		    "%s\n", strerror(errno));
-		return (VS_EXIT_HOST);
-	}
-	if ((e = vpmu_kvm_add_memory(vm->k, 0, vm->ram_size, vm->ram)) != 0) {
-		fprintf(stderr, "vpmustat: vpmu_kvm_add_memory: %s\n", vpmu_strerror(e));
-		return (VS_EXIT_HOST);
-	}
-	if ((api = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0)) <= 0) {
-		fprintf(stderr, "vpmustat: KVM_GET_VCPU_MMAP_SIZE: %s\n", strerror(errno));
-		return (VS_EXIT_HOST);
-	}
-	vm->run_size = (size_t)api;
-	if ((cpuid = vr_supported_cpuid(vm->kvm_fd, &max)) == NULL) {
-		fprintf(stderr, "vpmustat: KVM_GET_SUPPORTED_CPUID: %s\n", strerror(errno));
-		return (VS_EXIT_HOST);
-	}
-	for (i = 0; i < vm->nvcpus; i++) {
-		vm->vcpu[i].vm = vm;
-		vm->vcpu[i].index = (unsigned)i;
-		if (vr_vcpu_setup(vm, &vm->vcpu[i], cpuid, max, &img) < 0) {
-			free(cpuid);
-			return (VS_EXIT_HOST);
-		}
-	}
-	free(cpuid);
+		(void)vpmu_config_set_tunable(cfg, o->tunables[i].name, o->tunables[i].value);
 	return (0);
-}
-
-static void
-vm_teardown(struct vr_vm *vm, vpmu_config *cfg)
-{
-	size_t i;
-
-	if (vm->k != NULL)
-		vpmu_kvm_destroy(vm->k);
-	for (i = 0; i < VR_MAX_VCPUS; i++) {
-		if (vm->vcpu[i].run != NULL)
-			munmap(vm->vcpu[i].run, vm->run_size);
-		if (vm->vcpu[i].fd >= 0)
-			close(vm->vcpu[i].fd);
-	}
-	if (vm->vm_fd >= 0)
-		close(vm->vm_fd);
-	if (vm->kvm_fd >= 0)
-		close(vm->kvm_fd);
-	vpmu_vm_destroy(vm->pmu);
-	if (cfg != NULL)
-		vpmu_config_destroy(cfg);
-	if (vm->ram != NULL)
-		munmap(vm->ram, vm->ram_size);
 }
 
 /* ---- the PMCs ------------------------------------------------------------------------ */
@@ -307,7 +155,7 @@ pmc_add(struct live *l, const struct vs_event *ev, uint32_t cpu)
 	if (vpmu_pmc_get_unsupported(l->vm->pmu, caller.pid, p->id, why, sizeof(why)) ==
 	    EOPNOTSUPP)
 		fprintf(stderr, "vpmustat: warning: event %s: source %s does not count "
-		    "it: %s\n", ev->name, l->o->source, why[0] ? why : "unsupported");
+		    "it: %s\n", ev->name, l->src, why[0] ? why : "unsupported");
 	return (0);
 }
 
@@ -323,7 +171,7 @@ proc_setup(struct live *l)
 
 	if ((err = vpmu_proc_create(l->vm->pmu, &caller, 0)) != 0)
 		return (op_fail("vpmu_proc_create", NULL, err));
-	if ((err = vpmu_proc_exec(l->vm->pmu, GUEST_PID, l->o->guest, NULL)) != 0)
+	if ((err = vpmu_proc_exec(l->vm->pmu, GUEST_PID, l->o->run.guest, NULL)) != 0)
 		return (op_fail("vpmu_proc_exec", NULL, err));
 	return (0);
 }
@@ -442,29 +290,22 @@ progress(struct live *l)
 	l->progress_shown = true;
 }
 
+/* Every 100 ms of the run (vr_run_supervise_tick): the progress line, the -w rows. */
 static void
-watch(struct live *l)
+tick(void *arg)
 {
-	struct timespec tick = { 0, 100000000 };	/* 100 ms */
-	double next_row = l->o->wait_s, next_progress = 1.0, t;
+	struct live *l = arg;
+	double t = since(&l->t0);
 
-	while (!__atomic_load_n(&l->vm->stopping, __ATOMIC_ACQUIRE)) {
-		nanosleep(&tick, NULL);
-		if (interrupted) {
-			vr_run_stop(l->vm, VR_EXIT_SIGNAL + interrupted, VR_END_SIGNAL);
-			break;
-		}
-		t = since(&l->t0);
-		if (l->progress && t >= next_progress) {
-			progress(l);
-			next_progress = t + 0.25;
-		}
-		if (l->counting && l->o->wait_s != 0 && t >= next_row) {
-			if (l->progress && l->out == stderr)
-				progress_clear(l);
-			count_row(l);
-			next_row += l->o->wait_s;
-		}
+	if (l->progress && t >= l->next_progress) {
+		progress(l);
+		l->next_progress = t + 0.25;
+	}
+	if (l->counting && l->o->wait_s != 0 && t >= l->next_row) {
+		if (l->progress && l->out == stderr)
+			progress_clear(l);
+		count_row(l);
+		l->next_row += l->o->wait_s;
 	}
 }
 
@@ -518,7 +359,7 @@ report(struct live *l, bool write)
 	unsigned i;
 	int fd, ret;
 
-	if (vs_symtab_load(&syms, l->o->guest, err, sizeof(err)) < 0)
+	if (vs_symtab_load(&syms, l->o->run.guest, err, sizeof(err)) < 0)
 		fprintf(stderr, "vpmustat: warning: symbols: %s\n", err);
 	vs_profile_init(&p, &syms);
 	for (i = 0; i < l->npmc; i++)
@@ -546,7 +387,7 @@ report(struct live *l, bool write)
 	else if (p.error[0] != '\0' && vs_outs_any(l->o->outs))
 		fprintf(stderr, "vpmustat: -G, --folded and --svg not written\n");
 	ret = vs_outputs(&p, l->out, l->o->top, l->o->event, l->o->outs, write,
-	    l->o->guest);
+	    l->o->run.guest);
 	vs_profile_free(&p);
 	vs_symtab_free(&syms);
 	return (ret);
@@ -651,14 +492,38 @@ exact_stats(struct vr_vm *vm)
 		    "past %s)", missed, missed == 1 ? "" : "s", missed == 1 ? "it" : "them");
 }
 
+/* How the run ended, on standard error. */
+static void
+run_end(const struct vr_vm *vm, const struct vs_live_opts *o, double secs)
+{
+	switch (vm->end) {
+	case VR_END_GUEST_EXIT:
+		fprintf(stderr, "vpmustat: the guest exited with status %d after %.2f s",
+		    vm->status, secs);
+		break;
+	case VR_END_TIMEOUT:
+		fprintf(stderr, "vpmustat: timed out after %.2f s without a guest exit "
+		    "(--timeout %u): stopped, status %d", secs, o->run.timeout, vm->status);
+		break;
+	case VR_END_SIGNAL:
+		fprintf(stderr, "vpmustat: interrupted after %.2f s: stopped by %s, status %d",
+		    secs, vm->status - VR_EXIT_SIGNAL == SIGINT ? "SIGINT" : "SIGTERM",
+		    vm->status);
+		break;
+	default:
+		fprintf(stderr, "vpmustat: the run ended without a guest exit (status %d) "
+		    "after %.2f s", vm->status, secs);
+	}
+}
+
 int
-vs_live(struct vs_live_opts *o, const char *modelstr)
+vs_live(struct vs_live_opts *o)
 {
 	static struct vr_vm vm;		/* large; zeroed */
+	static struct vr_setup s;
 	struct vpmu_op_configurelog cl;
 	struct vpmu_driverstats st;
-	struct sigaction sa;
-	vpmu_config *cfg = NULL;
+	sigset_t held, oldmask;
 	struct live l;
 	double secs;
 	unsigned i;
@@ -670,10 +535,10 @@ vs_live(struct vs_live_opts *o, const char *modelstr)
 	l.vm = &vm;
 	l.logfd = -1;
 	l.out = stderr;
-	vm.kvm_fd = vm.vm_fd = -1;
-	for (i = 0; i < VR_MAX_VCPUS; i++)
-		vm.vcpu[i].fd = -1;
-	vr_vm_sync_init(&vm);
+	vr_vm_init(&vm);
+	s.o = &o->run;
+	s.configure = set_tunables;
+	s.arg = o;
 	for (i = 0; i < o->nev; i++) {
 		l.sampling |= o->ev[i].scope == VS_SS || o->ev[i].scope == VS_TS;
 		l.counting |= o->ev[i].scope == VS_SC || o->ev[i].scope == VS_TC;
@@ -686,8 +551,9 @@ vs_live(struct vs_live_opts *o, const char *modelstr)
 		ret = VS_EXIT_USAGE;
 		goto out;
 	}
-	if ((ret = vm_setup(o, &vm, &cfg)) != 0)
+	if ((ret = vr_setup_image(&s, &vm)) != 0 || (ret = vr_setup_vm(&s, &vm)) != 0)
 		goto out;
+	l.src = s.src->name;
 	if (l.process && (ret = proc_setup(&l)) != 0)
 		goto out;
 	/* The log before the PMCs: their PMCALLOCATE records go to it. */
@@ -704,27 +570,30 @@ vs_live(struct vs_live_opts *o, const char *modelstr)
 	if ((ret = pmcs_setup(&l)) != 0)
 		goto out;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	l.progress = isatty(STDERR_FILENO) && l.sampling;
-	fprintf(stderr, "vpmustat: %s: model %s, source %s, %u vCPU%s", o->guest, modelstr,
-	    o->source, vm.nvcpus, vm.nvcpus == 1 ? "" : "s");
+	fprintf(stderr, "vpmustat: %s: model %s, source %s, %u vCPU%s", o->run.guest,
+	    s.modelstr, l.src, vm.nvcpus, vm.nvcpus == 1 ? "" : "s");
 	if (l.sampling)
 		fprintf(stderr, ", sampling every %" PRIu64 " events%s", o->rate,
 		    o->callchain ? " with call chains" : "");
 	fprintf(stderr, "\n");
+	if (o->run.pmu_mode_given)
+		fprintf(stderr, "vpmustat: guest PMU mode %s\n", vm.pmu_mode_why);
 	if (l.counting && o->wait_s != 0)
 		count_header(&l);
-	clock_gettime(CLOCK_MONOTONIC, &l.t0);
-	if (vr_run_prepare() < 0) {
+	/*
+	 * The run, until the guest exits, a signal (SIGINT, SIGTERM) or
+	 * --timeout stops it; the progress line and the rows every 100 ms.
+	 */
+	if (vr_run_prepare() < 0 || vr_run_hold_signals(&held, &oldmask) < 0) {
 		ret = VS_EXIT_HOST;
 		goto out;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &l.t0);
+	l.next_row = o->wait_s;
+	l.next_progress = 1.0;
 	(void)vr_run_start(&vm);
-	watch(&l);
+	vr_run_supervise_tick(&vm, o->run.timeout, &held, &oldmask, 100, tick, &l);
 	vr_run_wait(&vm);
 	secs = since(&l.t0);
 	status = vm.status;
@@ -738,22 +607,19 @@ vs_live(struct vs_live_opts *o, const char *modelstr)
 			    vpmu_strerror(err));
 		(void)vpmu_pmc_stop(vm.pmu, &caller, l.pmc[i].id);
 	}
-	/* A run ends well by the guest's exit, whatever its status, or by a signal. */
-	ended_well = vm.end == VR_END_GUEST_EXIT || interrupted;
+	/*
+	 * A run ends well by the guest's exit, whatever its status, or when
+	 * stopped from outside (a signal, --timeout): its report is written.
+	 */
+	ended_well = vm.end == VR_END_GUEST_EXIT || vm.end == VR_END_SIGNAL ||
+	    vm.end == VR_END_TIMEOUT;
 	if (l.logfd >= 0 && finish_log(&l) < 0) {
 		status = status != 0 ? status : VS_EXIT_HOST;
 		ended_well = false;
 	}
 	if (vpmu_vm_get_driverstats(vm.pmu, &caller, &st) != 0)
 		memset(&st, 0, sizeof(st));
-	if (vm.end == VR_END_GUEST_EXIT)
-		fprintf(stderr, "vpmustat: the guest exited with status %d after %.2f s",
-		    vm.status, secs);
-	else if (interrupted)
-		fprintf(stderr, "vpmustat: interrupted after %.2f s", secs);
-	else
-		fprintf(stderr, "vpmustat: the run ended without a guest exit (status %d) "
-		    "after %.2f s", vm.status, secs);
+	run_end(&vm, o, secs);
 	if (l.sampling)
 		fprintf(stderr, "; %" PRIu32 " samples, %" PRIu32 " dropped (ring full), %"
 		    PRIu32 " log buffers unavailable", st.intr_processed, st.intr_bufferfull,
@@ -771,10 +637,8 @@ out:
 	if (l.out != stderr && l.out != NULL && vs_fclose(l.out, "-o", o->out) < 0 &&
 	    ret == 0)
 		ret = VS_EXIT_HOST;
-	vm_teardown(&vm, cfg);
+	vr_setup_teardown(&s, &vm);
 	if (l.logfd >= 0)
 		close(l.logfd);
-	vr_marks_free(&vm);
-	vr_vm_sync_destroy(&vm);
 	return (ret);
 }

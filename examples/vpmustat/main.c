@@ -6,6 +6,9 @@
  *   vpmustat -R LOG [--elf GUEST.elf] [-c CPUS] [-G FILE] [--folded FILE] [--svg FILE]
  *
  * The first forms run the guest (live.c); -R reads a log (profile.c).
+ * The run's options (--pmu, --source, --vcpus, --mem, --initrd, --append,
+ * --timeout, ...) are vpmu-run's: runopts.c's table, parser and usage
+ * lines, with this file's own options before them in getopt_long's table.
  * Everything that can be checked is checked first (events, -c, --tunable
  * values), then the files of -G, --folded and --svg are opened (output.c),
  * then the work; both modes end in vs_outputs(): the top-functions report
@@ -30,11 +33,12 @@
 #define TOP_DEFAULT	20
 
 enum {
-	O_ELF = 256, O_FOLDED, O_SVG, O_EVENT, O_TOP, O_DUMP, O_LIST, O_PMU, O_SOURCE,
-	O_EXACT_MODE, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_TUNABLE,
+	O_ELF = 256, O_FOLDED, O_SVG, O_EVENT, O_TOP, O_DUMP, O_LIST, O_TUNABLE,
+	O_RUN = 512,		/* + enum vr_opt_id: the run's options, vpmu-run's */
 };
 
-static const struct option longopts[] = {
+/* vpmustat's own; the run's (runopts.c's table) follow. */
+static const struct option ownopts[] = {
 	{ "elf",		required_argument, NULL, O_ELF },
 	{ "folded",		required_argument, NULL, O_FOLDED },
 	{ "svg",		required_argument, NULL, O_SVG },
@@ -42,16 +46,8 @@ static const struct option longopts[] = {
 	{ "top",		required_argument, NULL, O_TOP },
 	{ "dump",		no_argument,	   NULL, O_DUMP },
 	{ "list-events",	no_argument,	   NULL, O_LIST },
-	{ "pmu",		required_argument, NULL, O_PMU },
-	{ "source",		required_argument, NULL, O_SOURCE },
-	{ "exact-mode",		required_argument, NULL, O_EXACT_MODE },
-	{ "vcpus",		required_argument, NULL, O_VCPUS },
-	{ "mem",		required_argument, NULL, O_MEM },
-	{ "host-counters",	required_argument, NULL, O_HOST_COUNTERS },
-	{ "mux-interval",	required_argument, NULL, O_MUX },
 	{ "tunable",		required_argument, NULL, O_TUNABLE },
 	{ "help",		no_argument,	   NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
 };
 
 static void
@@ -64,7 +60,8 @@ usage(FILE *f)
 	    "GUEST.elf\n"
 	    "       vpmustat -R LOG [--elf GUEST.elf] [-c CPUS] [-G FILE] [--folded FILE] [--svg FILE]\n"
 	    "       vpmustat --list-events [--pmu MODEL]\n"
-	    "run a guest (vpmu-run's boot protocol) under sampling or counting PMCs:\n"
+	    "run a guest (any image vpmu-run boots: a boot protocol v1 ELF64, a Multiboot v1\n"
+	    "image, a Linux bzImage) under sampling or counting PMCs:\n"
 	    "  -S EVENTS        sample: a system-mode PMC per event per vCPU\n"
 	    "  -P EVENTS        sample: a process-mode PMC per event, on the guest (pid 1)\n"
 	    "  -s EVENTS        count: system mode, per vCPU\n"
@@ -76,10 +73,10 @@ usage(FILE *f)
 	    "  -C               cumulative counts in those rows (default: since the last row)\n"
 	    "  -c CPUS          the vCPUs of the -S/-s after it: 0,2 or 0-3 or * (default *)\n"
 	    "  -o FILE          counts and report to FILE (default: standard error)\n"
-	    "  --pmu MODEL, --source NAME, --vcpus N, --mem MiB, --host-counters N,\n"
-	    "  --mux-interval US, --exact-mode MODE\n"
-	    "                   as vpmu-run (default intel-v2, exact, 1, 64, step)\n"
 	    "  --tunable NAME=VALUE  an hwpmc tunable (callchaindepth, nsamples, ...)\n"
+	    "the run's options, as vpmu-run's (vpmu-run(1)):\n", VS_RATE_DEFAULT);
+	vr_runopts_usage(f, false);
+	fprintf(f,
 	    "read a log (report to standard output):\n"
 	    "  -R LOG           the top functions of each event\n"
 	    "  --elf FILE       symbols from FILE (the guest's ELF)\n"
@@ -92,8 +89,7 @@ usage(FILE *f)
 	    "  --event NAME     the event of -G/--folded/--svg (default: the first sampled)\n"
 	    "  --top N          functions in the report (default %d; 0: all)\n"
 	    "EVENT: instructions, branches, cycles, ref-cycles; a raw code 0xUUEE;\n"
-	    "or a libpfm4 name of the model's vendor (--list-events)\n", VS_RATE_DEFAULT,
-	    TOP_DEFAULT);
+	    "or a libpfm4 name of the model's vendor (--list-events)\n", TOP_DEFAULT);
 }
 
 static int
@@ -361,8 +357,10 @@ main(int argc, char **argv)
 	const char *rlog = NULL, *elf = NULL, *pending_c = NULL;
 	/* static: reachable, not a leak, on the early returns below */
 	static vpmu_config *tuncfg;
+	/* vpmustat's own options, then the run's: none of them own (vpmu-run's) */
+	static struct option longopts[NELEM(ownopts) + VR_O_NOPTS + 1];
 	struct vpmu_model model;
-	char err[256], modelstr[256];
+	char err[256];
 	unsigned nspecs = 0, ncpusets = 0, i;
 	bool dump = false, list = false, live_only = false, sampling = false;
 	uint64_t v;
@@ -372,11 +370,10 @@ main(int argc, char **argv)
 	o.callchain = true;
 	o.wait_s = 5;
 	o.top = TOP_DEFAULT;
-	o.pmu = "intel-v2";
-	o.source = "exact";
-	o.vcpus = 1;
-	o.mem = 64;
+	vr_runopts_init(&o.run);
 	o.outs = &outs;
+	memcpy(longopts, ownopts, sizeof(ownopts));
+	(void)vr_runopts_longopts(longopts + NELEM(ownopts), NULL, false, O_RUN);
 	/* --tunable names are checked against libvpmu's as they come. */
 	if ((e = vpmu_config_create(&tuncfg)) != 0) {
 		fprintf(stderr, "vpmustat: vpmu_config_create: %s\n", vpmu_strerror(e));
@@ -385,6 +382,15 @@ main(int argc, char **argv)
 
 	while ((ch = getopt_long(argc, argv, "S:s:P:p:n:NCO:R:G:w:o:c:h", longopts,
 	    NULL)) != -1) {
+		/* The run's options: --pmu goes with --list-events too. */
+		if (ch >= O_RUN && ch < O_RUN + VR_O_NOPTS) {
+			if (vr_runopts_parse(ch - O_RUN, optarg, &o.run) < 0) {
+				usage(stderr);
+				return (VS_EXIT_USAGE);
+			}
+			live_only |= ch != O_RUN + VR_O_PMU;
+			continue;
+		}
 		switch (ch) {
 		case 'S':
 		case 's':
@@ -467,43 +473,6 @@ main(int argc, char **argv)
 		case O_LIST:
 			list = true;
 			break;
-		case O_PMU:
-			o.pmu = optarg;
-			break;
-		case O_SOURCE:
-			o.source = optarg;
-			live_only = true;
-			break;
-		case O_EXACT_MODE:
-			if (strcmp(optarg, "step") != 0 && strcmp(optarg, "block") != 0)
-				return (bad("--exact-mode %s: want step or block%s", optarg, ""));
-			o.exact_block = strcmp(optarg, "block") == 0;
-			live_only = true;
-			break;
-		case O_VCPUS:
-			if (num("--vcpus", optarg, 1, 64, &v) < 0)
-				return (bad("bad --vcpus%s%s", "", ""));
-			o.vcpus = (unsigned)v;
-			live_only = true;
-			break;
-		case O_MEM:
-			if (num("--mem", optarg, 1, 1024, &v) < 0)
-				return (bad("bad --mem%s%s", "", ""));
-			o.mem = (unsigned)v;
-			live_only = true;
-			break;
-		case O_HOST_COUNTERS:
-			if (num("--host-counters", optarg, 1, 4096, &v) < 0)
-				return (bad("bad --host-counters%s%s", "", ""));
-			o.host_counters = (unsigned)v;
-			live_only = true;
-			break;
-		case O_MUX:
-			if (num("--mux-interval", optarg, 1, 10000000, &v) < 0)
-				return (bad("bad --mux-interval%s%s", "", ""));
-			o.mux_us = (unsigned)v;
-			live_only = true;
-			break;
 		case O_TUNABLE:
 			if ((ret = add_tunable(&o, tuncfg, optarg)) != 0)
 				return (ret);
@@ -518,10 +487,8 @@ main(int argc, char **argv)
 		}
 	}
 
-	if (vpmu_model_parse(o.pmu, &model, err, sizeof(err)) != 0)
-		return (bad("--pmu %s: %s", o.pmu, err));
-	if (vpmu_model_format(&model, modelstr, sizeof(modelstr)) != 0)
-		snprintf(modelstr, sizeof(modelstr), "%s", o.pmu);
+	if (vpmu_model_parse(o.run.pmu, &model, err, sizeof(err)) != 0)
+		return (bad("--pmu %s: %s", o.run.pmu, err));
 	if (list) {
 		if (rlog != NULL || nspecs != 0 || optind != argc)
 			return (bad("--list-events takes no other action%s%s", "", ""));
@@ -555,9 +522,9 @@ main(int argc, char **argv)
 	if (optind != argc - 1)
 		return (bad(optind == argc ? "no guest ELF given%s%s" :
 		    "one guest ELF only (\"%s\" too)%s", argv[argc - 1], ""));
-	o.guest = argv[optind];
+	o.run.guest = argv[optind];
 	for (i = 0; i < nspecs; i++) {
-		if ((ret = check_cpus(specs[i].cpus, o.vcpus)) != 0 ||
+		if ((ret = check_cpus(specs[i].cpus, o.run.vcpus)) != 0 ||
 		    (ret = add_events(&o, specs[i].scope, specs[i].list, model.vendor,
 		    specs[i].cpus)) != 0)
 			return (ret);
@@ -571,9 +538,10 @@ main(int argc, char **argv)
 	vpmu_config_destroy(tuncfg);
 	tuncfg = NULL;
 	/* The files before the guest boots: a bad path fails before the run. */
-	ret = vs_outs_open(&outs) < 0 ? VS_EXIT_USAGE : vs_live(&o, modelstr);
+	ret = vs_outs_open(&outs) < 0 ? VS_EXIT_USAGE : vs_live(&o);
 done:
 	vs_outs_discard(&outs);		/* what was opened and not written */
+	vr_runopts_close(&o.run);
 	if (vs_stdout_flush(true) < 0 && ret == 0)
 		ret = VS_EXIT_HOST;
 	return (ret);

@@ -4,8 +4,9 @@
  *
  *   main.c     options, the two modes
  *   events.c   event names: perf's generic ones, libpfm4's, raw codes
- *   live.c     the run: vpmu-run's boot.c/elf.c/run.c, PMCs, the log,
- *              the progress line, the counting table
+ *   live.c     the run: vpmu-run's setup.c (every image kind vpmu-run
+ *              boots, its run options from runopts.c), boot.c, run.c;
+ *              PMCs, the log, the progress line, the counting table
  *   profile.c  the log read back: samples into a call tree; the report,
  *              the call graph, folded stacks, the record dump
  *   symbols.c  guest addresses to function names through libelf; the
@@ -20,6 +21,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "../vpmu-run/vpmu-run.h"
 
 #define VS_EXIT_HOST	1	/* host failure, unreadable log */
 #define VS_EXIT_USAGE	2	/* bad option, event or guest image */
@@ -228,16 +231,15 @@ struct vs_live_opts {
 	/* --tunable NAME=VALUE */
 	struct { const char *name; long value; } tunables[16];
 	unsigned ntunables;
-	/* vpmu-run's options */
-	const char *pmu;
-	const char *source;
-	bool	 exact_block;		/* --exact-mode block */
-	unsigned vcpus, mem, host_counters, mux_us;
-	const char *guest;
+	/* the run's options, vpmu-run's (runopts.c); the guest */
+	struct vr_runopts run;
 };
 
-/* Run the guest; the exit status (the guest's, or VS_EXIT_*). */
-int vs_live(struct vs_live_opts *o, const char *modelstr);
+/*
+ * Run the guest; the exit status (the guest's, VR_EXIT_TIMEOUT,
+ * VR_EXIT_SIGNAL + the signal, or VS_EXIT_*).
+ */
+int vs_live(struct vs_live_opts *o);
 
 /* ---- output.c ---------------------------------------------------------------------- */
 

@@ -1,7 +1,7 @@
 /*
  * linux_loader_test -- vpmu-run's Linux bzImage loader (examples/vpmu-run/
  * linux.c, with elf.c) and COM1's interrupt (devices.c), linked alone, on
- * bzImages built here in memory (a setup header, and a gzip payload
+ * bzImages built here in memory (bzimage.h: a setup header, a gzip payload
  * holding a small ELF64 kernel): what a good image puts in RAM, field by
  * field (boot_params, e820, command line, initrd, MP table), and each
  * refusal with its message.  Exit status 0, or 1 after naming each failed
@@ -11,16 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 #include <linux/kvm.h>
 
 #include "vpmu-run.h"
 #include "loader_check.h"
+#include "bzimage.h"
 
 #define RAM_SIZE	(128u << 20)
 #define KERNEL_PA	0x1000000u	/* where the test kernel's PT_LOAD goes */
 #define KERNEL_LEN	0x3000u
-#define SETUP_SECTS	4
 #define BP		0x7000u		/* boot_params, as linux.c places them */
 
 static char err[256];
@@ -62,55 +61,14 @@ kernel_elf(size_t *len)
 	return (f);
 }
 
-/* gzip of in, with the decompressed size appended as the kernel build does. */
-static size_t
-gzip(const uint8_t *in, size_t n, uint8_t *out, size_t cap)
-{
-	z_stream s;
-	size_t len;
-
-	memset(&s, 0, sizeof(s));
-	if (deflateInit2(&s, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return (0);
-	s.next_in = (Bytef *)(uintptr_t)in;
-	s.avail_in = (uInt)n;
-	s.next_out = out;
-	s.avail_out = (uInt)cap;
-	if (deflate(&s, Z_FINISH) != Z_STREAM_END) {
-		deflateEnd(&s);
-		return (0);
-	}
-	len = cap - s.avail_out;
-	deflateEnd(&s);
-	return (len);		/* gzip's own trailer ends with ISIZE */
-}
-
-/*
- * A bzImage: SETUP_SECTS setup sectors with the header (protocol 2.15,
- * LOADED_HIGH, cmdline_size 2047, initrd_addr_max 0x7fffffff, init_size),
- * then the payload at payload_offset 0x10 of the protected-mode part.
- */
+/* A bzImage of kernel_elf()'s kernel (bzimage.h), initrd_addr_max 0x7fffffff. */
 static uint8_t *
 bzimage(size_t *len)
 {
-	size_t klen, pm = (SETUP_SECTS + 1) * 512, n = 0;
-	uint8_t *k = kernel_elf(&klen), *f = calloc(1, pm + 0x10 + klen + 1024);
+	size_t klen;
+	uint8_t *k = kernel_elf(&klen), *f = bz_image(k, klen, 0x7fffffff, len);
 
-	f[0x1f1] = SETUP_SECTS;
-	vr_put16(f + 0x1fe, 0xAA55);
-	f[0x200] = 0xEB;
-	f[0x201] = 0x6a;			/* the header ends at 0x26c */
-	memcpy(f + 0x202, "HdrS", 4);
-	vr_put16(f + 0x206, 0x020f);
-	f[0x211] = 0x01;			/* LOADED_HIGH */
-	vr_put32(f + 0x22c, 0x7fffffff);		/* initrd_addr_max */
-	vr_put32(f + 0x238, 2047);			/* cmdline_size */
-	vr_put32(f + 0x248, 0x10);			/* payload_offset */
-	vr_put32(f + 0x260, 0x800000);		/* init_size: 8 MiB */
-	n = gzip(k, klen, f + pm + 0x10, klen + 1024);
-	vr_put32(f + 0x24c, (uint32_t)n);		/* payload_length */
 	free(k);
-	*len = pm + 0x10 + n;
 	return (f);
 }
 
@@ -156,7 +114,7 @@ test_good(void)
 	CHECK(ok);
 	/* boot_params: the image's header, then the loader's fields */
 	CHECK(memcmp(ram + BP + 0x202, "HdrS", 4) == 0);
-	CHECK(ram[BP + 0x1f1] == SETUP_SECTS && r32(BP + 0x248) == 0x10);
+	CHECK(ram[BP + 0x1f1] == BZ_SETUP_SECTS && r32(BP + 0x248) == 0x10);
 	CHECK(ram[BP + 0x210] == 0xff);				/* type_of_loader */
 	CHECK(ram[BP + 0x211] == 0x81);				/* LOADED_HIGH | CAN_USE_HEAP */
 	CHECK(r32(BP + 0x228) == 0x20000);			/* cmd_line_ptr */
@@ -295,13 +253,13 @@ test_refusals(void)
 	vr_put32(g + 0x24c, (uint32_t)len);
 	CHECK(load(g, len, &b, &img) < 0 && strstr(err, "is not inside") != NULL);
 	memcpy(g, f, len);
-	g[(SETUP_SECTS + 1) * 512 + 0x10] = 0x42;
+	g[BZ_PAYLOAD_OFF] = 0x42;
 	CHECK(load(g, len, &b, &img) < 0 && strstr(err, "format is not known") != NULL);
 	memcpy(g, f, len);
-	memcpy(g + (SETUP_SECTS + 1) * 512 + 0x10, "\x5d\x00\x00", 3);
+	memcpy(g + BZ_PAYLOAD_OFF, "\x5d\x00\x00", 3);
 	CHECK(load(g, len, &b, &img) < 0 && strstr(err, "lzma-compressed") != NULL);
 	memcpy(g, f, len);
-	g[(SETUP_SECTS + 1) * 512 + 0x10 + 40] ^= 0xff;		/* corrupt deflate data */
+	g[BZ_PAYLOAD_OFF + 40] ^= 0xff;		/* corrupt deflate data */
 	CHECK(load(g, len, &b, &img) < 0 && strstr(err, "gzip:") != NULL);
 	memcpy(g, f, len);
 	vr_put32(g + len - 4, 0x7fffffff);				/* the size appended */

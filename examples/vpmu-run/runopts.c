@@ -1,0 +1,412 @@
+/*
+ * runopts.c -- the options of a run, one table for vpmu-run and vpmustat:
+ * each option's name, argument and help text (vr_opts[]), getopt_long's
+ * table made from it, the parser of each option's argument into a
+ * struct vr_runopts, and the lines of the usage message.  An option
+ * marked own is vpmu-run's alone (--report, --snapshot, --resume,
+ * --quiet, --help); vpmustat takes the others.  Messages are prefixed
+ * with vr_progname.  No KVM: the set-up the options ask for is setup.c's.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <vpmu/pv.h>
+
+#include "vpmu-run.h"
+
+#define MEM_MAX		1024		/* MiB: RSP (the top of RAM) must be identity mapped */
+
+const struct vr_opt vr_opts[VR_O_NOPTS] = {
+	[VR_O_PMU] = { "pmu", required_argument, 0, "MODEL",
+	    "guest-visible PMU: intel-v1..intel-v5, amd-k7, amd-core, amd-v2\n"
+	    "or none, with optional :key=value,... (default intel-v2)", false },
+	[VR_O_SOURCE] = { "source", required_argument, 0, "NAME",
+	    "host counter source: exact, perf or synthetic (default exact)", false },
+	[VR_O_EXACT_MODE] = { "exact-mode", required_argument, 0, "MODE",
+	    "how the exact source follows the guest: step (every\n"
+	    "instruction) or block (straight-line code to a breakpoint)\n"
+	    "(default step)", false },
+	[VR_O_EXACT_FORESEE] = { "exact-foresee", required_argument, 0, "on|off",
+	    "in blocks, run on through conditional branches whose way\n"
+	    "follows from the registers, and RETs to the run's own CALLs\n"
+	    "(default on)", false },
+	[VR_O_EXACT_FF_MAX] = { "exact-ff-max", required_argument, 0, "N",
+	    "in blocks, the most instructions one fast-forwarded loop\n"
+	    "runs with interrupts held back (0: libvpmu's default, 2^24;\n"
+	    "1: no fast-forward)", false },
+	[VR_O_VCPUS] = { "vcpus", required_argument, 0, "N",
+	    "vCPUs, one thread each, 1..64 (default 1)", false },
+	[VR_O_MEM] = { "mem", required_argument, 0, "MiB",
+	    "guest RAM from guest-physical 0, at most 1024 (default 64;\n"
+	    "128 for a Multiboot image, 512 for a Linux bzImage)", false },
+	[VR_O_MUX] = { "mux-interval", required_argument, 0, "US",
+	    "vCPU run time between two rotations of multiplexed counters, "
+	    "1..10000000 us (default 4000)", false },
+	[VR_O_HOST_COUNTERS] = { "host-counters", required_argument, 0, "N",
+	    "counters the source may run at once per vCPU, 1..4096", false },
+	[VR_O_REPORT] = { "report", required_argument, 0, "FILE",
+	    "write the report to FILE instead of standard error", true },
+	[VR_O_GUEST_LOG] = { "guest-log", required_argument, 0, "N=PATH",
+	    "offer PATH (created or truncated) to the guest as hwpmc log\n"
+	    "descriptor N, 0..15 (PMC_OP_CONFIGURELOG); repeatable", false },
+	[VR_O_FASTPAGE_HZ] = { "fastpage-hz", required_argument, 0, "N",
+	    "refresh the guest's fast-read pages N times a second,\n"
+	    "0..1000000, 0: at exits only (default 1000)", false },
+	[VR_O_IRQCHIP] = { "irqchip", required_argument, 0, "MODE",
+	    "kernel: KVM's in-kernel LAPIC, PMIs as the guest programs\n"
+	    "LVTPC (NMI at boot; an Intel model's NMI entry is re-armed\n"
+	    "after each PMI until the guest enables x2APIC or programs it);\n"
+	    "user: none, PMIs as NMIs (default kernel)", false },
+	[VR_O_PV_PORT] = { "pv-port", required_argument, 0, "N",
+	    "the paravirtual channel at ports N..N+7 (default 0x5650),\n"
+	    "0: no channel", false },
+	[VR_O_SNAPSHOT] = { "snapshot", required_argument, 0, "FILE",
+	    "a 32-bit write to port 0xf5 saves the VM to FILE and exits 0", true },
+	[VR_O_RESUME] = { "resume", required_argument, 0, "FILE",
+	    "continue the VM saved in FILE (same options and guest)", true },
+	[VR_O_MULTIBOOT] = { "multiboot", no_argument, 0, NULL,
+	    "boot GUEST as a Multiboot v1 image even if it is an ELF64\n"
+	    "x86-64 executable (otherwise told by the file)", false },
+	[VR_O_MB_APPEND] = { "append", required_argument, 0, "STR",
+	    "Multiboot or Linux bzImage: the command line (default empty)", false },
+	[VR_O_INITRD] = { "initrd", required_argument, 0, "FILE",
+	    "Multiboot: FILE as module 0, page-aligned above the image;\n"
+	    "Linux bzImage: FILE as the initrd, at the top of RAM", false },
+	[VR_O_EXIT_STATUS] = { "exit-status", required_argument, 0, "HOW",
+	    "a write of V to port 0xf4 exits with raw: V & 0xff,\n"
+	    "qemu: (V << 1 | 1) & 0xff, as QEMU's isa-debug-exit\n"
+	    "(default raw)", false },
+	[VR_O_TIMEOUT] = { "timeout", required_argument, 0, "SECONDS",
+	    "stop the guest when it has not exited after SECONDS of\n"
+	    "wall time, 1..4294967295: the report, status 124", false },
+	[VR_O_USER_SYSCALL] = { "user-syscall", required_argument, 0, "HOW",
+	    "a guest's SYSCALL from user mode: auto completes it where\n"
+	    "a probe finds that the host's KVM leaves it at CPL 3,\n"
+	    "complete always catches it, host leaves it to KVM (default auto)", false },
+	[VR_O_EVENT_FILTER] = { "event-filter", required_argument, 0, "FILE|ipc|arch",
+	    "KVM's PMU event filter: Xen's preset ipc (instructions,\n"
+	    "cycles, reference cycles) or arch (the architectural events),\n"
+	    "or FILE in vpmu_event_filter(3)'s text format; a counter\n"
+	    "it disallows counts nothing", false },
+	[VR_O_PMU_MODE] = { "pmu-mode", required_argument, 0, "MODE",
+	    "who implements the guest's counters: trap (libvpmu, through\n"
+	    "MSR exits), kvm (KVM's own vPMU over the host PMU), auto (kvm\n"
+	    "where the host allows it, else trap) (default trap)", false },
+	[VR_O_QUIET] = { "quiet", no_argument, 'q', NULL, "print no report", true },
+	[VR_O_HELP] = { "help", no_argument, 'h', NULL, "print this help and exit", true },
+};
+
+/*
+ * --guest-log N=PATH: PATH opened now, so that a bad one is a usage error
+ * before KVM is touched; the descriptor goes to libvpmu once the VM exists.
+ */
+static int
+parse_guest_log(const char *s, struct vr_runopts *o)
+{
+	const char *eq = strchr(s, '=');
+	unsigned long n;
+	char *end;
+	int fd;
+
+	errno = 0;
+	n = eq != NULL ? strtoul(s, &end, 10) : 0;
+	if (eq == NULL || eq == s || end != eq || errno != 0 || *s == '-' || *s == '+' ||
+	    n >= VPMU_PV_MAX_LOGFDS || eq[1] == '\0') {
+		fprintf(stderr, "%s: --guest-log %s: want N=PATH, N from 0 to %d\n",
+		    vr_progname, s, VPMU_PV_MAX_LOGFDS - 1);
+		return (-1);
+	}
+	if (o->glog_fd[n] >= 0) {
+		fprintf(stderr, "%s: --guest-log %s: descriptor %lu given twice\n",
+		    vr_progname, s, n);
+		return (-1);
+	}
+	if ((fd = open(eq + 1, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0666)) < 0) {
+		fprintf(stderr, "%s: --guest-log %s: %s\n", vr_progname, s, strerror(errno));
+		return (-1);
+	}
+	o->glog_path[n] = eq + 1;
+	o->glog_fd[n] = fd;
+	return (0);
+}
+
+/*
+ * --pv-port N: decimal or 0x hexadecimal; libvpmu's rule
+ * (vpmu_config_set_pv_port), and the console port stays the VMM's.
+ */
+static int
+parse_pv_port(const char *s, struct vr_runopts *o)
+{
+	vpmu_config *cfg;
+	unsigned long v;
+	char *end;
+	int e = EINVAL;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (*s != '\0' && *s != '-' && *s != '+' && *end == '\0' && errno == 0 &&
+	    v <= 0xFFFF && (v == 0 || ((v > VR_PORT_COM1 + 7 || v + 8 <= VR_PORT_COM1) &&
+	    (v > VR_PORT_FWCFG_DATA || v + 8 <= VR_PORT_FWCFG_SEL))) &&
+	    (e = vpmu_config_create(&cfg)) == 0) {
+		e = vpmu_config_set_pv_port(cfg, (uint16_t)v);
+		vpmu_config_destroy(cfg);
+	}
+	if (e != 0) {
+		fprintf(stderr, "%s: --pv-port %s: want 0 or a base from 0x100 to "
+		    "0xfff8 clear of 0x3f8..0x3ff, 0x510..0x511 and 0xcf8..0xcff\n",
+		    vr_progname, s);
+		return (-1);
+	}
+	o->pv_port = (int)v;
+	return (0);
+}
+
+/* A whole decimal number in [min, max], of what ("a number", "a number of seconds"). */
+static int
+parse_num(const char *opt, const char *s, unsigned long min, unsigned long max,
+    const char *what, unsigned *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (!isdigit((unsigned char)*s) || *end != '\0' || errno != 0 || v < min || v > max) {
+		fprintf(stderr, "%s: --%s %s: want %s from %lu to %lu\n", vr_progname,
+		    opt, s, what, min, max);
+		return (-1);
+	}
+	*out = (unsigned)v;
+	return (0);
+}
+
+static int
+parse_uint(const char *opt, const char *s, unsigned long min, unsigned long max,
+    unsigned *out)
+{
+	return (parse_num(opt, s, min, max, "a number", out));
+}
+
+void
+vr_runopts_init(struct vr_runopts *o)
+{
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	o->pmu = "intel-v2";
+	o->source = "exact";
+	o->vcpus = 1;
+	o->fastpage_hz = -1;
+	o->pv_port = -1;
+	o->append = "";
+	o->user_syscall = VR_SYSCALL_AUTO;
+	for (i = 0; i < VPMU_PV_MAX_LOGFDS; i++)
+		o->glog_fd[i] = -1;
+}
+
+void
+vr_runopts_close(struct vr_runopts *o)
+{
+	size_t i;
+
+	for (i = 0; i < VPMU_PV_MAX_LOGFDS; i++)
+		if (o->glog_fd[i] >= 0) {
+			close(o->glog_fd[i]);
+			o->glog_fd[i] = -1;
+		}
+}
+
+size_t
+vr_runopts_longopts(struct option *lo, char *shortopts, bool own, int base)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < VR_O_NOPTS; i++) {
+		if (vr_opts[i].own && !own)
+			continue;
+		memset(&lo[n], 0, sizeof(lo[n]));
+		lo[n].name = vr_opts[i].name;
+		lo[n].has_arg = vr_opts[i].has_arg;
+		lo[n++].val = base + (int)i;
+		if (vr_opts[i].shortopt && shortopts != NULL) {
+			shortopts += strlen(shortopts);
+			*shortopts++ = (char)vr_opts[i].shortopt;
+			if (vr_opts[i].has_arg)
+				*shortopts++ = ':';
+			*shortopts = '\0';
+		}
+	}
+	return (n);
+}
+
+int
+vr_runopts_parse(int id, const char *arg, struct vr_runopts *o)
+{
+	switch (id) {
+	case VR_O_PMU:
+		o->pmu = arg;
+		break;
+	case VR_O_SOURCE:
+		o->source = arg;
+		o->source_given = true;
+		break;
+	case VR_O_VCPUS:
+		if (parse_uint("vcpus", arg, 1, VR_MAX_VCPUS, &o->vcpus) < 0)
+			return (-1);
+		break;
+	case VR_O_MEM:
+		if (parse_uint("mem", arg, 1, MEM_MAX, &o->mem) < 0)
+			return (-1);
+		break;
+	case VR_O_MUX:
+		if (parse_uint("mux-interval", arg, 1, 10000000, &o->mux_us) < 0)
+			return (-1);
+		break;
+	case VR_O_HOST_COUNTERS:
+		if (parse_uint("host-counters", arg, 1, 4096, &o->host_counters) < 0)
+			return (-1);
+		break;
+	case VR_O_REPORT:
+		o->report = arg;
+		break;
+	case VR_O_GUEST_LOG:
+		if (parse_guest_log(arg, o) < 0)
+			return (-1);
+		break;
+	case VR_O_FASTPAGE_HZ: {
+		unsigned hz;
+
+		if (parse_uint("fastpage-hz", arg, 0, 1000000, &hz) < 0)
+			return (-1);
+		o->fastpage_hz = (int)hz;
+		break;
+	}
+	case VR_O_EXACT_MODE:
+		if (strcmp(arg, "step") != 0 && strcmp(arg, "block") != 0) {
+			fprintf(stderr, "%s: --exact-mode %s: want step or "
+			    "block\n", vr_progname, arg);
+			return (-1);
+		}
+		o->exact_block = strcmp(arg, "block") == 0;
+		break;
+	case VR_O_EXACT_FORESEE:
+		if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0) {
+			fprintf(stderr, "%s: --exact-foresee %s: want on or "
+			    "off\n", vr_progname, arg);
+			return (-1);
+		}
+		o->exact_no_foresee = strcmp(arg, "off") == 0;
+		break;
+	case VR_O_USER_SYSCALL:
+		if (strcmp(arg, "auto") == 0)
+			o->user_syscall = VR_SYSCALL_AUTO;
+		else if (strcmp(arg, "complete") == 0)
+			o->user_syscall = VR_SYSCALL_COMPLETE;
+		else if (strcmp(arg, "host") == 0)
+			o->user_syscall = VR_SYSCALL_HOST;
+		else {
+			fprintf(stderr, "%s: --user-syscall %s: want auto, "
+			    "complete or host\n", vr_progname, arg);
+			return (-1);
+		}
+		break;
+	case VR_O_EXACT_FF_MAX:
+		if (parse_uint("exact-ff-max", arg, 0, UINT32_MAX, &o->exact_ff_max) < 0)
+			return (-1);
+		break;
+	case VR_O_IRQCHIP:
+		if (strcmp(arg, "kernel") != 0 && strcmp(arg, "user") != 0) {
+			fprintf(stderr, "%s: --irqchip %s: want kernel or user\n", vr_progname,
+			    arg);
+			return (-1);
+		}
+		o->irqchip_user = strcmp(arg, "user") == 0;
+		break;
+	case VR_O_PV_PORT:
+		if (parse_pv_port(arg, o) < 0)
+			return (-1);
+		break;
+	case VR_O_SNAPSHOT:
+		o->snapshot = arg;
+		break;
+	case VR_O_RESUME:
+		o->resume = arg;
+		break;
+	case VR_O_MULTIBOOT:
+		o->multiboot = true;
+		break;
+	case VR_O_MB_APPEND:
+		o->append = arg;
+		break;
+	case VR_O_INITRD:
+		o->initrd = arg;
+		break;
+	case VR_O_EXIT_STATUS:
+		if (strcmp(arg, "raw") != 0 && strcmp(arg, "qemu") != 0) {
+			fprintf(stderr, "%s: --exit-status %s: want raw or "
+			    "qemu\n", vr_progname, arg);
+			return (-1);
+		}
+		o->exit_qemu = strcmp(arg, "qemu") == 0;
+		break;
+	case VR_O_TIMEOUT:
+		if (parse_num("timeout", arg, 1, UINT32_MAX, "a number of seconds",
+		    &o->timeout) < 0)
+			return (-1);
+		break;
+	case VR_O_EVENT_FILTER:
+		o->event_filter = arg;
+		break;
+	case VR_O_PMU_MODE:
+		if (strcmp(arg, "trap") == 0)
+			o->pmu_mode = VPMU_PMU_MODE_TRAP;
+		else if (strcmp(arg, "kvm") == 0)
+			o->pmu_mode = VPMU_PMU_MODE_KVM;
+		else if (strcmp(arg, "auto") == 0)
+			o->pmu_mode = VPMU_PMU_MODE_AUTO;
+		else {
+			fprintf(stderr, "%s: --pmu-mode %s: want trap, kvm or "
+			    "auto\n", vr_progname, arg);
+			return (-1);
+		}
+		o->pmu_mode_given = true;
+		break;
+	case VR_O_QUIET:
+		o->quiet = true;
+		break;
+	default:
+		break;
+	}
+	return (0);
+}
+
+void
+vr_runopts_usage(FILE *f, bool own)
+{
+	char left[40];
+	const char *h, *nl;
+	size_t i;
+
+	for (i = 0; i < VR_O_NOPTS; i++) {
+		if (vr_opts[i].own && !own)
+			continue;
+		snprintf(left, sizeof(left), "%s%c%s--%s%s%s",
+		    vr_opts[i].shortopt ? "-" : "   ",
+		    vr_opts[i].shortopt ? vr_opts[i].shortopt : ' ',
+		    vr_opts[i].shortopt ? ", " : "", vr_opts[i].name,
+		    vr_opts[i].arg ? " " : "", vr_opts[i].arg ? vr_opts[i].arg : "");
+		for (h = vr_opts[i].help; ; h = nl + 1) {
+			nl = strchr(h, '\n');
+			fprintf(f, "  %-24s %.*s\n", h == vr_opts[i].help ? left : "",
+			    nl ? (int)(nl - h) : (int)strlen(h), h);
+			if (nl == NULL)
+				break;
+		}
+	}
+}
