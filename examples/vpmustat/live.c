@@ -521,8 +521,11 @@ report(struct live *l, bool write)
 	if (vs_symtab_load(&syms, l->o->guest, err, sizeof(err)) < 0)
 		fprintf(stderr, "vpmustat: warning: symbols: %s\n", err);
 	vs_profile_init(&p, &syms);
-	for (i = 0; i < l->npmc; i++)
+	p.keep_samples = l->o->outs->perf.path != NULL;
+	for (i = 0; i < l->npmc; i++) {
 		vs_profile_name_pmc(&p, l->pmc[i].id, l->pmc[i].ev->name);
+		vs_profile_pmc_rate(&p, l->pmc[i].id, l->o->rate);
+	}
 	/* An -O file is read through its name (it may be a FIFO's other end: not read). */
 	if (l->o->log != NULL) {
 		if ((fd = open(l->o->log, O_RDONLY | O_CLOEXEC)) < 0) {
@@ -673,7 +676,7 @@ vs_live(struct vs_live_opts *o, const char *modelstr)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	l.progress = isatty(STDERR_FILENO) && l.sampling;
+	l.progress = isatty(STDERR_FILENO) && l.sampling && !o->outs->quiet;
 	fprintf(stderr, "vpmustat: %s: model %s, source %s, %u vCPU%s", o->guest, modelstr,
 	    o->source, vm.nvcpus, vm.nvcpus == 1 ? "" : "s");
 	if (l.sampling)

@@ -3,11 +3,13 @@
  *
  *   vpmustat [-c CPUS] -S EVENT[,EVENT...] [-n RATE] [-N] [-O LOG] [vpmu-run options] GUEST.elf
  *   vpmustat [-c CPUS] -s|-p EVENT[,EVENT...] [-w SECS] [-C] [vpmu-run options] GUEST.elf
- *   vpmustat -R LOG [--elf GUEST.elf] [-c CPUS] [-G FILE] [--folded FILE] [--svg FILE]
+ *   vpmustat -R LOG [--elf GUEST.elf] [-c CPUS] [-q] [-G FILE] [--folded FILE] [--svg FILE]
+ *       [--perf-script FILE] [--pprof FILE]
  *
  * The first forms run the guest (live.c); -R reads a log (profile.c).
  * Everything that can be checked is checked first (events, -c, --tunable
- * values), then the files of -G, --folded and --svg are opened (output.c),
+ * values), then the files of -G, --folded, --svg, --perf-script and --pprof
+ * are opened (output.c),
  * then the work; both modes end in vs_outputs(): the top-functions report
  * and those files, if the work succeeded.  What is not written is
  * discarded once, at the end of main().
@@ -31,13 +33,17 @@
 
 enum {
 	O_ELF = 256, O_FOLDED, O_SVG, O_EVENT, O_TOP, O_DUMP, O_LIST, O_PMU, O_SOURCE,
-	O_EXACT_MODE, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_TUNABLE,
+	O_EXACT_MODE, O_VCPUS, O_MEM, O_HOST_COUNTERS, O_MUX, O_TUNABLE, O_PERF_SCRIPT,
+	O_PPROF,
 };
 
 static const struct option longopts[] = {
 	{ "elf",		required_argument, NULL, O_ELF },
 	{ "folded",		required_argument, NULL, O_FOLDED },
 	{ "svg",		required_argument, NULL, O_SVG },
+	{ "perf-script",	required_argument, NULL, O_PERF_SCRIPT },
+	{ "pprof",		required_argument, NULL, O_PPROF },
+	{ "quiet",		no_argument,	   NULL, 'q' },
 	{ "event",		required_argument, NULL, O_EVENT },
 	{ "top",		required_argument, NULL, O_TOP },
 	{ "dump",		no_argument,	   NULL, O_DUMP },
@@ -62,7 +68,9 @@ usage(FILE *f)
 	    "GUEST.elf\n"
 	    "       vpmustat [-c CPUS] -s|-p|-P EVENT[,EVENT...] [-w SECS] [-C] [options] "
 	    "GUEST.elf\n"
-	    "       vpmustat -R LOG [--elf GUEST.elf] [-c CPUS] [-G FILE] [--folded FILE] [--svg FILE]\n"
+	    "       vpmustat -R LOG [--elf GUEST.elf] [-c CPUS] [-q] [-G FILE] [--folded FILE] "
+	    "[--svg FILE]\n"
+	    "                [--perf-script FILE] [--pprof FILE]\n"
 	    "       vpmustat --list-events [--pmu MODEL]\n"
 	    "run a guest (vpmu-run's boot protocol) under sampling or counting PMCs:\n"
 	    "  -S EVENTS        sample: a system-mode PMC per event per vCPU\n"
@@ -88,8 +96,12 @@ usage(FILE *f)
 	    "and in both modes:\n"
 	    "  -G FILE          call graph (caller -> callee counts)\n"
 	    "  --folded FILE    folded stacks (\"main;work;hot 123\")\n"
-	    "  --svg FILE       a flame graph\n"
-	    "  --event NAME     the event of -G/--folded/--svg (default: the first sampled)\n"
+	    "  --svg FILE       a flame graph (click to zoom, Ctrl-F to search)\n"
+	    "  --perf-script FILE  the samples as perf script prints them\n"
+	    "  --pprof FILE     a pprof profile (gzipped profile.proto)\n"
+	    "  -q               quiet: no report, no warnings; errors only\n"
+	    "  --event NAME     the event of the files (default: the first sampled; "
+	    "--perf-script: all)\n"
 	    "  --top N          functions in the report (default %d; 0: all)\n"
 	    "EVENT: instructions, branches, cycles, ref-cycles; a raw code 0xUUEE;\n"
 	    "or a libpfm4 name of the model's vendor (--list-events)\n", VS_RATE_DEFAULT,
@@ -291,6 +303,7 @@ read_log(const char *log, const char *elf, bool dump, unsigned top, const char *
 	}
 	vs_profile_init(&p, &syms);
 	p.cpus = cpus;
+	p.keep_samples = outs->perf.path != NULL;
 	if (vs_profile_read(&p, fd, dump ? stdout : NULL) < 0)
 		fprintf(stderr, "vpmustat: %s: %s (the report has the records before%s)\n",
 		    log, p.error, vs_outs_any(outs) ? "; -G, --folded and --svg not written" :
@@ -350,7 +363,8 @@ main(int argc, char **argv)
 	static struct vs_cpuset cpusets[VS_MAX_EVENTS];
 	static struct vs_outs outs = {
 		.graph = { .opt = "-G" }, .folded = { .opt = "--folded" },
-		.svg = { .opt = "--svg" },
+		.svg = { .opt = "--svg" }, .perf = { .opt = "--perf-script" },
+		.pprof = { .opt = "--pprof" },
 	};
 	struct {
 		int scope;
@@ -383,7 +397,7 @@ main(int argc, char **argv)
 		return (VS_EXIT_HOST);
 	}
 
-	while ((ch = getopt_long(argc, argv, "S:s:P:p:n:NCO:R:G:w:o:c:h", longopts,
+	while ((ch = getopt_long(argc, argv, "S:s:P:p:n:NCO:R:G:w:o:c:qh", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'S':
@@ -452,6 +466,15 @@ main(int argc, char **argv)
 			break;
 		case O_SVG:
 			outs.svg.path = optarg;
+			break;
+		case O_PERF_SCRIPT:
+			outs.perf.path = optarg;
+			break;
+		case O_PPROF:
+			outs.pprof.path = optarg;
+			break;
+		case 'q':
+			outs.quiet = true;
 			break;
 		case O_EVENT:
 			o.event = optarg;

@@ -202,6 +202,10 @@ vs_symtab_load(struct vs_symtab *t, const char *path, char *err, size_t errlen)
 	for (j = 0; j < t->n; j++)
 		if (t->s[j].size == 0 && j + 1 < t->n)
 			t->s[j].size = t->s[j + 1].addr - t->s[j].addr;
+	if ((t->path = strdup(path)) == NULL) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
 	ret = 0;
 out:
 	for (i = 0; i < n; i++)
@@ -224,6 +228,8 @@ vs_symtab_free(struct vs_symtab *t)
 		free(t->s[i].name);
 	free(t->s);
 	free(t->code);
+	free(t->path);
+	t->path = NULL;
 	t->s = NULL;
 	t->n = 0;
 	t->code = NULL;

@@ -189,7 +189,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char spec[32], head[64], *out;
 	uint64_t records, bytes, sum;
 	uint8_t opt[4];
-	size_t n;
+	size_t n, i;
 	FILE *f;
 	int rc, st;
 
@@ -203,6 +203,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(pwrite(logfd, data, size, 0) == (ssize_t)size);
 	CHECK(lseek(logfd, 0, SEEK_SET) == 0);
 	vs_profile_init(&p, (opt[0] & 1) != 0 && have_elf ? &elf_syms : &no_syms);
+	p.keep_samples = true;
 	if (opt[0] & 2) {
 		memset(&cpus, 0, sizeof(cpus));
 		cpus.n = 1;
@@ -255,6 +256,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vs_flamegraph(f, e, "Flame graph: fuzz <&\"'>");
 	CHECK(fclose(f) == 0);
 	check_svg(out, n);
+	free(out);
+
+	/* perf script: a header line per sample of e; pprof: written. */
+	CHECK((f = open_memstream(&out, &n)) != NULL);
+	vs_perf_script(f, &p, e);
+	CHECK(fclose(f) == 0);
+	for (sum = 0, i = 0; i < n; i++)
+		if ((i == 0 || out[i - 1] == '\n') && out[i] != '\t' && out[i] != '\n')
+			sum++;
+	CHECK(sum == e->samples);
+	free(out);
+	CHECK((f = open_memstream(&out, &n)) != NULL);
+	CHECK(vs_pprof(f, &p, e) == 0);
+	CHECK(fclose(f) == 0);
+	CHECK(n > 18 && (uint8_t)out[0] == 0x1f && (uint8_t)out[1] == 0x8b);
 	free(out);
 done:
 	vs_profile_free(&p);
