@@ -88,7 +88,7 @@ usage(FILE *f)
 	    "  --mux-interval US, --exact-mode MODE\n"
 	    "                   as vpmu-run (default intel-v2, exact, 1, 64, step)\n"
 	    "  --tunable NAME=VALUE  an hwpmc tunable (callchaindepth, nsamples, ...)\n"
-	    "read a log (report to standard output):\n"
+	    "read a log (report to standard output; to standard error when a FILE is -):\n"
 	    "  -R LOG           the top functions of each event\n"
 	    "  --elf FILE       symbols from FILE (the guest's ELF)\n"
 	    "  --dump           also print every record\n"
@@ -281,6 +281,7 @@ read_log(const char *log, const char *elf, bool dump, unsigned top, const char *
 	struct vs_symtab syms = { 0 };
 	struct vs_profile p;
 	char err[256];
+	FILE *report;
 	int fd, ret;
 
 	if (elf != NULL && vs_symtab_load(&syms, elf, err, sizeof(err)) < 0) {
@@ -304,13 +305,15 @@ read_log(const char *log, const char *elf, bool dump, unsigned top, const char *
 	vs_profile_init(&p, &syms);
 	p.cpus = cpus;
 	p.keep_samples = outs->perf.path != NULL;
-	if (vs_profile_read(&p, fd, dump ? stdout : NULL) < 0)
+	/* A file on standard output ("-") has it alone: the report goes to standard error. */
+	report = vs_outs_stdout(outs) ? stderr : stdout;
+	if (vs_profile_read(&p, fd, dump ? report : NULL) < 0)
 		fprintf(stderr, "vpmustat: %s: %s (the report has the records before%s)\n",
 		    log, p.error, vs_outs_any(outs) ? "; -G, --folded and --svg not written" :
 		    "");
 	if (fd != STDIN_FILENO)
 		close(fd);
-	ret = vs_outputs(&p, stdout, top, event, outs, true, elf != NULL ? elf : log);
+	ret = vs_outputs(&p, report, top, event, outs, true, elf != NULL ? elf : log);
 	vs_profile_free(&p);
 	vs_symtab_free(&syms);
 	return (ret);

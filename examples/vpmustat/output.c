@@ -74,6 +74,17 @@ vs_outs_any(const struct vs_outs *o)
 	    o->perf.path != NULL || o->pprof.path != NULL);
 }
 
+bool
+vs_outs_stdout(struct vs_outs *o)
+{
+	int i;
+
+	for (i = 0; i < VS_NOUTS; i++)
+		if (out_at(o, i)->path != NULL && strcmp(out_at(o, i)->path, "-") == 0)
+			return (true);
+	return (false);
+}
+
 static int
 out_open(struct vs_out *o)
 {
@@ -115,8 +126,19 @@ fail:
 int
 vs_outs_open(struct vs_outs *o)
 {
+	const char *first = NULL;
 	int i;
 
+	/* One file at most on standard output: two would be mixed. */
+	for (i = 0; i < VS_NOUTS; i++)
+		if (out_at(o, i)->path != NULL && strcmp(out_at(o, i)->path, "-") == 0) {
+			if (first != NULL) {
+				fprintf(stderr, "vpmustat: %s - and %s -: one file at most on "
+				    "standard output\n", first, out_at(o, i)->opt);
+				return (-1);
+			}
+			first = out_at(o, i)->opt;
+		}
 	for (i = 0; i < VS_NOUTS; i++)
 		if (out_at(o, i)->path != NULL && out_open(out_at(o, i)) < 0)
 			return (-1);

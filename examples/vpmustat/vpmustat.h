@@ -322,6 +322,8 @@ struct vs_outs {
 
 /* Any file asked for. */
 bool vs_outs_any(const struct vs_outs *o);
+/* A file asked for on standard output ("-"). */
+bool vs_outs_stdout(struct vs_outs *o);
 /*
  * Open every file asked for, before the work whose result it will hold: a
  * path that cannot be written fails now, with a message.  An existing file
