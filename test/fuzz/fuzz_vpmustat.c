@@ -116,18 +116,26 @@ reference(const uint8_t *log, size_t size, uint64_t *records, uint64_t *bytes)
 	return (st);
 }
 
-/* s: "<?xml", elements closed, no control bytes, "</svg>\n" last. */
+/*
+ * s: "<?xml", elements closed, no control bytes but tabs and newlines,
+ * the script last, in one CDATA section: "]]></script>\n</svg>\n" ends it.
+ */
 NO_COVERAGE static void
 check_svg(const char *s, size_t n)
 {
+	static const char end[] = "]]></script>\n</svg>\n";
+	const char *script = strstr(s, "<script");
 	size_t i, opens = 0, closes = 0;
 	bool in_tag = false;
 
 	CHECK(n >= 7 && strncmp(s, "<?xml", 5) == 0);
-	CHECK(strcmp(s + n - 7, "</svg>\n") == 0);
 	CHECK(strlen(s) == n);
+	CHECK(script != NULL && strstr(script, "<![CDATA[") != NULL);
+	CHECK(strstr(script, "]]>") == s + n - strlen(end));
+	CHECK(strcmp(s + n - strlen(end), end) == 0);
+	n = (size_t)(script - s);	/* the elements before the script */
 	for (i = 0; i < n; i++) {
-		CHECK((unsigned char)s[i] >= 0x20 || s[i] == '\n');
+		CHECK((unsigned char)s[i] >= 0x20 || s[i] == '\n' || s[i] == '\t');
 		if (s[i] == '<') {
 			CHECK(!in_tag);
 			in_tag = true;
