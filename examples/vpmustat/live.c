@@ -541,7 +541,7 @@ report(struct live *l, bool write)
 		fprintf(stderr, "vpmustat: the log: %s\n", p.error);
 	if (fd != l->logfd)
 		close(fd);
-	if (l->o->log != NULL)
+	if (l->o->log != NULL && !l->o->outs->quiet)
 		fprintf(l->out, "vpmustat: log %s\n", l->o->log);
 	if (!write && vs_outs_any(l->o->outs))
 		fprintf(stderr, "vpmustat: the run failed: -G, --folded and --svg not "
@@ -667,6 +667,9 @@ vs_live(struct vs_live_opts *o, const char *modelstr)
 			ret = op_fail("CONFIGURELOG", NULL, err);
 			goto out;
 		}
+		/* The image the samples belong to (image.c). */
+		if ((ret = vs_log_image(vm.pmu, &caller, o->guest)) != 0)
+			goto out;
 	}
 	if ((ret = pmcs_setup(&l)) != 0)
 		goto out;

@@ -313,6 +313,12 @@ read_log(const char *log, const char *elf, bool dump, unsigned top, const char *
 		    "");
 	if (fd != STDIN_FILENO)
 		close(fd);
+	/* Not the image of the samples: its names would be wrong ones. */
+	if (elf != NULL && (ret = vs_image_check(&p, elf)) != 0) {
+		vs_profile_free(&p);
+		vs_symtab_free(&syms);
+		return (ret);
+	}
 	ret = vs_outputs(&p, report, top, event, outs, true, elf != NULL ? elf : log);
 	vs_profile_free(&p);
 	vs_symtab_free(&syms);

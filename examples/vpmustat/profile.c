@@ -27,6 +27,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +138,48 @@ vs_profile_init(struct vs_profile *p, const struct vs_symtab *syms)
 {
 	memset(p, 0, sizeof(*p));
 	p->syms = syms;
+}
+
+/*
+ * The image a run recorded (image.c): its MAP_IN with pid -1, then in
+ * USERDATA records a tag word and the identity's bytes, four to a word.
+ */
+static void
+image_record(struct vs_profile *p, const struct vpmu_pmclog_ev *ev)
+{
+	struct vs_image_id *id = &p->id_next;
+	uint32_t w, tag, k, at;
+
+	if (ev->type == VPMU_PMCLOG_MAP_IN) {
+		if (ev->u.map_in.pid != UINT32_MAX || p->has_image)
+			return;
+		p->has_image = true;
+		snprintf(p->image, sizeof(p->image), "%s", ev->u.map_in.path);
+		p->image_start = ev->u.map_in.start;
+		p->id_words = UINT_MAX;
+		return;
+	}
+	if (p->id_words == 0)
+		return;
+	w = ev->u.userdata.userdata;
+	if (p->id_words == UINT_MAX) {
+		tag = w & ~UINT32_C(0xff);
+		memset(id, 0, sizeof(*id));
+		if ((tag != VS_IMAGE_TAG_BUILD_ID && tag != VS_IMAGE_TAG_HASH) ||
+		    (w & 0xff) == 0 || (w & 0xff) > sizeof(id->id)) {
+			p->id_words = 0;	/* not an identity: none */
+			return;
+		}
+		id->kind = tag == VS_IMAGE_TAG_BUILD_ID ? 'B' : 'H';
+		id->len = (uint8_t)(w & 0xff);
+		p->id_words = (id->len + 3u) / 4;
+		return;
+	}
+	at = ((id->len + 3u) / 4 - p->id_words) * 4;	/* the word's first byte */
+	for (k = 0; k < 4 && at + k < id->len; k++)
+		id->id[at + k] = (uint8_t)(w >> (8 * k));
+	if (--p->id_words == 0)
+		p->image_id = *id;
 }
 
 static void
@@ -594,6 +637,10 @@ dump_record(FILE *f, const struct vs_profile *p, const struct vpmu_pmclog_ev *ev
 	case VPMU_PMCLOG_USERDATA:
 		fprintf(f, " userdata=%#" PRIx32, ev->u.userdata.userdata);
 		break;
+	case VPMU_PMCLOG_MAP_IN:
+		fprintf(f, " pid=%" PRId32 " start=%#" PRIx64 " path=\"%s\"",
+		    (int32_t)ev->u.map_in.pid, ev->u.map_in.start, ev->u.map_in.path);
+		break;
 	case VPMU_PMCLOG_CALLCHAIN:
 		fprintf(f, " pid=%" PRIu32 " tid=%" PRIu32 " pmcid=%#" PRIx32
 		    " cpu=%" PRIu32 " user=%" PRIu32 " npc=%" PRIu32,
@@ -668,6 +715,10 @@ add_record(struct vs_profile *p, const struct vpmu_pmclog_ev *ev, FILE *dump)
 		break;
 	case VPMU_PMCLOG_PROC_CREATE:
 		proc_name(p, ev->u.proc_create.pid, ev->u.proc_create.pcomm);
+		break;
+	case VPMU_PMCLOG_MAP_IN:
+	case VPMU_PMCLOG_USERDATA:
+		image_record(p, ev);
 		break;
 	case VPMU_PMCLOG_CALLCHAIN:
 		add_sample(p, ev);
@@ -886,9 +937,21 @@ report_event(FILE *f, const struct vs_profile *p, const struct vs_evprof *e, uns
 }
 
 void
+vs_image_id_format(const struct vs_image_id *id, char *buf, size_t len)
+{
+	size_t i, at;
+
+	at = (size_t)snprintf(buf, len, "%s ", id->kind == 'B' ? "build-id" :
+	    id->kind == 'H' ? "file hash" : "no identity");
+	for (i = 0; i < id->len && at + 2 < len; i++, at += 2)
+		snprintf(buf + at, len - at, "%02x", id->id[i]);
+}
+
+void
 vs_report(FILE *f, const struct vs_profile *p, unsigned top)
 {
 	static const char *const nosym = " (no symbols: give --elf)";
+	char id[160];
 	size_t i;
 
 	fprintf(f, "vpmustat: %" PRIu64 " records, %" PRIu64 " bytes; %s first, "
@@ -897,6 +960,11 @@ vs_report(FILE *f, const struct vs_profile *p, unsigned top)
 	    p->closed ? "CLOSELOG" : "no CLOSELOG",
 	    p->by_type[VPMU_PMCLOG_CALLCHAIN], p->drops,
 	    p->syms == NULL || p->syms->n == 0 ? nosym : "");
+	if (p->has_image) {
+		vs_image_id_format(&p->image_id, id, sizeof(id));
+		fprintf(f, "vpmustat: the samples are of %s, at %#" PRIx64 ", %s\n", p->image,
+		    p->image_start, id);
+	}
 	if (p->cpus != NULL)
 		fprintf(f, "vpmustat: -c %s: %" PRIu64 " sample%s of other vCPUs left out\n",
 		    p->cpus->spec, p->filtered, p->filtered == 1 ? "" : "s");

@@ -3,12 +3,14 @@
  * guest (test_outputs.sh), made by libvpmu's encoder with fixed
  * timestamps, so that every byte is known:
  *
- *   test_flatlog -o FILE [-N] [-r RATE] [-p PATH] [-t BYTES] <SAMPLES
+ *   test_flatlog -o FILE [-N] [-r RATE] [-p PATH] [-m IMAGE [-u WORD]...] [-t BYTES] <SAMPLES
  *
  * writes FILE: INITIALIZE, PMCALLOCATEDYN (pmc 0x100, "instructions",
  * VPMU_F_CALLCHAIN unless -N) -- or with -r, as FreeBSD writes a PMC of
  * a hardware class, PMCALLOCATE (event 0xc0, the sampling rate RATE) --,
  * with -p a PMCATTACH of the PMC to pid 1, PATH (the process's name),
+ * with -m a MAP_IN of IMAGE (pid -1, start 0x100000) and a USERDATA per
+ * -u WORD after it (vpmustat's record of its image, image.c),
  * a CALLCHAIN per line of SAMPLES (pid 1, tid 1), CLOSELOG.
  * A line is "CPU[u] PC[,PC...]", the sampled PC first, then the return
  * addresses (numbers as strtoull() reads them with base 0); a "u" right
@@ -92,6 +94,29 @@ start(uint32_t flags, uint64_t rate, const char *path)
 	add(&ev);
 }
 
+/* MAP_IN of image and the words after it. */
+static void
+image(const char *path, const uint32_t *words, unsigned n)
+{
+	struct vpmu_pmclog_ev ev;
+	unsigned i;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = VPMU_PMCLOG_MAP_IN;
+	ev.tsc = 1003;
+	ev.u.map_in.pid = UINT32_MAX;
+	ev.u.map_in.start = 0x100000;
+	snprintf(ev.u.map_in.path, sizeof(ev.u.map_in.path), "%s", path);
+	add(&ev);
+	for (i = 0; i < n; i++) {
+		memset(&ev, 0, sizeof(ev));
+		ev.type = VPMU_PMCLOG_USERDATA;
+		ev.tsc = 1004 + i;
+		ev.u.userdata.userdata = words[i];
+		add(&ev);
+	}
+}
+
 static void
 closelog(void)
 {
@@ -124,7 +149,9 @@ int
 main(int argc, char **argv)
 {
 	static uint64_t pc[VPMU_PMCLOG_CALLCHAIN_MAX];
-	const char *out = NULL, *path = NULL;
+	const char *out = NULL, *path = NULL, *img = NULL;
+	uint32_t words[64];
+	unsigned nwords = 0;
 	unsigned long cut = 0;
 	uint64_t rate = 0;
 	uint32_t flags = VPMU_F_CALLCHAIN, npc, cflags;
@@ -133,7 +160,7 @@ main(int argc, char **argv)
 	uint64_t tsc = 1100;
 	int ch;
 
-	while ((ch = getopt(argc, argv, "o:Nr:p:t:")) != -1)
+	while ((ch = getopt(argc, argv, "o:Nr:p:m:u:t:")) != -1)
 		switch (ch) {
 		case 'o':
 			out = optarg;
@@ -147,6 +174,14 @@ main(int argc, char **argv)
 		case 'p':
 			path = optarg;
 			break;
+		case 'm':
+			img = optarg;
+			break;
+		case 'u':
+			if (nwords == 64)
+				return (2);
+			words[nwords++] = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
 		case 't':
 			cut = strtoul(optarg, NULL, 0);
 			break;
@@ -154,11 +189,13 @@ main(int argc, char **argv)
 			return (2);
 		}
 	if (out == NULL || optind != argc) {
-		fprintf(stderr, "usage: test_flatlog -o FILE [-N] [-r RATE] [-p PATH] [-t BYTES] "
-		    "<SAMPLES\n");
+		fprintf(stderr, "usage: test_flatlog -o FILE [-N] [-r RATE] [-p PATH] "
+		    "[-m IMAGE [-u WORD]...] [-t BYTES] <SAMPLES\n");
 		return (2);
 	}
 	start(flags, rate, path);
+	if (img != NULL)
+		image(img, words, nwords);
 	while (fgets(line, sizeof(line), stdin) != NULL) {
 		cpu = strtoull(line, &s, 0);
 		cflags = 0;

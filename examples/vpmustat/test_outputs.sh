@@ -44,6 +44,11 @@
 #                  the period, the mapping's file, all exact
 #   quiet          -q: nothing on standard output or standard error but
 #                  errors; two files on standard output refused
+#   image          the image a log records (MAP_IN, then its build-id in
+#                  USERDATA words, as a run writes them): -R names it;
+#                  -R --elf of that ELF reads; of another ELF (another
+#                  build-id, or none) is refused with status 2, exact
+#                  messages, no report and no files
 #   flame_script   --svg: well-formed XML (xmllint), the script's syntax
 #                  (node --check, where node is), each frame's data for
 #                  the script (name, offset, width, row), exact
@@ -544,6 +549,51 @@ EOF
 	same two.err "$dir/two.err" <<'EOF'
 vpmustat: --folded - and --perf-script -: one file at most on standard output
 EOF
+	;;
+image)
+	command -v readelf >/dev/null || { echo "test_outputs.sh: skipped (no readelf)"; exit 77; }
+	# test_flatlog's own build-id (gcc's default): the image's identity.
+	bid=$(readelf -n "$gen" | sed -n 's/^ *Build ID: *\([0-9a-f]*\)$/\1/p')
+	[ -n "$bid" ] || fail "$gen has no build-id"
+	# words BID: the tag word, then the bytes four to a word, the first lowest.
+	words() {
+		h=$1
+		printf -- '-u %d' $((0x42494400 | ${#h} / 2))
+		while [ -n "$h" ]; do
+			w=$(printf '%-8s' "$(echo "$h" | cut -c1-8)" | tr ' ' 0)
+			printf ' -u 0x%s%s%s%s' "$(echo "$w" | cut -c7-8)" \
+			    "$(echo "$w" | cut -c5-6)" "$(echo "$w" | cut -c3-4)" \
+			    "$(echo "$w" | cut -c1-2)"
+			h=$(echo "$h" | cut -c9-)
+		done
+	}
+	"$gen" -m /guests/app.elf $(words "$bid") -o "$dir/img.log" <"$dir/deep.txt" ||
+		fail "test_flatlog -m"
+	run named 0 -R "$dir/img.log"
+	sed -n 2p "$dir/named.out" >"$dir/named.second"
+	same named.second "$dir/named.second" <<EOF
+vpmustat: the samples are of /guests/app.elf, at 0x100000, build-id $bid
+EOF
+	run same 0 -R "$dir/img.log" --elf "$gen"
+	[ -s "$dir/same.err" ] && fail "--elf of the image: $(cat "$dir/same.err")"
+	# Another ELF: a file without a build-id (hot.elf: its hash) ...
+	run other 2 -R "$dir/img.log" --elf "$elf" --folded "$dir/other.folded"
+	grep -Eqx "vpmustat: --elf $elf is not the image the samples belong to: the log's is /guests/app.elf \(build-id $bid\), this file has file hash [0-9a-f]{16}" \
+	    "$dir/other.err" || { cat "$dir/other.err"; fail "other: not the message"; }
+	[ -s "$dir/other.out" ] && fail "a report of another ELF"
+	absent "$dir/other.folded"
+	# ... and one whose build-id differs in its last byte.
+	last=$(echo "$bid" | sed 's/..$//')00
+	[ "$last" = "$bid" ] && last=$(echo "$bid" | sed 's/..$//')01
+	"$gen" -m /guests/app.elf $(words "$last") -o "$dir/img2.log" <"$dir/deep.txt" ||
+		fail "test_flatlog -m"
+	run differs 2 -R "$dir/img2.log" --elf "$gen"
+	same differs.err "$dir/differs.err" <<EOF
+vpmustat: --elf $gen is not the image the samples belong to: the log's is /guests/app.elf (build-id $last), this file has build-id $bid
+EOF
+	# A log without the image (older logs): --elf is not checked.
+	run none 0 -R "$dir/deep.log" --elf "$gen"
+	grep -q "samples are of" "$dir/none.out" && fail "an image named without MAP_IN"
 	;;
 flame_script)
 	command -v xmllint >/dev/null || fail "no xmllint (cmake/deps.sh installs libxml2-utils)"

@@ -14,6 +14,8 @@
 #     --folded, the period -n (1000) in each header and in the profile,
 #     events = samples x 1000; -R's --perf-script of the log the same text
 #     but the period, which the log does not hold
+#   - the log names the image (MAP_IN, its file hash: hot.elf has no
+#     build-id); -R --elf of another ELF (vpmustat itself) is refused, 2
 # Exit 77 (skip) where vpmustat finds no usable /dev/kvm (VPMU_SKIP_NO_KVM=1).
 set -u
 vs=$1 elf=$2 dir=$3
@@ -104,5 +106,16 @@ fi
 	fail "-R --perf-script exited $?"
 sed 's/: 1000 instructions:$/: instructions:/' "$dir/live.perf" | cmp -s - "$dir/read.perf" ||
 	fail "-R's --perf-script is not the run's but the period"
+# The image: named by its absolute path; another ELF refused.
+abs=$(cd "$(dirname "$elf")" && pwd)/$(basename "$elf")
+grep -Eqx "vpmustat: the samples are of $abs, at 0x[0-9a-f]+, file hash [0-9a-f]{16}" \
+    "$dir/read.txt" || fail "the report does not name the image $abs"
+grep -Eq "^0x[0-9a-f]+ MAP_IN .* pid=-1 start=0x[0-9a-f]+ path=\"$abs\"$" "$dir/read.txt" ||
+	fail "no MAP_IN of $abs"
+"$vs" -R "$dir/hot.log" --elf "$vs" >"$dir/other.out" 2>"$dir/other.err"
+[ $? -eq 2 ] || fail "-R --elf of another ELF: status not 2"
+grep -q "^vpmustat: --elf $vs is not the image the samples belong to: the log's is $abs (file hash " \
+    "$dir/other.err" || fail "-R --elf of another ELF: $(cat "$dir/other.err")"
+[ -s "$dir/other.out" ] && fail "-R --elf of another ELF: a report"
 echo "test_profile.sh: ok: $samples samples, $records records"
 exit 0

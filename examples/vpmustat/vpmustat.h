@@ -14,6 +14,8 @@
  *              click to zoom, search
  *   formats.c  what other profilers read: perf script's text
  *              (--perf-script), pprof's gzipped profile.proto (--pprof)
+ *   image.c    the guest image in the log: MAP_IN and its build-id (or
+ *              hash) written by a run, checked against -R's --elf
  *   output.c   the files -G, --folded, --svg, --perf-script and --pprof
  *              write: opened before the work, written whole or not at
  *              all; write errors
@@ -93,6 +95,9 @@ struct vs_symtab {
 	size_t	 ncode;
 };
 
+/* path opened and begun with libelf (an Elf *; *fdp its descriptor), or NULL and err. */
+struct Elf;
+struct Elf *vs_elf_open(const char *path, int *fdp, char *err, size_t errlen);
 /* The FUNC symbols and the code of an ELF file; 0, or -1 with the reason in err. */
 int  vs_symtab_load(struct vs_symtab *t, const char *path, char *err, size_t errlen);
 void vs_symtab_free(struct vs_symtab *t);
@@ -191,6 +196,15 @@ struct vs_evprof {
 	struct vs_map stack_map;	/* a hash of a chain's PCs -> stack */
 };
 
+/* An ELF's identity (image.c). */
+struct vs_image_id {
+	char	 kind;		/* 0: none; 'B': its GNU build-id; 'H': the file's FNV-1a 64 */
+	uint8_t	 len;		/* bytes in id */
+	uint8_t	 id[64];
+};
+#define VS_IMAGE_TAG_BUILD_ID	0x42494400u	/* "BID" | length: USERDATA before a build-id */
+#define VS_IMAGE_TAG_HASH	0x464e5600u	/* "FNV" | 8: before a file hash */
+
 /* What a log holds: its records summed up, samples by event. */
 struct vs_profile {
 	const struct vs_symtab *syms;	/* may be empty */
@@ -217,6 +231,13 @@ struct vs_profile {
 	/* The processes the log names (PMCATTACH, PROCEXEC, PROC_CREATE): pid -> name */
 	struct { uint32_t pid; char name[64]; } procs[64];
 	size_t	 nprocs;
+	/* The image the run recorded: its MAP_IN (pid -1), then its identity */
+	bool	 has_image;
+	char	 image[1024];
+	uint64_t image_start;
+	struct vs_image_id image_id;	/* kind 0 until whole */
+	struct vs_image_id id_next;	/* the identity being read from USERDATA */
+	unsigned id_words;		/* its words still to come; UINT_MAX: want the tag */
 	bool	 keep_samples;		/* keep every sample in samples[] */
 	struct vs_sample *samples;
 	size_t	 nsamples, capsamples;
@@ -303,6 +324,23 @@ struct vs_live_opts {
 
 /* Run the guest; the exit status (the guest's, or VS_EXIT_*). */
 int vs_live(struct vs_live_opts *o, const char *modelstr);
+
+/* ---- image.c ----------------------------------------------------------------------- */
+
+struct vpmu_vm;
+struct vpmu_cred;
+/*
+ * path's identity: its GNU build-id, else the file's hash; *start the
+ * lowest address of its PT_LOAD segments.  0, or -1 with the reason in err.
+ */
+int  vs_image_id(const char *path, struct vs_image_id *id, uint64_t *start, char *err,
+    size_t errlen);
+/* "build-id 0123..." / "file hash 0123..." (profile.c) */
+void vs_image_id_format(const struct vs_image_id *id, char *buf, size_t len);
+/* A run: the guest image path into the caller's log (MAP_IN, WRITELOG).  0 or a status. */
+int  vs_log_image(struct vpmu_vm *vm, const struct vpmu_cred *caller, const char *path);
+/* -R --elf: 0 if elf is the image the log recorded (or none was), else a message and 2. */
+int  vs_image_check(const struct vs_profile *p, const char *elf);
 
 /* ---- output.c ---------------------------------------------------------------------- */
 
