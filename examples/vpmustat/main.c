@@ -595,6 +595,9 @@ main(int argc, char **argv)
 			return (ret);
 		sampling |= specs[i].scope == VS_SS || specs[i].scope == VS_TS;
 	}
+	if (vs_outs_stdout(&outs))
+		return (bad("in a run, standard output is the guest's console: give the "
+		    "files a path (or keep the log with -O and read it with -R)%s%s", "", ""));
 	if (vs_outs_any(&outs) && !sampling)
 		return (bad("-G, --folded and --svg draw samples: give -S or -P%s%s", "",
 		    ""));
