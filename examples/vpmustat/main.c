@@ -307,10 +307,13 @@ read_log(const char *log, const char *elf, bool dump, unsigned top, const char *
 	p.keep_samples = outs->perf.path != NULL;
 	/* A file on standard output ("-") has it alone: the report goes to standard error. */
 	report = vs_outs_stdout(outs) ? stderr : stdout;
-	if (vs_profile_read(&p, fd, dump ? report : NULL) < 0)
+	if (vs_profile_read(&p, fd, dump ? report : NULL) < 0 && !outs->quiet)
 		fprintf(stderr, "vpmustat: %s: %s (the report has the records before%s)\n",
 		    log, p.error, vs_outs_any(outs) ? "; -G, --folded and --svg not written" :
 		    "");
+	else if (p.error[0] != '\0')	/* -q: no report */
+		fprintf(stderr, "vpmustat: %s: %s%s\n", log, p.error, vs_outs_any(outs) ?
+		    " (no file written)" : "");
 	if (fd != STDIN_FILENO)
 		close(fd);
 	/* Not the image of the samples: its names would be wrong ones. */

@@ -542,8 +542,13 @@ quiet)
 	# Errors are said.
 	run cut 1 -R "$dir/cut.log" -q
 	same cut.err "$dir/cut.err" <<EOF
-vpmustat: $dir/cut.log: the log ends inside a record: 6 bytes after offset 432 are not a whole record (the report has the records before)
+vpmustat: $dir/cut.log: the log ends inside a record: 6 bytes after offset 432 are not a whole record
 EOF
+	run cutf 1 -R "$dir/cut.log" -q --pprof "$dir/cut.pb.gz"
+	same cutf.err "$dir/cutf.err" <<EOF
+vpmustat: $dir/cut.log: the log ends inside a record: 6 bytes after offset 432 are not a whole record (no file written)
+EOF
+	absent "$dir/cut.pb.gz"
 	[ -s "$dir/cut.out" ] && fail "-q: standard output of a cut log"
 	run two 2 -R "$dir/deep.log" --folded - --perf-script - -q
 	same two.err "$dir/two.err" <<'EOF'
