@@ -118,6 +118,8 @@ enum { WT_VARINT = 0, WT_LEN = 2 };
 static void
 pb_put(struct pb *b, const void *data, size_t len)
 {
+	if (len == 0)
+		return;		/* data may be NULL: an empty buffer */
 	if (b->n + len > b->cap) {
 		while (b->n + len > b->cap)
 			b->cap = b->cap != 0 ? b->cap * 2 : 256;
