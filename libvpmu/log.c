@@ -475,6 +475,43 @@ vpmu_do_op_writelog(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 }
 
 /*
+ * A MAP_IN record from the owner itself: hwpmc writes them from its mmap
+ * hook; here the VMM, which loaded the guest's image, says where.  Not an
+ * hwpmc operation: not counted in the driver statistics.
+ */
+int
+vpmu_log_map_in(vpmu_vm *vm, const struct vpmu_cred *cr, int32_t pid, uint64_t start,
+    const char *path)
+{
+	struct vpmu_pmclog_ev ev = { .type = VPMU_PMCLOG_MAP_IN };
+	struct vpmu_owner *o;
+	uint64_t failed;
+	int error;
+
+	if (vm == NULL || path == NULL)
+		return (EINVAL);
+	if (strlen(path) >= VPMU_PMCLOG_PATH_MAX)
+		return (ENAMETOOLONG);
+	vpmu__vm_lock(vm);
+	if ((error = vpmu__cred_check(cr)) == 0) {
+		o = vpmu__owner_get(vm, cr, false);
+		if (o == NULL || o->log == NULL)
+			error = EINVAL;
+		else {
+			ev.u.map_in.pid = (uint32_t)pid;
+			ev.u.map_in.start = start;
+			memcpy(ev.u.map_in.path, path, strlen(path) + 1);
+			failed = vm->stats.buffer_requests_failed;
+			vpmu__log_emit(vm, o, &ev);
+			if (vm->stats.buffer_requests_failed != failed)
+				error = ENOMEM;
+		}
+	}
+	vpmu__vm_unlock(vm);
+	return (error);
+}
+
+/*
  * CONFIGURELOG, FLUSHLOG and CLOSELOG, called by vpmu_vm_op() without the
  * VM lock, because they wait for the writer.  In order:
  *   1. the samples still in the rings go into the logs (FLUSHLOG and the

@@ -8,6 +8,16 @@
  * (the tooltip a browser shows on hover) with the exact numbers.  Colours
  * are warm (red to yellow), picked from a hash of the function's name so
  * a function keeps its colour from one graph to the next; text is black.
+ *
+ * An inline script (written here) makes it interactive where a browser
+ * runs it: a click on a frame zooms to it (its callees spread to the full
+ * width, its callers kept below it, faded, the rest hidden), "Reset zoom",
+ * a click on the root or Escape undo it; "Search" or Ctrl-F asks for a
+ * regular expression, paints the frames whose function matches it
+ * magenta and shows their share of all samples (each sample counted once
+ * however many matching frames it has).  It works from each frame's name,
+ * offset and width in samples and row (data-n, data-o, data-s, data-d).
+ * Frames too narrow to draw stay undrawn when a zoom widens their caller.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -104,12 +114,14 @@ struct canvas {
 	double base;		/* y of the root row */
 };
 
+/* The frame n, off samples from the left, and its callees above it. */
 static void
-draw(struct canvas *cv, const struct vs_node *n, unsigned depth, double x)
+draw(struct canvas *cv, const struct vs_node *n, unsigned depth, uint64_t off)
 {
 	const struct vs_node **kids;
 	const char *name = n->func == UINT32_MAX ? "all" : cv->e->funcs[n->func].name;
 	double w = (double)n->total * cv->scale, y = cv->base - depth * ROW;
+	double x = MARGIN + (double)off * cv->scale;
 	size_t i, k, fit, len = strlen(name);
 	unsigned rgb[3];
 	uint64_t self;
@@ -124,7 +136,11 @@ draw(struct canvas *cv, const struct vs_node *n, unsigned depth, double x)
 		frame_colour(name, rgb);
 		self = n->self;
 	}
-	fprintf(cv->f, "<g class=\"f\"><title>");
+	/* What the script zooms and searches by: name, offset and width in samples, row. */
+	fprintf(cv->f, "<g class=\"f\" data-n=\"");
+	xml_puts(cv->f, name, len);
+	fprintf(cv->f, "\" data-o=\"%" PRIu64 "\" data-s=\"%" PRIu64 "\" data-d=\"%u\"><title>",
+	    off, n->total, depth);
 	xml_puts(cv->f, name, len);
 	fprintf(cv->f, " \xe2\x80\x94 %" PRIu64 " sample%s, %.2f%%", n->total,
 	    n->total == 1 ? "" : "s", 100.0 * (double)n->total / (double)cv->e->samples);
@@ -135,13 +151,14 @@ draw(struct canvas *cv, const struct vs_node *n, unsigned depth, double x)
 	    "rx=\"2\" fill=\"#%02x%02x%02x\"/>", x, y, w, ROW - 1.0, rgb[0], rgb[1], rgb[2]);
 	/*
 	 * The label: the name and its share where both fit; else the name,
-	 * whole or cut with ".."; none where fewer than four characters fit.
+	 * whole or cut with ".."; empty where fewer than four characters fit
+	 * (the script fills it when a zoom widens the frame).
 	 */
 	fit = w > 6.0 ? (size_t)((w - 6.0) / CHAR_W) : 0;
 	snprintf(share, sizeof(share), " %.1f%%",
 	    100.0 * (double)n->total / (double)cv->e->samples);
+	fprintf(cv->f, "<text x=\"%.2f\" y=\"%.1f\">", x + 3.0, y + 12.0);
 	if (fit >= 4) {
-		fprintf(cv->f, "<text x=\"%.2f\" y=\"%.1f\">", x + 3.0, y + 12.0);
 		if (len + strlen(share) <= fit) {
 			xml_puts(cv->f, name, len);
 			fputs(share, cv->f);
@@ -151,17 +168,149 @@ draw(struct canvas *cv, const struct vs_node *n, unsigned depth, double x)
 			xml_puts(cv->f, name, fit - 2);
 			fputs("..", cv->f);
 		}
-		fputs("</text>", cv->f);
 	}
-	fputs("</g>\n", cv->f);
+	fputs("</text></g>\n", cv->f);
 
 	k = vs_children(cv->e, n, &kids);
 	for (i = 0; i < k; i++) {
-		draw(cv, kids[i], depth + 1, x);
-		x += (double)kids[i]->total * cv->scale;
+		draw(cv, kids[i], depth + 1, off);
+		off += kids[i]->total;
 	}
 	free(kids);
 }
+
+/* The script: zoom and search (see the top of this file). */
+static const char script[] =
+"(function () {\n"
+"\"use strict\";\n"
+"var frames = Array.prototype.slice.call(document.querySelectorAll(\"g.f\"));\n"
+"var unzoom = document.getElementById(\"unzoom\");\n"
+"var searchbtn = document.getElementById(\"search\");\n"
+"var matched = document.getElementById(\"matched\");\n"
+"var last = \"\";\n"
+"function num(g, k) { return Number(g.getAttribute(\"data-\" + k)); }\n"
+"frames.forEach(function (g) {\n"
+"\tvar r = g.querySelector(\"rect\"), t = g.querySelector(\"text\");\n"
+"\tg.orig = [r.getAttribute(\"x\"), r.getAttribute(\"width\"), t.getAttribute(\"x\"),\n"
+"\t    t.textContent];\n"
+"});\n"
+"/* The label of a frame w px wide: as the C code makes it. */\n"
+"function label(g, w) {\n"
+"\tvar n = g.getAttribute(\"data-n\");\n"
+"\tvar share = \" \" + (100 * num(g, \"s\") / TOTAL).toFixed(1) + \"%\";\n"
+"\tvar fit = w > 6 ? Math.floor((w - 6) / CW) : 0;\n"
+"\tif (fit < 4)\n"
+"\t\treturn (\"\");\n"
+"\tif (n.length + share.length <= fit)\n"
+"\t\treturn (n + share);\n"
+"\treturn (n.length <= fit ? n : n.slice(0, fit - 2) + \"..\");\n"
+"}\n"
+"function place(g, x, w) {\n"
+"\tvar r = g.querySelector(\"rect\"), t = g.querySelector(\"text\");\n"
+"\tr.setAttribute(\"x\", x.toFixed(2));\n"
+"\tr.setAttribute(\"width\", w.toFixed(2));\n"
+"\tt.setAttribute(\"x\", (x + 3).toFixed(2));\n"
+"\tt.textContent = label(g, w);\n"
+"}\n"
+"function reset() {\n"
+"\tframes.forEach(function (g) {\n"
+"\t\tvar r = g.querySelector(\"rect\"), t = g.querySelector(\"text\");\n"
+"\t\tg.style.display = \"\";\n"
+"\t\tg.classList.remove(\"anc\");\n"
+"\t\tr.setAttribute(\"x\", g.orig[0]);\n"
+"\t\tr.setAttribute(\"width\", g.orig[1]);\n"
+"\t\tt.setAttribute(\"x\", g.orig[2]);\n"
+"\t\tt.textContent = g.orig[3];\n"
+"\t});\n"
+"\tunzoom.style.display = \"none\";\n"
+"}\n"
+"/* z's callees spread over the width, its callers below it, the rest hidden. */\n"
+"function zoom(z) {\n"
+"\tvar zo = num(z, \"o\"), zs = num(z, \"s\"), zd = num(z, \"d\");\n"
+"\tvar scale = (W - 2 * M) / zs;\n"
+"\tif (zd === 0) {\n"
+"\t\treset();\n"
+"\t\treturn;\n"
+"\t}\n"
+"\tframes.forEach(function (g) {\n"
+"\t\tvar o = num(g, \"o\"), s = num(g, \"s\"), d = num(g, \"d\");\n"
+"\t\tif (d < zd && o <= zo && o + s >= zo + zs) {\n"
+"\t\t\tg.style.display = \"\";\n"
+"\t\t\tg.classList.add(\"anc\");\n"
+"\t\t\tplace(g, M, W - 2 * M);\n"
+"\t\t} else if (d >= zd && o >= zo && o + s <= zo + zs) {\n"
+"\t\t\tg.style.display = \"\";\n"
+"\t\t\tg.classList.remove(\"anc\");\n"
+"\t\t\tplace(g, M + (o - zo) * scale, s * scale);\n"
+"\t\t} else\n"
+"\t\t\tg.style.display = \"none\";\n"
+"\t});\n"
+"\tunzoom.style.display = \"\";\n"
+"}\n"
+"/* Paint the frames re matches; their share of the samples, each sample once. */\n"
+"function search(re) {\n"
+"\tvar spans = [], n = 0, end = 0;\n"
+"\tframes.forEach(function (g) {\n"
+"\t\tvar hit = re !== null && num(g, \"d\") > 0 && re.test(g.getAttribute(\"data-n\"));\n"
+"\t\tg.classList.toggle(\"hit\", hit);\n"
+"\t\tif (hit)\n"
+"\t\t\tspans.push([num(g, \"o\"), num(g, \"o\") + num(g, \"s\")]);\n"
+"\t});\n"
+"\tspans.sort(function (a, b) { return (a[0] - b[0]); });\n"
+"\tspans.forEach(function (sp) {\n"
+"\t\tif (sp[1] > end) {\n"
+"\t\t\tn += sp[1] - Math.max(sp[0], end);\n"
+"\t\t\tend = sp[1];\n"
+"\t\t}\n"
+"\t});\n"
+"\tmatched.textContent = re === null ? \"\" : \"Matched: \" +\n"
+"\t    (100 * n / TOTAL).toFixed(2) + \"% (\" + n + \" of \" + TOTAL + \" samples)\";\n"
+"\tsearchbtn.textContent = re === null ? \"Search\" : \"Reset search\";\n"
+"\treturn (n);\n"
+"}\n"
+"function ask() {\n"
+"\tvar s = window.prompt(\"Search for functions (a regular expression)\", last);\n"
+"\tif (s === null)\n"
+"\t\treturn;\n"
+"\tlast = s;\n"
+"\tif (s === \"\") {\n"
+"\t\tsearch(null);\n"
+"\t\treturn;\n"
+"\t}\n"
+"\ttry {\n"
+"\t\tsearch(new RegExp(s));\n"
+"\t} catch (err) {\n"
+"\t\tsearch(new RegExp(s.replace(/[.*+?^${}()|[\\]\\\\]/g, \"\\\\$&\")));\n"
+"\t}\n"
+"}\n"
+"unzoom.addEventListener(\"click\", reset);\n"
+"searchbtn.addEventListener(\"click\", function () {\n"
+"\tif (matched.textContent !== \"\")\n"
+"\t\tsearch(null);\n"
+"\telse\n"
+"\t\task();\n"
+"});\n"
+"frames.forEach(function (g) {\n"
+"\tg.addEventListener(\"click\", function () { zoom(g); });\n"
+"});\n"
+"window.addEventListener(\"keydown\", function (ev) {\n"
+"\tif ((ev.ctrlKey || ev.metaKey) && ev.key === \"f\") {\n"
+"\t\tev.preventDefault();\n"
+"\t\task();\n"
+"\t} else if (ev.key === \"Escape\")\n"
+"\t\treset();\n"
+"});\n"
+"/* For tests and the console: vpmustat.zoom(name), .search(regexp), .reset(). */\n"
+"window.vpmustat = {\n"
+"\tzoom: function (name) {\n"
+"\t\tvar g = frames.filter(function (f) { return (f.getAttribute(\"data-n\") === name); });\n"
+"\t\tif (g.length > 0)\n"
+"\t\t\tzoom(g[0]);\n"
+"\t},\n"
+"\tsearch: function (re) { return (search(re === null ? null : new RegExp(re))); },\n"
+"\treset: reset\n"
+"};\n"
+"})();\n";
 
 void
 vs_flamegraph(FILE *f, const struct vs_evprof *e, const char *title)
@@ -183,6 +332,11 @@ vs_flamegraph(FILE *f, const struct vs_evprof *e, const char *title)
 	    "font-size: 12px; fill: #444; }\n"
 	    ".f rect { stroke: #fff; stroke-width: 0.5; }\n"
 	    ".f:hover rect { stroke: #000; stroke-width: 1; }\n"
+	    ".f { cursor: pointer; }\n"
+	    ".f.anc { opacity: 0.55; }\n"
+	    ".f.hit rect { fill: #e600e6; }\n"
+	    ".btn { font-family: \"DejaVu Sans\", Verdana, Arial, sans-serif; "
+	    "font-size: 12px; fill: #1a4d99; pointer-events: auto; cursor: pointer; }\n"
 	    "</style>\n", FONT);
 	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#fbfaf5\"/>\n");
 	fprintf(f, "<text class=\"title\" x=\"%.1f\" y=\"26\" text-anchor=\"middle\">",
@@ -196,9 +350,21 @@ vs_flamegraph(FILE *f, const struct vs_evprof *e, const char *title)
 	if (e->samples != 0) {
 		cv.scale = (WIDTH - 2 * MARGIN) / (double)e->root.total;
 		cv.base = TOP + (levels - 1) * ROW;
-		draw(&cv, &e->root, 0, MARGIN);
+		draw(&cv, &e->root, 0, 0);
 	}
 	fprintf(f, "<text class=\"sub\" x=\"%.1f\" y=\"%.1f\">hover over a frame for its "
-	    "samples; drawn by vpmustat</text>\n", MARGIN, height - 8.0);
-	fprintf(f, "</svg>\n");
+	    "samples, click to zoom, Ctrl-F to search; drawn by vpmustat</text>\n", MARGIN,
+	    height - 8.0);
+	fprintf(f, "<text id=\"unzoom\" class=\"btn\" x=\"%.1f\" y=\"26\" "
+	    "style=\"display: none\">Reset zoom</text>\n", MARGIN);
+	fprintf(f, "<text id=\"search\" class=\"btn\" x=\"%.1f\" y=\"26\" "
+	    "text-anchor=\"end\">Search</text>\n", WIDTH - MARGIN);
+	fprintf(f, "<text id=\"matched\" class=\"sub\" x=\"%.1f\" y=\"%.1f\" "
+	    "text-anchor=\"end\"></text>\n", WIDTH - MARGIN, height - 8.0);
+	/* The numbers the script lays frames out by, then the script. */
+	fprintf(f, "<script type=\"text/ecmascript\"><![CDATA[\n"
+	    "var W = %.1f, M = %.1f, CW = %.2f, TOTAL = %" PRIu64 ";\n", WIDTH, MARGIN,
+	    CHAR_W, e->root.total);
+	fputs(script, f);
+	fprintf(f, "]]></script>\n</svg>\n");
 }

@@ -362,8 +362,11 @@ report(struct live *l, bool write)
 	if (vs_symtab_load(&syms, l->o->run.guest, err, sizeof(err)) < 0)
 		fprintf(stderr, "vpmustat: warning: symbols: %s\n", err);
 	vs_profile_init(&p, &syms);
-	for (i = 0; i < l->npmc; i++)
+	p.keep_samples = l->o->outs->perf.path != NULL;
+	for (i = 0; i < l->npmc; i++) {
 		vs_profile_name_pmc(&p, l->pmc[i].id, l->pmc[i].ev->name);
+		vs_profile_pmc_rate(&p, l->pmc[i].id, l->o->rate);
+	}
 	/* An -O file is read through its name (it may be a FIFO's other end: not read). */
 	if (l->o->log != NULL) {
 		if ((fd = open(l->o->log, O_RDONLY | O_CLOEXEC)) < 0) {
@@ -379,7 +382,7 @@ report(struct live *l, bool write)
 		fprintf(stderr, "vpmustat: the log: %s\n", p.error);
 	if (fd != l->logfd)
 		close(fd);
-	if (l->o->log != NULL)
+	if (l->o->log != NULL && !l->o->outs->quiet)
 		fprintf(l->out, "vpmustat: log %s\n", l->o->log);
 	if (!write && vs_outs_any(l->o->outs))
 		fprintf(stderr, "vpmustat: the run failed: -G, --folded and --svg not "
@@ -566,11 +569,14 @@ vs_live(struct vs_live_opts *o)
 			ret = op_fail("CONFIGURELOG", NULL, err);
 			goto out;
 		}
+		/* The image the samples belong to (image.c). */
+		if ((ret = vs_log_image(vm.pmu, &caller, o->run.guest)) != 0)
+			goto out;
 	}
 	if ((ret = pmcs_setup(&l)) != 0)
 		goto out;
 
-	l.progress = isatty(STDERR_FILENO) && l.sampling;
+	l.progress = isatty(STDERR_FILENO) && l.sampling && !o->outs->quiet;
 	fprintf(stderr, "vpmustat: %s: model %s, source %s, %u vCPU%s", o->run.guest,
 	    s.modelstr, l.src, vm.nvcpus, vm.nvcpus == 1 ? "" : "s");
 	if (l.sampling)

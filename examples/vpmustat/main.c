@@ -3,14 +3,16 @@
  *
  *   vpmustat [-c CPUS] -S EVENT[,EVENT...] [-n RATE] [-N] [-O LOG] [vpmu-run options] GUEST.elf
  *   vpmustat [-c CPUS] -s|-p EVENT[,EVENT...] [-w SECS] [-C] [vpmu-run options] GUEST.elf
- *   vpmustat -R LOG [--elf GUEST.elf] [-c CPUS] [-G FILE] [--folded FILE] [--svg FILE]
+ *   vpmustat -R LOG [--elf GUEST.elf] [-c CPUS] [-q] [-G FILE] [--folded FILE] [--svg FILE]
+ *       [--perf-script FILE] [--pprof FILE]
  *
  * The first forms run the guest (live.c); -R reads a log (profile.c).
  * The run's options (--pmu, --source, --vcpus, --mem, --initrd, --append,
  * --timeout, ...) are vpmu-run's: runopts.c's table, parser and usage
  * lines, with this file's own options before them in getopt_long's table.
  * Everything that can be checked is checked first (events, -c, --tunable
- * values), then the files of -G, --folded and --svg are opened (output.c),
+ * values), then the files of -G, --folded, --svg, --perf-script and --pprof
+ * are opened (output.c),
  * then the work; both modes end in vs_outputs(): the top-functions report
  * and those files, if the work succeeded.  What is not written is
  * discarded once, at the end of main().
@@ -34,6 +36,7 @@
 
 enum {
 	O_ELF = 256, O_FOLDED, O_SVG, O_EVENT, O_TOP, O_DUMP, O_LIST, O_TUNABLE,
+	O_PERF_SCRIPT, O_PPROF,
 	O_RUN = 512,		/* + enum vr_opt_id: the run's options, vpmu-run's */
 };
 
@@ -42,6 +45,9 @@ static const struct option ownopts[] = {
 	{ "elf",		required_argument, NULL, O_ELF },
 	{ "folded",		required_argument, NULL, O_FOLDED },
 	{ "svg",		required_argument, NULL, O_SVG },
+	{ "perf-script",	required_argument, NULL, O_PERF_SCRIPT },
+	{ "pprof",		required_argument, NULL, O_PPROF },
+	{ "quiet",		no_argument,	   NULL, 'q' },
 	{ "event",		required_argument, NULL, O_EVENT },
 	{ "top",		required_argument, NULL, O_TOP },
 	{ "dump",		no_argument,	   NULL, O_DUMP },
@@ -58,7 +64,9 @@ usage(FILE *f)
 	    "GUEST.elf\n"
 	    "       vpmustat [-c CPUS] -s|-p|-P EVENT[,EVENT...] [-w SECS] [-C] [options] "
 	    "GUEST.elf\n"
-	    "       vpmustat -R LOG [--elf GUEST.elf] [-c CPUS] [-G FILE] [--folded FILE] [--svg FILE]\n"
+	    "       vpmustat -R LOG [--elf GUEST.elf] [-c CPUS] [-q] [-G FILE] [--folded FILE] "
+	    "[--svg FILE]\n"
+	    "                [--perf-script FILE] [--pprof FILE]\n"
 	    "       vpmustat --list-events [--pmu MODEL]\n"
 	    "run a guest (any image vpmu-run boots: a boot protocol v1 ELF64, a Multiboot v1\n"
 	    "image, a Linux bzImage) under sampling or counting PMCs:\n"
@@ -77,7 +85,7 @@ usage(FILE *f)
 	    "the run's options, as vpmu-run's (vpmu-run(1)):\n", VS_RATE_DEFAULT);
 	vr_runopts_usage(f, false);
 	fprintf(f,
-	    "read a log (report to standard output):\n"
+	    "read a log (report to standard output; to standard error when a FILE is -):\n"
 	    "  -R LOG           the top functions of each event\n"
 	    "  --elf FILE       symbols from FILE (the guest's ELF)\n"
 	    "  --dump           also print every record\n"
@@ -85,8 +93,12 @@ usage(FILE *f)
 	    "and in both modes:\n"
 	    "  -G FILE          call graph (caller -> callee counts)\n"
 	    "  --folded FILE    folded stacks (\"main;work;hot 123\")\n"
-	    "  --svg FILE       a flame graph\n"
-	    "  --event NAME     the event of -G/--folded/--svg (default: the first sampled)\n"
+	    "  --svg FILE       a flame graph (click to zoom, Ctrl-F to search)\n"
+	    "  --perf-script FILE  the samples as perf script prints them\n"
+	    "  --pprof FILE     a pprof profile (gzipped profile.proto)\n"
+	    "  -q               quiet: no report, no warnings; errors only\n"
+	    "  --event NAME     the event of the files (default: the first sampled; "
+	    "--perf-script: all)\n"
 	    "  --top N          functions in the report (default %d; 0: all)\n"
 	    "EVENT: instructions, branches, cycles, ref-cycles; a raw code 0xUUEE;\n"
 	    "or a libpfm4 name of the model's vendor (--list-events)\n", TOP_DEFAULT);
@@ -265,6 +277,7 @@ read_log(const char *log, const char *elf, bool dump, unsigned top, const char *
 	struct vs_symtab syms = { 0 };
 	struct vs_profile p;
 	char err[256];
+	FILE *report;
 	int fd, ret;
 
 	if (elf != NULL && vs_symtab_load(&syms, elf, err, sizeof(err)) < 0) {
@@ -287,13 +300,25 @@ read_log(const char *log, const char *elf, bool dump, unsigned top, const char *
 	}
 	vs_profile_init(&p, &syms);
 	p.cpus = cpus;
-	if (vs_profile_read(&p, fd, dump ? stdout : NULL) < 0)
+	p.keep_samples = outs->perf.path != NULL;
+	/* A file on standard output ("-") has it alone: the report goes to standard error. */
+	report = vs_outs_stdout(outs) ? stderr : stdout;
+	if (vs_profile_read(&p, fd, dump ? report : NULL) < 0 && !outs->quiet)
 		fprintf(stderr, "vpmustat: %s: %s (the report has the records before%s)\n",
 		    log, p.error, vs_outs_any(outs) ? "; -G, --folded and --svg not written" :
 		    "");
+	else if (p.error[0] != '\0')	/* -q: no report */
+		fprintf(stderr, "vpmustat: %s: %s%s\n", log, p.error, vs_outs_any(outs) ?
+		    " (no file written)" : "");
 	if (fd != STDIN_FILENO)
 		close(fd);
-	ret = vs_outputs(&p, stdout, top, event, outs, true, elf != NULL ? elf : log);
+	/* Not the image of the samples: its names would be wrong ones. */
+	if (elf != NULL && (ret = vs_image_check(&p, elf)) != 0) {
+		vs_profile_free(&p);
+		vs_symtab_free(&syms);
+		return (ret);
+	}
+	ret = vs_outputs(&p, report, top, event, outs, true, elf != NULL ? elf : log);
 	vs_profile_free(&p);
 	vs_symtab_free(&syms);
 	return (ret);
@@ -346,7 +371,8 @@ main(int argc, char **argv)
 	static struct vs_cpuset cpusets[VS_MAX_EVENTS];
 	static struct vs_outs outs = {
 		.graph = { .opt = "-G" }, .folded = { .opt = "--folded" },
-		.svg = { .opt = "--svg" },
+		.svg = { .opt = "--svg" }, .perf = { .opt = "--perf-script" },
+		.pprof = { .opt = "--pprof" },
 	};
 	struct {
 		int scope;
@@ -380,7 +406,7 @@ main(int argc, char **argv)
 		return (VS_EXIT_HOST);
 	}
 
-	while ((ch = getopt_long(argc, argv, "S:s:P:p:n:NCO:R:G:w:o:c:h", longopts,
+	while ((ch = getopt_long(argc, argv, "S:s:P:p:n:NCO:R:G:w:o:c:qh", longopts,
 	    NULL)) != -1) {
 		/* The run's options: --pmu goes with --list-events too. */
 		if (ch >= O_RUN && ch < O_RUN + VR_O_NOPTS) {
@@ -459,6 +485,15 @@ main(int argc, char **argv)
 		case O_SVG:
 			outs.svg.path = optarg;
 			break;
+		case O_PERF_SCRIPT:
+			outs.perf.path = optarg;
+			break;
+		case O_PPROF:
+			outs.pprof.path = optarg;
+			break;
+		case 'q':
+			outs.quiet = true;
+			break;
 		case O_EVENT:
 			o.event = optarg;
 			break;
@@ -530,6 +565,9 @@ main(int argc, char **argv)
 			return (ret);
 		sampling |= specs[i].scope == VS_SS || specs[i].scope == VS_TS;
 	}
+	if (vs_outs_stdout(&outs))
+		return (bad("in a run, standard output is the guest's console: give the "
+		    "files a path (or keep the log with -O and read it with -R)%s%s", "", ""));
 	if (vs_outs_any(&outs) && !sampling)
 		return (bad("-G, --folded and --svg draw samples: give -S or -P%s%s", "",
 		    ""));

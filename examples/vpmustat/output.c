@@ -1,5 +1,6 @@
 /*
- * output.c -- the files -G, --folded and --svg write, and standard output.
+ * output.c -- the files -G, --folded, --svg, --perf-script and --pprof write,
+ * and standard output.
  *
  * A run may take hours and a log may be large, so every file is opened
  * before the work: a path that cannot be written fails at once, not after
@@ -18,7 +19,9 @@
  *              left as it was
  *
  * Standard output ("-", the -R report, a run's guest console) is checked
- * once at the end: a write that failed is an error too.
+ * once at the end: a write that failed is an error too.  With -q (quiet)
+ * there is no report and no warning: a file written to standard output
+ * ("-") is all that goes there.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,13 +61,28 @@ vs_fclose(FILE *f, const char *opt, const char *path)
 static struct vs_out *
 out_at(struct vs_outs *o, int i)
 {
-	return (i == 0 ? &o->graph : i == 1 ? &o->folded : &o->svg);
+	struct vs_out *const at[VS_NOUTS] = { &o->graph, &o->folded, &o->svg, &o->perf,
+	    &o->pprof };
+
+	return (at[i]);
 }
 
 bool
 vs_outs_any(const struct vs_outs *o)
 {
-	return (o->graph.path != NULL || o->folded.path != NULL || o->svg.path != NULL);
+	return (o->graph.path != NULL || o->folded.path != NULL || o->svg.path != NULL ||
+	    o->perf.path != NULL || o->pprof.path != NULL);
+}
+
+bool
+vs_outs_stdout(struct vs_outs *o)
+{
+	int i;
+
+	for (i = 0; i < VS_NOUTS; i++)
+		if (out_at(o, i)->path != NULL && strcmp(out_at(o, i)->path, "-") == 0)
+			return (true);
+	return (false);
 }
 
 static int
@@ -108,9 +126,20 @@ fail:
 int
 vs_outs_open(struct vs_outs *o)
 {
+	const char *first = NULL;
 	int i;
 
-	for (i = 0; i < 3; i++)
+	/* One file at most on standard output: two would be mixed. */
+	for (i = 0; i < VS_NOUTS; i++)
+		if (out_at(o, i)->path != NULL && strcmp(out_at(o, i)->path, "-") == 0) {
+			if (first != NULL) {
+				fprintf(stderr, "vpmustat: %s - and %s -: one file at most on "
+				    "standard output\n", first, out_at(o, i)->opt);
+				return (-1);
+			}
+			first = out_at(o, i)->opt;
+		}
+	for (i = 0; i < VS_NOUTS; i++)
 		if (out_at(o, i)->path != NULL && out_open(out_at(o, i)) < 0)
 			return (-1);
 	return (0);
@@ -122,7 +151,7 @@ vs_outs_discard(struct vs_outs *o)
 	struct vs_out *out;
 	int i;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < VS_NOUTS; i++) {
 		out = out_at(o, i);
 		if (out->f == NULL)
 			continue;
@@ -207,13 +236,16 @@ vs_outputs(const struct vs_profile *p, FILE *report, unsigned top, const char *e
 	const char *base;
 	char t[256];
 	FILE *f;
+	bool failed;
 	int i, ret = 0;
 
-	vs_report(report, p, top);
-	if (report == stdout)
-		(void)vs_stdout_flush(false);
-	else
-		fflush(report);
+	if (!o->quiet) {
+		vs_report(report, p, top);
+		if (report == stdout)
+			(void)vs_stdout_flush(false);
+		else
+			fflush(report);
+	}
 	if (p->error[0] != '\0')
 		return (VS_EXIT_HOST);	/* the log is bad or cut: no files */
 	if (!vs_outs_any(o) || !write)
@@ -224,12 +256,14 @@ vs_outputs(const struct vs_profile *p, FILE *report, unsigned top, const char *e
 			    "-G, --folded and --svg not written\n", event);
 			return (VS_EXIT_USAGE);
 		}
-		fprintf(stderr, "vpmustat: no samples in the log: -G, --folded and "
-		    "--svg are empty\n");
+		if (!o->quiet)
+			fprintf(stderr, "vpmustat: no samples in the log: -G, --folded and "
+			    "--svg are empty\n");
 		e = &none;
 	}
-	flat_warning(e);
-	for (i = 0; i < 3; i++) {
+	if (!o->quiet)
+		flat_warning(e);
+	for (i = 0; i < VS_NOUTS; i++) {
 		out = out_at(o, i);
 		if (out->path == NULL)
 			continue;
@@ -237,10 +271,15 @@ vs_outputs(const struct vs_profile *p, FILE *report, unsigned top, const char *e
 			ret = VS_EXIT_HOST;
 			continue;
 		}
+		failed = false;
 		if (out == &o->graph)
 			vs_callgraph(f, e);
 		else if (out == &o->folded)
 			vs_folded(f, e);
+		else if (out == &o->perf)
+			vs_perf_script(f, p, event != NULL ? e : NULL);
+		else if (out == &o->pprof)
+			failed = vs_pprof(f, p, e) < 0;
 		else {
 			base = strrchr(title, '/') != NULL ? strrchr(title, '/') + 1 : title;
 			snprintf(t, sizeof(t), "Flame graph: %s", base);
@@ -248,7 +287,11 @@ vs_outputs(const struct vs_profile *p, FILE *report, unsigned top, const char *e
 		}
 		if (out_end(out) < 0)
 			ret = VS_EXIT_HOST;
-		else if (out == &o->svg && strcmp(out->path, "-") != 0)
+		else if (failed) {
+			if (out->regular)
+				(void)unlink(out->path);	/* no half file */
+			ret = VS_EXIT_HOST;
+		} else if (out == &o->svg && strcmp(out->path, "-") != 0 && !o->quiet)
 			fprintf(report, "vpmustat: flame graph: %s\n", out->path);
 	}
 	return (ret);

@@ -20,10 +20,14 @@
  * outermost first; per function the samples it is the leaf of (self) and
  * the samples it is anywhere in (total, once per sample however deep the
  * recursion); per caller -> callee pair the samples with that call on the
- * stack; per leaf address its samples.
+ * stack; per leaf address its samples; the distinct chains (PCs and their
+ * functions) and their samples, which pprof's profile is made of.  Each
+ * sample itself (time, CPU, pid, its chain) is kept only when asked for
+ * (keep_samples: perf script's text lists them one by one).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,9 +85,8 @@ map_slot(uint64_t key, size_t cap)
 	return ((size_t)key & (cap - 1));
 }
 
-/* The value of key, or -1. */
-static int64_t
-map_get(const struct vs_map *m, uint64_t key)
+int64_t
+vs_map_get(const struct vs_map *m, uint64_t key)
 {
 	size_t i;
 
@@ -95,8 +98,8 @@ map_get(const struct vs_map *m, uint64_t key)
 	return (-1);
 }
 
-static void
-map_put(struct vs_map *m, uint64_t key, uint32_t val)
+void
+vs_map_put(struct vs_map *m, uint64_t key, uint32_t val)
 {
 	struct vs_map old = *m;
 	size_t i;
@@ -109,7 +112,7 @@ map_put(struct vs_map *m, uint64_t key, uint32_t val)
 			oom();
 		for (i = 0; i < old.cap; i++)
 			if (old.vals[i] != 0)
-				map_put(m, old.keys[i], old.vals[i] - 1);
+				vs_map_put(m, old.keys[i], old.vals[i] - 1);
 		free(old.keys);
 		free(old.vals);
 	}
@@ -122,8 +125,8 @@ map_put(struct vs_map *m, uint64_t key, uint32_t val)
 	m->vals[i] = val + 1;
 }
 
-static void
-map_free(struct vs_map *m)
+void
+vs_map_free(struct vs_map *m)
 {
 	free(m->keys);
 	free(m->vals);
@@ -135,6 +138,50 @@ vs_profile_init(struct vs_profile *p, const struct vs_symtab *syms)
 {
 	memset(p, 0, sizeof(*p));
 	p->syms = syms;
+}
+
+/*
+ * The image a run recorded (image.c): its MAP_IN with pid -1, then in
+ * USERDATA records a tag word and the identity's bytes, four to a word.
+ */
+static void
+image_record(struct vs_profile *p, const struct vpmu_pmclog_ev *ev)
+{
+	struct vs_image_id *id = &p->id_next;
+	uint32_t w, tag, k, at;
+
+	if (ev->type == VPMU_PMCLOG_MAP_IN) {
+		if (ev->u.map_in.pid != UINT32_MAX || p->has_image)
+			return;
+		p->has_image = true;
+		snprintf(p->image, sizeof(p->image), "%s", ev->u.map_in.path);
+		p->image_start = ev->u.map_in.start;
+		p->id_words = UINT_MAX;
+		return;
+	}
+	if (p->id_words == 0)
+		return;
+	w = ev->u.userdata.userdata;
+	if (p->id_words == UINT_MAX) {
+		tag = w & ~UINT32_C(0xff);
+		memset(id, 0, sizeof(*id));
+		if ((tag != VS_IMAGE_TAG_BUILD_ID && tag != VS_IMAGE_TAG_HASH &&
+		    tag != VS_IMAGE_TAG_FILE) ||
+		    (w & 0xff) == 0 || (w & 0xff) > sizeof(id->id)) {
+			p->id_words = 0;	/* not an identity: none */
+			return;
+		}
+		id->kind = tag == VS_IMAGE_TAG_BUILD_ID ? 'B' : tag == VS_IMAGE_TAG_HASH ?
+		    'H' : 'F';
+		id->len = (uint8_t)(w & 0xff);
+		p->id_words = (id->len + 3u) / 4;
+		return;
+	}
+	at = ((id->len + 3u) / 4 - p->id_words) * 4;	/* the word's first byte */
+	for (k = 0; k < 4 && at + k < id->len; k++)
+		id->id[at + k] = (uint8_t)(w >> (8 * k));
+	if (--p->id_words == 0)
+		p->image_id = *id;
 }
 
 static void
@@ -164,17 +211,26 @@ vs_profile_free(struct vs_profile *p)
 		free(e->funcs);
 		free(e->edges);
 		free(e->addrs);
+		for (j = 0; j < e->nstacks; j++) {
+			free(e->stacks[j].pc);
+			free(e->stacks[j].func);
+		}
+		free(e->stacks);
+		vs_map_free(&e->stack_map);
 		free(e->cpus);
-		map_free(&e->cpu_map);
-		map_free(&e->leaf_map);
-		map_free(&e->ret_map);
-		map_free(&e->edge_map);
-		map_free(&e->addr_map);
-		map_free(&e->name_map);
+		vs_map_free(&e->cpu_map);
+		vs_map_free(&e->leaf_map);
+		vs_map_free(&e->ret_map);
+		vs_map_free(&e->edge_map);
+		vs_map_free(&e->addr_map);
+		vs_map_free(&e->name_map);
 	}
 	free(p->ev);
 	p->ev = NULL;
 	p->nev = 0;
+	free(p->samples);
+	p->samples = NULL;
+	p->nsamples = 0;
 }
 
 void
@@ -194,6 +250,48 @@ vs_profile_name_pmc(struct vs_profile *p, uint32_t id, const char *name)
 	}
 	p->pmcs[i].id = id;
 	snprintf(p->pmcs[i].name, sizeof(p->pmcs[i].name), "%s", name);
+}
+
+void
+vs_profile_pmc_rate(struct vs_profile *p, uint32_t id, uint64_t rate)
+{
+	size_t i;
+
+	for (i = 0; i < p->npmcs; i++)
+		if (p->pmcs[i].id == id)
+			p->pmcs[i].rate = rate;
+}
+
+/* Process pid is named (a later record names it anew). */
+static void
+proc_name(struct vs_profile *p, uint32_t pid, const char *path)
+{
+	const char *base = vs_basename(path);
+	size_t i;
+
+	if (base[0] == '\0')
+		return;
+	for (i = 0; i < p->nprocs; i++)
+		if (p->procs[i].pid == pid)
+			break;
+	if (i == p->nprocs) {
+		if (p->nprocs == sizeof(p->procs) / sizeof(p->procs[0]))
+			return;
+		p->nprocs++;
+	}
+	p->procs[i].pid = pid;
+	snprintf(p->procs[i].name, sizeof(p->procs[i].name), "%s", base);
+}
+
+const char *
+vs_profile_proc(const struct vs_profile *p, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < p->nprocs; i++)
+		if (p->procs[i].pid == pid)
+			return (p->procs[i].name);
+	return (NULL);
 }
 
 static int
@@ -272,7 +370,7 @@ func_of(const struct vs_profile *p, struct vs_evprof *e, uint64_t pc, bool leaf)
 	uint64_t h;
 	size_t i;
 
-	if ((known = map_get(m, pc)) >= 0)
+	if ((known = vs_map_get(m, pc)) >= 0)
 		return ((uint32_t)known);
 	s = p->syms != NULL ? vs_symtab_find(p->syms, leaf ? pc : pc - 1, NULL) : NULL;
 	if (s != NULL)
@@ -283,7 +381,7 @@ func_of(const struct vs_profile *p, struct vs_evprof *e, uint64_t pc, bool leaf)
 	}
 	h = name_hash(name);
 	i = SIZE_MAX;
-	if ((byname = map_get(&e->name_map, h)) >= 0) {
+	if ((byname = vs_map_get(&e->name_map, h)) >= 0) {
 		if (strcmp(e->funcs[byname].name, name) == 0)
 			i = (size_t)byname;
 		else	/* two names, one hash: the slow way */
@@ -298,9 +396,9 @@ func_of(const struct vs_profile *p, struct vs_evprof *e, uint64_t pc, bool leaf)
 			oom();
 		i = e->nfuncs++;
 		if (byname < 0)
-			map_put(&e->name_map, h, (uint32_t)i);
+			vs_map_put(&e->name_map, h, (uint32_t)i);
 	}
-	map_put(m, pc, (uint32_t)i);
+	vs_map_put(m, pc, (uint32_t)i);
 	return ((uint32_t)i);
 }
 
@@ -324,7 +422,7 @@ static void
 count_edge(struct vs_evprof *e, uint32_t caller, uint32_t callee, uint64_t serial)
 {
 	uint64_t key = (uint64_t)caller << 32 | callee;
-	int64_t known = map_get(&e->edge_map, key);
+	int64_t known = vs_map_get(&e->edge_map, key);
 	size_t i;
 
 	if (known >= 0)
@@ -333,7 +431,7 @@ count_edge(struct vs_evprof *e, uint32_t caller, uint32_t callee, uint64_t seria
 		e->edges = grow(e->edges, &e->capedges, e->nedges, sizeof(*e->edges));
 		i = e->nedges++;
 		e->edges[i] = (struct vs_edge){ caller, callee, 0, 0 };
-		map_put(&e->edge_map, key, (uint32_t)i);
+		vs_map_put(&e->edge_map, key, (uint32_t)i);
 	}
 	if (e->edges[i].mark != serial) {
 		e->edges[i].mark = serial;
@@ -344,29 +442,75 @@ count_edge(struct vs_evprof *e, uint32_t caller, uint32_t callee, uint64_t seria
 static void
 count_addr(struct vs_evprof *e, uint64_t pc)
 {
-	int64_t known = map_get(&e->addr_map, pc);
+	int64_t known = vs_map_get(&e->addr_map, pc);
 
 	if (known >= 0) {
 		e->addrs[known].count++;
 		return;
 	}
 	e->addrs = grow(e->addrs, &e->capaddrs, e->naddrs, sizeof(*e->addrs));
-	map_put(&e->addr_map, pc, (uint32_t)e->naddrs);
+	vs_map_put(&e->addr_map, pc, (uint32_t)e->naddrs);
 	e->addrs[e->naddrs++] = (struct vs_addr){ pc, 1 };
 }
 
 static void
 count_cpu(struct vs_evprof *e, uint32_t cpu)
 {
-	int64_t known = map_get(&e->cpu_map, cpu);
+	int64_t known = vs_map_get(&e->cpu_map, cpu);
 
 	if (known >= 0) {
 		e->cpus[known].samples++;
 		return;
 	}
 	e->cpus = grow(e->cpus, &e->capcpus, e->ncpus, sizeof(*e->cpus));
-	map_put(&e->cpu_map, cpu, (uint32_t)e->ncpus);
+	vs_map_put(&e->cpu_map, cpu, (uint32_t)e->ncpus);
 	e->cpus[e->ncpus++] = (struct vs_cpucount){ cpu, 1 };
+}
+
+static bool
+same_stack(const struct vs_stack *s, const uint64_t *pc, uint32_t npc)
+{
+	return (s->npc == npc && memcmp(s->pc, pc, npc * sizeof(*pc)) == 0);
+}
+
+/* The chain pc[0 .. npc) of functions f: its stack, counted once more. */
+static uint32_t
+count_stack(struct vs_evprof *e, const uint64_t *pc, const uint32_t *f, uint32_t npc)
+{
+	struct vs_stack *s;
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	int64_t known;
+	uint32_t i;
+	size_t k;
+
+	for (i = 0; i < npc; i++)
+		h = (h ^ pc[i]) * UINT64_C(0x100000001b3);
+	h ^= npc;
+	k = SIZE_MAX;
+	if ((known = vs_map_get(&e->stack_map, h)) >= 0) {
+		if (same_stack(&e->stacks[known], pc, npc))
+			k = (size_t)known;
+		else	/* two chains, one hash: the slow way */
+			for (k = e->nstacks; k-- > 0; )
+				if (same_stack(&e->stacks[k], pc, npc))
+					break;
+	}
+	if (k == SIZE_MAX) {
+		e->stacks = grow(e->stacks, &e->capstacks, e->nstacks, sizeof(*e->stacks));
+		s = &e->stacks[e->nstacks];
+		s->npc = npc;
+		s->count = 0;
+		if ((s->pc = malloc(npc * sizeof(*pc))) == NULL ||
+		    (s->func = malloc(npc * sizeof(*f))) == NULL)
+			oom();
+		memcpy(s->pc, pc, npc * sizeof(*pc));
+		memcpy(s->func, f, npc * sizeof(*f));
+		k = e->nstacks++;
+		if (known < 0)
+			vs_map_put(&e->stack_map, h, (uint32_t)k);
+	}
+	e->stacks[k].count++;
+	return ((uint32_t)k);
 }
 
 /* One CALLCHAIN record. */
@@ -380,13 +524,15 @@ add_sample(struct vs_profile *p, const struct vpmu_pmclog_ev *ev)
 	char buf[32];
 	struct vs_evprof *e;
 	struct vs_node *n;
-	uint32_t i, npc = ev->u.callchain.npc;
+	uint32_t i, k, npc = ev->u.callchain.npc;
 
 	if (name == NULL) {
 		snprintf(buf, sizeof(buf), "pmc %#" PRIx32, ev->u.callchain.pmcid);
 		name = buf;
 	}
 	e = evprof(p, name);
+	if (e->rate == 0 && pi >= 0)
+		e->rate = p->pmcs[pi].rate;
 	if (npc == 0)
 		return;
 	if (p->cpus != NULL && !vs_cpuset_has(p->cpus, cpu)) {
@@ -408,6 +554,16 @@ add_sample(struct vs_profile *p, const struct vpmu_pmclog_ev *ev)
 	count_cpu(e, cpu);
 	for (i = 0; i < npc; i++)
 		f[i] = func_of(p, e, ev->u.callchain.pc[i], i == 0);
+	k = count_stack(e, ev->u.callchain.pc, f, npc);
+	if (p->keep_samples) {
+		p->samples = grow(p->samples, &p->capsamples, p->nsamples,
+		    sizeof(*p->samples));
+		p->samples[p->nsamples++] = (struct vs_sample){ .tsc = ev->tsc,
+		    .pid = ev->u.callchain.pid, .tid = ev->u.callchain.tid, .cpu = cpu,
+		    .ev = (uint32_t)(e - p->ev), .stack = k,
+		    .user = (VPMU_PMCLOG_CPUFLAGS_FLAGS(ev->u.callchain.cpuflags) &
+		    VPMU_PMCLOG_CC_F_USERSPACE) != 0 };
+	}
 	count_addr(e, ev->u.callchain.pc[0]);
 	e->funcs[f[0]].self++;
 	/* Root first: the outermost frame is the last of the chain. */
@@ -483,6 +639,10 @@ dump_record(FILE *f, const struct vs_profile *p, const struct vpmu_pmclog_ev *ev
 	case VPMU_PMCLOG_USERDATA:
 		fprintf(f, " userdata=%#" PRIx32, ev->u.userdata.userdata);
 		break;
+	case VPMU_PMCLOG_MAP_IN:
+		fprintf(f, " pid=%" PRId32 " start=%#" PRIx64 " path=\"%s\"",
+		    (int32_t)ev->u.map_in.pid, ev->u.map_in.start, ev->u.map_in.path);
+		break;
 	case VPMU_PMCLOG_CALLCHAIN:
 		fprintf(f, " pid=%" PRIu32 " tid=%" PRIu32 " pmcid=%#" PRIx32
 		    " cpu=%" PRIu32 " user=%" PRIu32 " npc=%" PRIu32,
@@ -512,8 +672,12 @@ add_record(struct vs_profile *p, const struct vpmu_pmclog_ev *ev, FILE *dump)
 {
 	char name[64];
 
-	if (p->records == 0)
+	if (p->records == 0) {
 		p->initialized = ev->type == VPMU_PMCLOG_INITIALIZE;
+		p->tsc_first = ev->tsc;
+	}
+	if (ev->tsc > p->tsc_last)
+		p->tsc_last = ev->tsc;
 	p->records++;
 	p->bytes += ev->len;
 	if (ev->type < sizeof(p->by_type) / sizeof(p->by_type[0]))
@@ -525,6 +689,8 @@ add_record(struct vs_profile *p, const struct vpmu_pmclog_ev *ev, FILE *dump)
 		p->version = ev->u.initialize.version;
 		p->cputype = ev->u.initialize.cputype;
 		p->tsc_freq = ev->u.initialize.tsc_freq;
+		p->sec = ev->u.initialize.sec;
+		p->nsec = ev->u.initialize.nsec;
 		break;
 	case VPMU_PMCLOG_PMCALLOCATEDYN:
 		if (pmc_name(p, ev->u.pmcallocatedyn.pmcid) == NULL)
@@ -539,6 +705,22 @@ add_record(struct vs_profile *p, const struct vpmu_pmclog_ev *ev, FILE *dump)
 			vs_profile_name_pmc(p, ev->u.pmcallocate.pmcid, name);
 		}
 		pmc_flags(p, ev->u.pmcallocate.pmcid, ev->u.pmcallocate.flags);
+		if (ev->u.pmcallocate.rate != 0)
+			vs_profile_pmc_rate(p, ev->u.pmcallocate.pmcid,
+			    ev->u.pmcallocate.rate);
+		break;
+	case VPMU_PMCLOG_PMCATTACH:
+		proc_name(p, ev->u.pmcattach.pid, ev->u.pmcattach.path);
+		break;
+	case VPMU_PMCLOG_PROCEXEC:
+		proc_name(p, ev->u.procexec.pid, ev->u.procexec.path);
+		break;
+	case VPMU_PMCLOG_PROC_CREATE:
+		proc_name(p, ev->u.proc_create.pid, ev->u.proc_create.pcomm);
+		break;
+	case VPMU_PMCLOG_MAP_IN:
+	case VPMU_PMCLOG_USERDATA:
+		image_record(p, ev);
 		break;
 	case VPMU_PMCLOG_CALLCHAIN:
 		add_sample(p, ev);
@@ -757,9 +939,22 @@ report_event(FILE *f, const struct vs_profile *p, const struct vs_evprof *e, uns
 }
 
 void
+vs_image_id_format(const struct vs_image_id *id, char *buf, size_t len)
+{
+	size_t i, at;
+
+	at = (size_t)snprintf(buf, len, "%s ", id->kind == 'B' ? "build-id" :
+	    id->kind == 'H' ? "file hash" : id->kind == 'F' ? "file hash (no ELF)" :
+	    "no identity");
+	for (i = 0; i < id->len && at + 2 < len; i++, at += 2)
+		snprintf(buf + at, len - at, "%02x", id->id[i]);
+}
+
+void
 vs_report(FILE *f, const struct vs_profile *p, unsigned top)
 {
 	static const char *const nosym = " (no symbols: give --elf)";
+	char id[160];
 	size_t i;
 
 	fprintf(f, "vpmustat: %" PRIu64 " records, %" PRIu64 " bytes; %s first, "
@@ -768,6 +963,11 @@ vs_report(FILE *f, const struct vs_profile *p, unsigned top)
 	    p->closed ? "CLOSELOG" : "no CLOSELOG",
 	    p->by_type[VPMU_PMCLOG_CALLCHAIN], p->drops,
 	    p->syms == NULL || p->syms->n == 0 ? nosym : "");
+	if (p->has_image) {
+		vs_image_id_format(&p->image_id, id, sizeof(id));
+		fprintf(f, "vpmustat: the samples are of %s, at %#" PRIx64 ", %s\n", p->image,
+		    p->image_start, id);
+	}
 	if (p->cpus != NULL)
 		fprintf(f, "vpmustat: -c %s: %" PRIu64 " sample%s of other vCPUs left out\n",
 		    p->cpus->spec, p->filtered, p->filtered == 1 ? "" : "s");

@@ -140,6 +140,32 @@ vs_symtab_in_code(const struct vs_symtab *t, uint64_t addr)
 	return (false);
 }
 
+Elf *
+vs_elf_open(const char *path, int *fdp, char *err, size_t errlen)
+{
+	Elf *e;
+	int fd;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
+		return (NULL);
+	}
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return (NULL);
+	}
+	if ((e = elf_begin(fd, ELF_C_READ, NULL)) == NULL || elf_kind(e) != ELF_K_ELF) {
+		snprintf(err, errlen, "%s: not an ELF file%s%s", path,
+		    e == NULL ? ": " : "", e == NULL ? elf_errmsg(-1) : "");
+		if (e != NULL)
+			elf_end(e);
+		close(fd);
+		return (NULL);
+	}
+	*fdp = fd;
+	return (e);
+}
+
 int
 vs_symtab_load(struct vs_symtab *t, const char *path, char *err, size_t errlen)
 {
@@ -151,19 +177,8 @@ vs_symtab_load(struct vs_symtab *t, const char *path, char *err, size_t errlen)
 	int fd, pass, ret = -1;
 
 	memset(t, 0, sizeof(*t));
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
+	if ((e = vs_elf_open(path, &fd, err, errlen)) == NULL)
 		return (-1);
-	}
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return (-1);
-	}
-	if ((e = elf_begin(fd, ELF_C_READ, NULL)) == NULL || elf_kind(e) != ELF_K_ELF) {
-		snprintf(err, errlen, "%s: not an ELF file%s%s", path,
-		    e == NULL ? ": " : "", e == NULL ? elf_errmsg(-1) : "");
-		goto out;
-	}
 	/* Pass 0: .symtab; pass 1: .dynsym, only if pass 0 found nothing. */
 	for (pass = 0; pass < 2 && n == 0; pass++)
 		for (scn = NULL; (scn = elf_nextscn(e, scn)) != NULL; ) {
@@ -202,6 +217,10 @@ vs_symtab_load(struct vs_symtab *t, const char *path, char *err, size_t errlen)
 	for (j = 0; j < t->n; j++)
 		if (t->s[j].size == 0 && j + 1 < t->n)
 			t->s[j].size = t->s[j + 1].addr - t->s[j].addr;
+	if ((t->path = strdup(path)) == NULL) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
 	ret = 0;
 out:
 	for (i = 0; i < n; i++)
@@ -224,6 +243,8 @@ vs_symtab_free(struct vs_symtab *t)
 		free(t->s[i].name);
 	free(t->s);
 	free(t->code);
+	free(t->path);
+	t->path = NULL;
 	t->s = NULL;
 	t->n = 0;
 	t->code = NULL;

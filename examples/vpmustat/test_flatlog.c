@@ -3,10 +3,15 @@
  * guest (test_outputs.sh), made by libvpmu's encoder with fixed
  * timestamps, so that every byte is known:
  *
- *   test_flatlog -o FILE [-N] [-t BYTES] <SAMPLES
+ *   test_flatlog -o FILE [-N] [-r RATE] [-p PATH] [-m IMAGE [-u WORD]...] [-t BYTES] <SAMPLES
  *
  * writes FILE: INITIALIZE, PMCALLOCATEDYN (pmc 0x100, "instructions",
- * VPMU_F_CALLCHAIN unless -N), a CALLCHAIN per line of SAMPLES, CLOSELOG.
+ * VPMU_F_CALLCHAIN unless -N) -- or with -r, as FreeBSD writes a PMC of
+ * a hardware class, PMCALLOCATE (event 0xc0, the sampling rate RATE) --,
+ * with -p a PMCATTACH of the PMC to pid 1, PATH (the process's name),
+ * with -m a MAP_IN of IMAGE (pid -1, start 0x100000) and a USERDATA per
+ * -u WORD after it (vpmustat's record of its image, image.c),
+ * a CALLCHAIN per line of SAMPLES (pid 1, tid 1), CLOSELOG.
  * A line is "CPU[u] PC[,PC...]", the sampled PC first, then the return
  * addresses (numbers as strtoull() reads them with base 0); a "u" right
  * after the CPU marks the sample as taken in user mode.  No lines: a log
@@ -48,9 +53,9 @@ write_file(const char *path)
 	}
 }
 
-/* INITIALIZE and the PMC's name: the start of every log. */
+/* INITIALIZE and the PMC's allocation (and attach): the start of every log. */
 static void
-start(uint32_t flags)
+start(uint32_t flags, uint64_t rate, const char *path)
 {
 	struct vpmu_pmclog_ev ev;
 
@@ -63,13 +68,53 @@ start(uint32_t flags)
 	snprintf(ev.u.initialize.cpuid, sizeof(ev.u.initialize.cpuid), "test_flatlog");
 	add(&ev);
 	memset(&ev, 0, sizeof(ev));
-	ev.type = VPMU_PMCLOG_PMCALLOCATEDYN;
 	ev.tsc = 1001;
-	ev.u.pmcallocatedyn.pmcid = 0x100;
-	ev.u.pmcallocatedyn.flags = flags;
-	snprintf(ev.u.pmcallocatedyn.evname, sizeof(ev.u.pmcallocatedyn.evname),
-	    "instructions");
+	if (rate != 0) {
+		ev.type = VPMU_PMCLOG_PMCALLOCATE;
+		ev.u.pmcallocate.pmcid = 0x100;
+		ev.u.pmcallocate.event = 0xc0;
+		ev.u.pmcallocate.flags = flags;
+		ev.u.pmcallocate.rate = rate;
+	} else {
+		ev.type = VPMU_PMCLOG_PMCALLOCATEDYN;
+		ev.u.pmcallocatedyn.pmcid = 0x100;
+		ev.u.pmcallocatedyn.flags = flags;
+		snprintf(ev.u.pmcallocatedyn.evname, sizeof(ev.u.pmcallocatedyn.evname),
+		    "instructions");
+	}
 	add(&ev);
+	if (path == NULL)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = VPMU_PMCLOG_PMCATTACH;
+	ev.tsc = 1002;
+	ev.u.pmcattach.pmcid = 0x100;
+	ev.u.pmcattach.pid = 1;
+	snprintf(ev.u.pmcattach.path, sizeof(ev.u.pmcattach.path), "%s", path);
+	add(&ev);
+}
+
+/* MAP_IN of image and the words after it. */
+static void
+image(const char *path, const uint32_t *words, unsigned n)
+{
+	struct vpmu_pmclog_ev ev;
+	unsigned i;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = VPMU_PMCLOG_MAP_IN;
+	ev.tsc = 1003;
+	ev.u.map_in.pid = UINT32_MAX;
+	ev.u.map_in.start = 0x100000;
+	snprintf(ev.u.map_in.path, sizeof(ev.u.map_in.path), "%s", path);
+	add(&ev);
+	for (i = 0; i < n; i++) {
+		memset(&ev, 0, sizeof(ev));
+		ev.type = VPMU_PMCLOG_USERDATA;
+		ev.tsc = 1004 + i;
+		ev.u.userdata.userdata = words[i];
+		add(&ev);
+	}
 }
 
 static void
@@ -104,21 +149,38 @@ int
 main(int argc, char **argv)
 {
 	static uint64_t pc[VPMU_PMCLOG_CALLCHAIN_MAX];
-	const char *out = NULL;
+	const char *out = NULL, *path = NULL, *img = NULL;
+	uint32_t words[64];
+	unsigned nwords = 0;
 	unsigned long cut = 0;
+	uint64_t rate = 0;
 	uint32_t flags = VPMU_F_CALLCHAIN, npc, cflags;
 	unsigned long long cpu;
 	char line[8192], *s, *end;
 	uint64_t tsc = 1100;
 	int ch;
 
-	while ((ch = getopt(argc, argv, "o:Nt:")) != -1)
+	while ((ch = getopt(argc, argv, "o:Nr:p:m:u:t:")) != -1)
 		switch (ch) {
 		case 'o':
 			out = optarg;
 			break;
 		case 'N':
 			flags = 0;
+			break;
+		case 'r':
+			rate = strtoull(optarg, NULL, 0);
+			break;
+		case 'p':
+			path = optarg;
+			break;
+		case 'm':
+			img = optarg;
+			break;
+		case 'u':
+			if (nwords == 64)
+				return (2);
+			words[nwords++] = (uint32_t)strtoul(optarg, NULL, 0);
 			break;
 		case 't':
 			cut = strtoul(optarg, NULL, 0);
@@ -127,10 +189,13 @@ main(int argc, char **argv)
 			return (2);
 		}
 	if (out == NULL || optind != argc) {
-		fprintf(stderr, "usage: test_flatlog -o FILE [-N] [-t BYTES] <SAMPLES\n");
+		fprintf(stderr, "usage: test_flatlog -o FILE [-N] [-r RATE] [-p PATH] "
+		    "[-m IMAGE [-u WORD]...] [-t BYTES] <SAMPLES\n");
 		return (2);
 	}
-	start(flags);
+	start(flags, rate, path);
+	if (img != NULL)
+		image(img, words, nwords);
 	while (fgets(line, sizeof(line), stdin) != NULL) {
 		cpu = strtoull(line, &s, 0);
 		cflags = 0;

@@ -32,8 +32,29 @@
 #                  the sanitizer build (test/build-with.sh) also the check
 #                  that no memcpy() or qsort() gets a null pointer for an
 #                  empty array
+#   perf_script    --perf-script: the exact text of a log, and through a
+#                  reader written from the format (test_formats.awk) the
+#                  same stacks and counts as --folded, with and without the
+#                  ELF; "-" with -q a pipe's only text; without -q the report
+#                  goes to standard error; the period and a process's name
+#                  where the log gives them (PMCALLOCATE, PMCATTACH)
+#   pprof          --pprof: gzip, then protoc --decode with a schema written
+#                  from profile.proto's field numbers (pprof.proto): the
+#                  stacks, the sums of samples and events, the sample types,
+#                  the period, the mapping's file, all exact
+#   quiet          -q: nothing on standard output or standard error but
+#                  errors; two files on standard output refused
+#   image          the image a log records (MAP_IN, then its build-id in
+#                  USERDATA words, as a run writes them): -R names it;
+#                  -R --elf of that ELF reads; of another ELF (another
+#                  build-id, or none) is refused with status 2, exact
+#                  messages, no report and no files
+#   flame_script   --svg: well-formed XML (xmllint), the script's syntax
+#                  (node --check, where node is), each frame's data for
+#                  the script (name, offset, width, row), exact
 set -u
 vs=$1 gen=$2 elf=$3 dir=$4 case=$5
+src=$(dirname "$0")
 
 fail() {
 	echo "test_outputs.sh: $case: FAIL: $*"
@@ -230,8 +251,12 @@ EOF
 	same stdout.err "$dir/stdout.err" <<'EOF'
 vpmustat: standard output: No space left on device
 EOF
-	"$vs" -R "$dir/deep.log" --folded - >/dev/full 2>"$dir/dash.err"
+	# (The report goes to standard error when a file goes to standard output.)
+	"$vs" -R "$dir/deep.log" --folded - >/dev/full 2>"$dir/dash.all"
 	[ $? -eq 1 ] || fail "--folded - on /dev/full: status $?"
+	grep -q '^event instructions: 4 samples' "$dir/dash.all" ||
+		fail "--folded -: no report on standard error"
+	tail -n 1 "$dir/dash.all" >"$dir/dash.err"
 	same dash.err "$dir/dash.err" <<'EOF'
 vpmustat: standard output: No space left on device
 EOF
@@ -411,6 +436,193 @@ EOF
 # vpmustat call graph: event (none), 0 samples
 # caller -> callee: samples with the call on the stack, % of all; self: samples in the function itself
 EOF
+	;;
+perf_script)
+	fold() { awk -v fmt=perf -f "$src/test_formats.awk" "$1" | sort; }
+	run elf 0 -R "$dir/deep.log" --elf "$elf" --perf-script "$dir/elf.perf" \
+	    --folded "$dir/elf.folded"
+	{
+		for s in "0 $((hot + 4)) $((work + 0x10))" "1 $((hot + 4)) $((work + 0x10))" \
+		    "2 $((cold + 4)) $((work + 0x20))"; do
+			set -- $s
+			printf 'hot.elf 1/1 [%03d] 0.000001: instructions:\n' "$1"
+			printf '\t%16x %s+0x4 (%s)\n' "$2" "$([ "$2" = $((hot + 4)) ] &&
+			    echo hot || echo cold)" "$elf"
+			printf '\t%16x work+0x%x (%s)\n' "$3" $(($3 - work)) "$elf"
+			printf '\t%16x main+0x10 (%s)\n\n' $((main + 0x10)) "$elf"
+		done
+		printf 'hot.elf 1/1 [000] 0.000001: instructions:\n'
+		printf '\t%16x hot+0x8 (%s)\n\n' $((hot + 8)) "$elf"
+	} >"$dir/elf.perf.want2"
+	same elf.perf "$dir/elf.perf" <"$dir/elf.perf.want2"
+	fold "$dir/elf.perf" >"$dir/elf.stacks"
+	{ sort "$dir/elf.folded"; echo "samples 4"; } | same elf.stacks "$dir/elf.stacks"
+	# Without the ELF: addresses, the chain through 0x7e0001 whole.
+	run noelf 0 -R "$dir/deep.log" --perf-script "$dir/noelf.perf" --folded \
+	    "$dir/noelf.folded"
+	grep -q '^	          7e0001 \[unknown\] (\[unknown\])$' "$dir/noelf.perf" ||
+		fail "no [unknown] frame at 0x7e0001"
+	fold "$dir/noelf.perf" >"$dir/noelf.stacks"
+	{ sort "$dir/noelf.folded"; echo "samples 4"; } | same noelf.stacks "$dir/noelf.stacks"
+	# A pipe: -q leaves the text alone on standard output.
+	"$vs" -R "$dir/deep.log" --elf "$elf" --perf-script - -q 2>"$dir/pipe.err" |
+	    awk -v fmt=perf -f "$src/test_formats.awk" | sort >"$dir/pipe.stacks"
+	same pipe.stacks "$dir/pipe.stacks" <"$dir/elf.stacks"
+	[ -s "$dir/pipe.err" ] && fail "-q: standard error: $(cat "$dir/pipe.err")"
+	# Without -q: the report on standard error, the text alone on standard output.
+	run dash 0 -R "$dir/deep.log" --elf "$elf" --perf-script -
+	same dash.out "$dir/dash.out" <"$dir/elf.perf"
+	head -n 1 "$dir/dash.err" >"$dir/dash.first"
+	same dash.first "$dir/dash.first" <<'EOF'
+vpmustat: 7 records, 448 bytes; INITIALIZE first, CLOSELOG last; 4 CALLCHAIN, 0 DROPNOTIFY
+EOF
+	# The period (PMCALLOCATE's rate), the process (PMCATTACH), --event.
+	printf '3 %d,%d\n' $((hot + 4)) $((work + 0x10)) |
+	    "$gen" -r 1009 -p /guests/app.elf -o "$dir/rate.log" || fail "test_flatlog -r"
+	run rate 0 -R "$dir/rate.log" --perf-script "$dir/rate.perf" --event 'event 0xc0'
+	printf 'app.elf 1/1 [003] 0.000001: 1009 event_0xc0:\n\t%16x [unknown] ([unknown])\n\t%16x [unknown] ([unknown])\n\n' \
+	    $((hot + 4)) $((work + 0x10)) | same rate.perf "$dir/rate.perf"
+	;;
+pprof)
+	decode() {
+		gzip -t "$1" || fail "$1: not gzip"
+		gzip -dc "$1" | protoc -I "$src" --decode=vpmustat_test.Profile \
+		    "$src/pprof.proto" >"$1.txt" || fail "$1: protoc --decode"
+		awk -v fmt=pprof -f "$src/test_formats.awk" "$1.txt" | sort
+	}
+	command -v protoc >/dev/null || fail "no protoc (cmake/deps.sh installs protobuf-compiler)"
+	"$gen" -r 1009 -o "$dir/rate.log" <"$dir/deep.txt" || fail "test_flatlog -r"
+	run rate 0 -R "$dir/rate.log" --elf "$elf" --pprof "$dir/rate.pb.gz"
+	decode "$dir/rate.pb.gz" >"$dir/rate.got"
+	sort >"$dir/rate.want2" <<EOF
+hot 1
+main;work;cold 1
+main;work;hot 2
+types samples/count event 0xc0/count
+sum 1 4
+sum 2 4036
+period 1009
+file $elf
+EOF
+	same rate.got "$dir/rate.got" <"$dir/rate.want2"
+	grep -qx 'duration_nanos: 1000' "$dir/rate.pb.gz.txt" ||
+		fail "duration_nanos is not 1000 (TSC 1000 to 2000 at 1 GHz)"
+	# No rate in the log (PMCALLOCATEDYN), no ELF: samples only, addresses.
+	run dyn 0 -R "$dir/deep.log" --pprof "$dir/dyn.pb.gz"
+	decode "$dir/dyn.pb.gz" >"$dir/dyn.got"
+	sort >"$dir/dyn.want2" <<EOF
+$(printf '%#x;%#x;%#x 2' $((main + 0x10)) $((work + 0x10)) $((hot + 4)))
+$(printf '%#x;%#x;%#x 1' $((main + 0x10)) $((work + 0x20)) $((cold + 4)))
+$(printf '%#x;0x7e0001;%#x 1' $((main + 0x10)) $((hot + 8)))
+types samples/count
+sum 1 4
+period 
+file guest
+EOF
+	same dyn.got "$dir/dyn.got" <"$dir/dyn.want2"
+	# Standard output, with -q: the file alone.
+	"$vs" -R "$dir/rate.log" --elf "$elf" --pprof - -q >"$dir/dash.pb.gz" 2>"$dir/dash.err" ||
+		fail "--pprof -: status $?"
+	cmp -s "$dir/dash.pb.gz" "$dir/rate.pb.gz" || fail "--pprof - is not the file's bytes"
+	[ -s "$dir/dash.err" ] && fail "--pprof - -q: standard error"
+	run full 1 -R "$dir/rate.log" --pprof /dev/full
+	same full.err "$dir/full.err" <<'EOF'
+vpmustat: --pprof /dev/full: No space left on device
+EOF
+	;;
+quiet)
+	run all 0 -R "$dir/deep.log" --elf "$elf" -q --svg "$dir/q.svg" -G "$dir/q.graph"
+	[ -s "$dir/all.out" ] && fail "-q: standard output"
+	[ -s "$dir/all.err" ] && fail "-q: standard error"
+	grep -q '<svg' "$dir/q.svg" || fail "-q: no SVG"
+	# The warning of one-frame chains is not an error: quiet too.
+	printf '0 %d\n' $((hot + 4)) | "$gen" -o "$dir/flat.log"
+	run flat 0 -R "$dir/flat.log" --folded "$dir/flat.folded" --quiet
+	[ -s "$dir/flat.out" ] || [ -s "$dir/flat.err" ] && fail "-q: the warning"
+	# Errors are said.
+	run cut 1 -R "$dir/cut.log" -q
+	same cut.err "$dir/cut.err" <<EOF
+vpmustat: $dir/cut.log: the log ends inside a record: 6 bytes after offset 432 are not a whole record
+EOF
+	run cutf 1 -R "$dir/cut.log" -q --pprof "$dir/cut.pb.gz"
+	same cutf.err "$dir/cutf.err" <<EOF
+vpmustat: $dir/cut.log: the log ends inside a record: 6 bytes after offset 432 are not a whole record (no file written)
+EOF
+	absent "$dir/cut.pb.gz"
+	[ -s "$dir/cut.out" ] && fail "-q: standard output of a cut log"
+	run two 2 -R "$dir/deep.log" --folded - --perf-script - -q
+	same two.err "$dir/two.err" <<'EOF'
+vpmustat: --folded - and --perf-script -: one file at most on standard output
+EOF
+	;;
+image)
+	command -v readelf >/dev/null || { echo "test_outputs.sh: skipped (no readelf)"; exit 77; }
+	# test_flatlog's own build-id (gcc's default): the image's identity.
+	bid=$(readelf -n "$gen" | sed -n 's/^ *Build ID: *\([0-9a-f]*\)$/\1/p')
+	[ -n "$bid" ] || fail "$gen has no build-id"
+	# words BID: the tag word, then the bytes four to a word, the first lowest.
+	words() {
+		h=$1
+		printf -- '-u %d' $((0x42494400 | ${#h} / 2))
+		while [ -n "$h" ]; do
+			w=$(printf '%-8s' "$(echo "$h" | cut -c1-8)" | tr ' ' 0)
+			printf ' -u 0x%s%s%s%s' "$(echo "$w" | cut -c7-8)" \
+			    "$(echo "$w" | cut -c5-6)" "$(echo "$w" | cut -c3-4)" \
+			    "$(echo "$w" | cut -c1-2)"
+			h=$(echo "$h" | cut -c9-)
+		done
+	}
+	"$gen" -m /guests/app.elf $(words "$bid") -o "$dir/img.log" <"$dir/deep.txt" ||
+		fail "test_flatlog -m"
+	run named 0 -R "$dir/img.log"
+	sed -n 2p "$dir/named.out" >"$dir/named.second"
+	same named.second "$dir/named.second" <<EOF
+vpmustat: the samples are of /guests/app.elf, at 0x100000, build-id $bid
+EOF
+	run same 0 -R "$dir/img.log" --elf "$gen"
+	[ -s "$dir/same.err" ] && fail "--elf of the image: $(cat "$dir/same.err")"
+	# Another ELF: a file without a build-id (hot.elf: its hash) ...
+	run other 2 -R "$dir/img.log" --elf "$elf" --folded "$dir/other.folded"
+	grep -Eqx "vpmustat: --elf $elf is not the image the samples belong to: the log's is /guests/app.elf \(build-id $bid\), this file has file hash [0-9a-f]{16}" \
+	    "$dir/other.err" || { cat "$dir/other.err"; fail "other: not the message"; }
+	[ -s "$dir/other.out" ] && fail "a report of another ELF"
+	absent "$dir/other.folded"
+	# ... and one whose build-id differs in its last byte.
+	last=$(echo "$bid" | sed 's/..$//')00
+	[ "$last" = "$bid" ] && last=$(echo "$bid" | sed 's/..$//')01
+	"$gen" -m /guests/app.elf $(words "$last") -o "$dir/img2.log" <"$dir/deep.txt" ||
+		fail "test_flatlog -m"
+	run differs 2 -R "$dir/img2.log" --elf "$gen"
+	same differs.err "$dir/differs.err" <<EOF
+vpmustat: --elf $gen is not the image the samples belong to: the log's is /guests/app.elf (build-id $last), this file has build-id $bid
+EOF
+	# A log without the image (older logs): --elf is not checked.
+	run none 0 -R "$dir/deep.log" --elf "$gen"
+	grep -q "samples are of" "$dir/none.out" && fail "an image named without MAP_IN"
+	;;
+flame_script)
+	command -v xmllint >/dev/null || fail "no xmllint (cmake/deps.sh installs libxml2-utils)"
+	run svg 0 -R "$dir/deep.log" --elf "$elf" --svg "$dir/x.svg"
+	xmllint --noout "$dir/x.svg" || fail "the SVG is not well-formed XML"
+	# Callees by name: the cut chain's hot first, then main;work;{cold,hot}.
+	grep -o '<g class="f" data-[^>]*>' "$dir/x.svg" >"$dir/frames"
+	same frames "$dir/frames" <<'EOF'
+<g class="f" data-n="all" data-o="0" data-s="4" data-d="0">
+<g class="f" data-n="hot" data-o="0" data-s="1" data-d="1">
+<g class="f" data-n="main" data-o="1" data-s="3" data-d="1">
+<g class="f" data-n="work" data-o="1" data-s="3" data-d="2">
+<g class="f" data-n="cold" data-o="1" data-s="1" data-d="3">
+<g class="f" data-n="hot" data-o="2" data-s="2" data-d="3">
+EOF
+	grep -qx 'var W = 1200.0, M = 10.0, CW = 7.25, TOTAL = 4;' "$dir/x.svg" ||
+		fail "the script's numbers"
+	sed -n '/<!\[CDATA\[/,/\]\]>/p' "$dir/x.svg" | sed '1s/.*CDATA\[//; $d' >"$dir/x.js"
+	grep -q 'window.vpmustat' "$dir/x.js" || fail "no script in the SVG"
+	if command -v node >/dev/null; then
+		node --check "$dir/x.js" || fail "the script: a syntax error"
+	else
+		echo "test_outputs.sh: flame_script: no node: the script's syntax not checked"
+	fi
 	;;
 *)
 	fail "no such case"

@@ -9,9 +9,17 @@
 #   - hot() has 90 % +- 1 % of the samples (self), work() 100 % (total)
 #   - the folded stacks sum to the sample count and hold main;work;hot
 #   - the SVG is an <svg> document naming hot
+#   - the run's --perf-script and --pprof, read by test_formats.awk (and
+#     protoc with pprof.proto): the stacks and counts of the run's
+#     --folded, the period -n (1000) in each header and in the profile,
+#     events = samples x 1000; -R's --perf-script of the log the same text
+#     but the period, which the log does not hold
+#   - the log names the image (MAP_IN, its file hash: hot.elf has no
+#     build-id); -R --elf of another ELF (vpmustat itself) is refused, 2
 # Exit 77 (skip) where vpmustat finds no usable /dev/kvm (VPMU_SKIP_NO_KVM=1).
 set -u
 vs=$1 elf=$2 dir=$3
+src=$(dirname "$0")
 
 fail() {
 	echo "test_profile.sh: FAIL: $*"
@@ -20,7 +28,8 @@ fail() {
 
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
 "$vs" -S instructions -n 1000 -O "$dir/hot.log" -o "$dir/live.txt" \
-    --svg "$dir/live.svg" "$elf" >"$dir/console.txt" 2>"$dir/stderr.txt"
+    --svg "$dir/live.svg" --folded "$dir/live.folded" --perf-script "$dir/live.perf" \
+    --pprof "$dir/live.pb.gz" "$elf" >"$dir/console.txt" 2>"$dir/stderr.txt"
 st=$?
 cat "$dir/stderr.txt" "$dir/live.txt" 2>/dev/null
 [ $st -eq 77 ] && { echo "test_profile.sh: skipped (no usable /dev/kvm)"; exit 77; }
@@ -66,5 +75,47 @@ grep -q -- "-> hot " "$dir/hot.graph" || fail "no work -> hot in the call graph"
 grep -q "<svg" "$dir/hot.svg" || fail "no <svg in the flame graph"
 grep -q ">hot" "$dir/hot.svg" || fail "the flame graph does not name hot"
 grep -q "<title>hot " "$dir/hot.svg" || fail "the flame graph has no tooltip for hot"
+# The run's other formats: the same stacks as its --folded.
+sort "$dir/live.folded" >"$dir/live.stacks"
+n=$(awk '{ s += $NF } END { print s + 0 }' "$dir/live.folded")
+awk -v fmt=perf -f "$src/test_formats.awk" "$dir/live.perf" | sort >"$dir/perf.stacks"
+{ cat "$dir/live.stacks"; echo "samples $n"; } | sort | cmp -s - "$dir/perf.stacks" ||
+	fail "--perf-script: not the stacks of --folded"
+bad=$(grep -v '^	' "$dir/live.perf" | grep -v '^$' |
+    grep -cv '^hot\.elf 0/0 \[000\] [0-9]*\.[0-9]\{6\}: 1000 instructions:$')
+[ "$bad" = 0 ] || fail "--perf-script: $bad header lines without the period 1000"
+if command -v protoc >/dev/null; then
+	gzip -dc "$dir/live.pb.gz" | protoc -I "$src" --decode=vpmustat_test.Profile \
+	    "$src/pprof.proto" >"$dir/live.pb.txt" || fail "--pprof: protoc --decode"
+	awk -v fmt=pprof -f "$src/test_formats.awk" "$dir/live.pb.txt" | sort >"$dir/pb.got"
+	{
+		cat "$dir/live.stacks"
+		echo "types samples/count instructions/count"
+		echo "sum 1 $n"
+		echo "sum 2 $((n * 1000))"
+		echo "period 1000"
+		echo "file $elf"
+	} | sort | cmp -s - "$dir/pb.got" || {
+		cat "$dir/pb.got"
+		fail "--pprof: not the stacks, sums and period of the run"
+	}
+else
+	fail "no protoc (cmake/deps.sh installs protobuf-compiler)"
+fi
+"$vs" -R "$dir/hot.log" --elf "$elf" --perf-script - -q >"$dir/read.perf" ||
+	fail "-R --perf-script exited $?"
+sed 's/: 1000 instructions:$/: instructions:/' "$dir/live.perf" | cmp -s - "$dir/read.perf" ||
+	fail "-R's --perf-script is not the run's but the period"
+# The image: named by its absolute path; another ELF refused.
+abs=$(cd "$(dirname "$elf")" && pwd)/$(basename "$elf")
+grep -Eqx "vpmustat: the samples are of $abs, at 0x[0-9a-f]+, file hash [0-9a-f]{16}" \
+    "$dir/read.txt" || fail "the report does not name the image $abs"
+grep -Eq "^0x[0-9a-f]+ MAP_IN .* pid=-1 start=0x[0-9a-f]+ path=\"$abs\"$" "$dir/read.txt" ||
+	fail "no MAP_IN of $abs"
+"$vs" -R "$dir/hot.log" --elf "$vs" >"$dir/other.out" 2>"$dir/other.err"
+[ $? -eq 2 ] || fail "-R --elf of another ELF: status not 2"
+grep -q "^vpmustat: --elf $vs is not the image the samples belong to: the log's is $abs (file hash " \
+    "$dir/other.err" || fail "-R --elf of another ELF: $(cat "$dir/other.err")"
+[ -s "$dir/other.out" ] && fail "-R --elf of another ELF: a report"
 echo "test_profile.sh: ok: $samples samples, $records records"
 exit 0

@@ -11,9 +11,15 @@
  *              the call graph, folded stacks, the record dump
  *   symbols.c  guest addresses to function names through libelf; the
  *              ELF's code, where a return address may point
- *   flame.c    the flame graph, an SVG drawn here
- *   output.c   the files -G, --folded and --svg write: opened before the
- *              work, written whole or not at all; write errors
+ *   flame.c    the flame graph, an SVG drawn here, with its script:
+ *              click to zoom, search
+ *   formats.c  what other profilers read: perf script's text
+ *              (--perf-script), pprof's gzipped profile.proto (--pprof)
+ *   image.c    the guest image in the log: MAP_IN and its build-id (or
+ *              hash) written by a run, checked against -R's --elf
+ *   output.c   the files -G, --folded, --svg, --perf-script and --pprof
+ *              write: opened before the work, written whole or not at
+ *              all; write errors
  */
 #ifndef VPMUSTAT_H
 #define VPMUSTAT_H
@@ -84,6 +90,7 @@ struct vs_sym {
 	char	*name;
 };
 struct vs_symtab {
+	char	*path;		/* the file loaded; NULL: none */
 	struct vs_sym *s;	/* sorted by addr */
 	size_t	 n;
 	/* the ELF's code: its executable PT_LOAD segments (sections without them) */
@@ -91,6 +98,9 @@ struct vs_symtab {
 	size_t	 ncode;
 };
 
+/* path opened and begun with libelf (an Elf *; *fdp its descriptor), or NULL and err. */
+struct Elf;
+struct Elf *vs_elf_open(const char *path, int *fdp, char *err, size_t errlen);
 /* The FUNC symbols and the code of an ELF file; 0, or -1 with the reason in err. */
 int  vs_symtab_load(struct vs_symtab *t, const char *path, char *err, size_t errlen);
 void vs_symtab_free(struct vs_symtab *t);
@@ -128,6 +138,27 @@ struct vs_addr {
 	uint64_t count;
 };
 
+/*
+ * A distinct call chain of one event as kept (cut, -c filtered): pc[0] the
+ * sampled PC, then the return addresses; func[] their functions.
+ */
+struct vs_stack {
+	uint32_t npc;
+	uint64_t *pc;
+	uint32_t *func;		/* index in vs_evprof.funcs */
+	uint64_t count;		/* samples */
+};
+
+/* One sample kept, in log order (vs_profile.keep_samples: --perf-script). */
+struct vs_sample {
+	uint64_t tsc;
+	uint32_t pid, tid;
+	uint32_t cpu;
+	uint32_t ev;		/* index in vs_profile.ev */
+	uint32_t stack;		/* index in that event's stacks */
+	bool	 user;
+};
+
 struct vs_cpucount {
 	uint32_t cpu;
 	uint64_t samples;
@@ -139,6 +170,10 @@ struct vs_map {
 	uint32_t *vals;		/* value + 1; 0: a free slot */
 	size_t	 n, cap;
 };
+/* The value of key, or -1. */
+int64_t vs_map_get(const struct vs_map *m, uint64_t key);
+void	vs_map_put(struct vs_map *m, uint64_t key, uint32_t val);
+void	vs_map_free(struct vs_map *m);
 
 /* The samples of one event. */
 struct vs_evprof {
@@ -155,10 +190,26 @@ struct vs_evprof {
 	size_t	 nedges, capedges;
 	struct vs_addr *addrs;	/* leaf PCs */
 	size_t	 naddrs, capaddrs;
+	struct vs_stack *stacks;	/* the distinct chains */
+	size_t	 nstacks, capstacks;
+	uint64_t rate;		/* events per sample, if known (0: not known) */
 	/* indexes: a PC as a leaf / as a return address -> func; edge; addr */
 	struct vs_map leaf_map, ret_map, edge_map, addr_map, cpu_map;
 	struct vs_map name_map;		/* a hash of a function's name -> func */
+	struct vs_map stack_map;	/* a hash of a chain's PCs -> stack */
 };
+
+/* An ELF's identity (image.c). */
+struct vs_image_id {
+	char	 kind;		/* 0: none; 'B': its GNU build-id; 'H': the file's FNV-1a 64;
+				   'F': the same of an image that is no ELF (a bzImage) */
+	uint8_t	 len;		/* bytes in id */
+	uint8_t	 id[64];
+};
+#define VS_IMAGE_TAG_BUILD_ID	0x42494400u	/* "BID" | length: USERDATA before a build-id */
+#define VS_IMAGE_TAG_HASH	0x464e5600u	/* "FNV" | 8: before a file hash */
+#define VS_IMAGE_TAG_FILE	0x46494c00u	/* "FIL" | 8: before a file hash of an
+						   image that is no ELF */
 
 /* What a log holds: its records summed up, samples by event. */
 struct vs_profile {
@@ -168,14 +219,34 @@ struct vs_profile {
 	uint64_t drops;			/* DROPNOTIFY records */
 	uint32_t version, cputype;
 	uint64_t tsc_freq;
+	int64_t	 sec, nsec;		/* INITIALIZE: the wall clock at the log's start */
+	uint64_t tsc_first, tsc_last;	/* the records' timestamps: the first, the largest */
 	bool	 initialized;		/* INITIALIZE came first */
 	bool	 closed;		/* CLOSELOG came last */
 	/*
 	 * PMC id -> event name, from PMCALLOCATE(DYN) or the caller; its flags,
 	 * VPMU_F_CALLCHAIN until its PMCALLOCATE(DYN) record gives them
 	 */
-	struct { uint32_t id; char name[64]; uint32_t flags; } pmcs[256];
+	struct {
+		uint32_t id;
+		char	 name[64];
+		uint32_t flags;
+		uint64_t rate;		/* PMCALLOCATE's or the run's; 0: not known */
+	} pmcs[256];
 	size_t	 npmcs;
+	/* The processes the log names (PMCATTACH, PROCEXEC, PROC_CREATE): pid -> name */
+	struct { uint32_t pid; char name[64]; } procs[64];
+	size_t	 nprocs;
+	/* The image the run recorded: its MAP_IN (pid -1), then its identity */
+	bool	 has_image;
+	char	 image[1024];
+	uint64_t image_start;
+	struct vs_image_id image_id;	/* kind 0 until whole */
+	struct vs_image_id id_next;	/* the identity being read from USERDATA */
+	unsigned id_words;		/* its words still to come; UINT_MAX: want the tag */
+	bool	 keep_samples;		/* keep every sample in samples[] */
+	struct vs_sample *samples;
+	size_t	 nsamples, capsamples;
 	const struct vs_cpuset *cpus;	/* -R -c: the CPUs whose samples count; NULL: all */
 	uint64_t filtered;		/* samples of other CPUs, left out */
 	uint64_t cut;			/* chains cut at a return address outside the code */
@@ -188,6 +259,10 @@ void vs_profile_init(struct vs_profile *p, const struct vs_symtab *syms);
 void vs_profile_free(struct vs_profile *p);
 /* Name a PMC before its records are read (live mode: the user's spelling). */
 void vs_profile_name_pmc(struct vs_profile *p, uint32_t id, const char *name);
+/* A PMC's sampling rate, where the log does not give it (live mode: -n). */
+void vs_profile_pmc_rate(struct vs_profile *p, uint32_t id, uint64_t rate);
+/* The name the log gives process pid, or NULL. */
+const char *vs_profile_proc(const struct vs_profile *p, uint32_t pid);
 /*
  * Read the log at fd (from its current offset) to its end, record by
  * record, the same way whatever fd is (a file, a pipe, a FIFO); with dump,
@@ -212,6 +287,20 @@ size_t vs_children(const struct vs_evprof *e, const struct vs_node *n,
 
 /* A standalone SVG flame graph of e; title names it. */
 void vs_flamegraph(FILE *f, const struct vs_evprof *e, const char *title);
+
+/* ---- formats.c --------------------------------------------------------------------- */
+
+/*
+ * The samples kept (p->keep_samples) as perf script prints samples with
+ * call chains; of event only, or of every event if only is NULL.
+ */
+void vs_perf_script(FILE *f, const struct vs_profile *p, const struct vs_evprof *only);
+/* e as pprof's profile.proto, gzipped: 0, or -1 with a message. */
+int  vs_pprof(FILE *f, const struct vs_profile *p, const struct vs_evprof *e);
+/* The guest image's path, if known (--elf, the run's guest): NULL if not. */
+const char *vs_image(const struct vs_profile *p);
+/* The base name of path. */
+const char *vs_basename(const char *path);
 
 /* ---- live.c ------------------------------------------------------------------------ */
 
@@ -241,22 +330,43 @@ struct vs_live_opts {
  */
 int vs_live(struct vs_live_opts *o);
 
+/* ---- image.c ----------------------------------------------------------------------- */
+
+struct vpmu_vm;
+struct vpmu_cred;
+/*
+ * path's identity: its GNU build-id, else the file's hash; *start the
+ * lowest address of its PT_LOAD segments.  0, or -1 with the reason in err.
+ */
+int  vs_image_id(const char *path, struct vs_image_id *id, uint64_t *start, char *err,
+    size_t errlen);
+/* "build-id 0123..." / "file hash 0123..." (profile.c) */
+void vs_image_id_format(const struct vs_image_id *id, char *buf, size_t len);
+/* A run: the guest image path into the caller's log (MAP_IN, WRITELOG).  0 or a status. */
+int  vs_log_image(struct vpmu_vm *vm, const struct vpmu_cred *caller, const char *path);
+/* -R --elf: 0 if elf is the image the log recorded (or none was), else a message and 2. */
+int  vs_image_check(const struct vs_profile *p, const char *elf);
+
 /* ---- output.c ---------------------------------------------------------------------- */
 
-/* A file of -G, --folded or --svg. */
+/* A file of -G, --folded, --svg, --perf-script or --pprof. */
 struct vs_out {
-	const char *opt;	/* "-G", "--folded", "--svg" */
+	const char *opt;	/* "-G", "--folded", "--svg", "--perf-script", "--pprof" */
 	const char *path;	/* NULL: not asked for; "-": standard output */
 	FILE	*f;		/* open from vs_outs_open() until written or discarded */
 	bool	 created;	/* vpmustat created it: removed unless written */
 	bool	 regular;	/* a regular file: truncated when written, removed if cut */
 };
+#define VS_NOUTS	5
 struct vs_outs {
-	struct vs_out graph, folded, svg;
+	struct vs_out graph, folded, svg, perf, pprof;
+	bool	 quiet;		/* -q: no report, no warnings; errors only */
 };
 
 /* Any file asked for. */
 bool vs_outs_any(const struct vs_outs *o);
+/* A file asked for on standard output ("-"). */
+bool vs_outs_stdout(struct vs_outs *o);
 /*
  * Open every file asked for, before the work whose result it will hold: a
  * path that cannot be written fails now, with a message.  An existing file

@@ -116,18 +116,26 @@ reference(const uint8_t *log, size_t size, uint64_t *records, uint64_t *bytes)
 	return (st);
 }
 
-/* s: "<?xml", elements closed, no control bytes, "</svg>\n" last. */
+/*
+ * s: "<?xml", elements closed, no control bytes but tabs and newlines,
+ * the script last, in one CDATA section: "]]></script>\n</svg>\n" ends it.
+ */
 NO_COVERAGE static void
 check_svg(const char *s, size_t n)
 {
+	static const char end[] = "]]></script>\n</svg>\n";
+	const char *script = strstr(s, "<script");
 	size_t i, opens = 0, closes = 0;
 	bool in_tag = false;
 
 	CHECK(n >= 7 && strncmp(s, "<?xml", 5) == 0);
-	CHECK(strcmp(s + n - 7, "</svg>\n") == 0);
 	CHECK(strlen(s) == n);
+	CHECK(script != NULL && strstr(script, "<![CDATA[") != NULL);
+	CHECK(strstr(script, "]]>") == s + n - strlen(end));
+	CHECK(strcmp(s + n - strlen(end), end) == 0);
+	n = (size_t)(script - s);	/* the elements before the script */
 	for (i = 0; i < n; i++) {
-		CHECK((unsigned char)s[i] >= 0x20 || s[i] == '\n');
+		CHECK((unsigned char)s[i] >= 0x20 || s[i] == '\n' || s[i] == '\t');
 		if (s[i] == '<') {
 			CHECK(!in_tag);
 			in_tag = true;
@@ -189,7 +197,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char spec[32], head[64], *out;
 	uint64_t records, bytes, sum;
 	uint8_t opt[4];
-	size_t n;
+	size_t n, i;
 	FILE *f;
 	int rc, st;
 
@@ -203,6 +211,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(pwrite(logfd, data, size, 0) == (ssize_t)size);
 	CHECK(lseek(logfd, 0, SEEK_SET) == 0);
 	vs_profile_init(&p, (opt[0] & 1) != 0 && have_elf ? &elf_syms : &no_syms);
+	p.keep_samples = true;
 	if (opt[0] & 2) {
 		memset(&cpus, 0, sizeof(cpus));
 		cpus.n = 1;
@@ -255,6 +264,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vs_flamegraph(f, e, "Flame graph: fuzz <&\"'>");
 	CHECK(fclose(f) == 0);
 	check_svg(out, n);
+	free(out);
+
+	/* perf script: a header line per sample of e; pprof: written. */
+	CHECK((f = open_memstream(&out, &n)) != NULL);
+	vs_perf_script(f, &p, e);
+	CHECK(fclose(f) == 0);
+	for (sum = 0, i = 0; i < n; i++)
+		if ((i == 0 || out[i - 1] == '\n') && out[i] != '\t' && out[i] != '\n')
+			sum++;
+	CHECK(sum == e->samples);
+	free(out);
+	CHECK((f = open_memstream(&out, &n)) != NULL);
+	CHECK(vs_pprof(f, &p, e) == 0);
+	CHECK(fclose(f) == 0);
+	CHECK(n > 18 && (uint8_t)out[0] == 0x1f && (uint8_t)out[1] == 0x8b);
 	free(out);
 done:
 	vs_profile_free(&p);

@@ -3,7 +3,7 @@
  * CLOSELOG) and the records the core writes, read back with the project's
  * pmclog reader: order, fields, exact PROCCSW and PROCEXIT counts on the
  * synthetic source, write errors, buffer exhaustion, system (SS) and process
- * (TS) samples.
+ * (TS) samples, the owner's MAP_IN records (vpmu_log_map_in()).
  */
 #include "fixture.h"
 
@@ -434,6 +434,38 @@ ts_samples_follow_the_process(void **state)
 	close(lf.fd);
 }
 
+/* vpmu_log_map_in(): a MAP_IN record with its fields; no log, no record. */
+static void
+map_in_names_the_image(void **state)
+{
+	struct fx *f = *state;
+	static char longpath[VPMU_PMCLOG_PATH_MAX + 1];
+	struct logfile lf;
+
+	memset(longpath, 'x', sizeof(longpath) - 1);
+	assert_int_equal(vpmu_log_map_in(f->vm, &USER, -1, 0x100000, "/g/hot.elf"), EINVAL);
+	logfile_open(&lf);
+	assert_int_equal(configure(f, &USER, lf.fd), 0);
+	assert_int_equal(vpmu_log_map_in(f->vm, &USER, -1, 0x100000, NULL), EINVAL);
+	assert_int_equal(vpmu_log_map_in(f->vm, &USER, -1, 0x100000, longpath), ENAMETOOLONG);
+	assert_int_equal(vpmu_log_map_in(NULL, &USER, -1, 0x100000, "/g/hot.elf"), EINVAL);
+	assert_int_equal(vpmu_log_map_in(f->vm, &USER, -1, 0x100000, "/g/hot.elf"), 0);
+	assert_int_equal(vpmu_log_map_in(f->vm, &USER, 7, 0x400000, "b"), 0);
+	assert_int_equal(vpmu_vm_op(f->vm, &USER, VPMU_OP_FLUSHLOG, NULL), 0);
+	assert_int_equal(logfile_read(&lf, evs, 256), 3);
+	assert_int_equal(evs[1].type, VPMU_PMCLOG_MAP_IN);
+	assert_int_equal(evs[1].u.map_in.pid, 0xffffffffu);
+	assert_int_equal(evs[1].u.map_in.start, 0x100000);
+	assert_string_equal(evs[1].u.map_in.path, "/g/hot.elf");
+	assert_int_equal(evs[1].len, 16 + 16 + 12);	/* header, pid, start, the path padded */
+	assert_int_equal(evs[2].type, VPMU_PMCLOG_MAP_IN);
+	assert_int_equal(evs[2].u.map_in.pid, 7);
+	assert_int_equal(evs[2].u.map_in.start, 0x400000);
+	assert_string_equal(evs[2].u.map_in.path, "b");
+	assert_int_equal(vpmu_vm_op(f->vm, &USER, VPMU_OP_CLOSELOG, NULL), 0);
+	close(lf.fd);
+}
+
 #define T(fn)	cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int
@@ -448,6 +480,7 @@ main(void)
 		cmocka_unit_test(full_buffers_drop_records_and_count_them),
 		cmocka_unit_test(samples_never_overflow_the_ring),
 		T(ts_samples_follow_the_process),
+		T(map_in_names_the_image),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

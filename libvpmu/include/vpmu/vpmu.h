@@ -219,6 +219,13 @@ struct vpmu_op_getpmcinfo {
 
 /* The one dispatch point: op is enum vpmu_op, arg the op's struct above. */
 VPMU_EXTERN int vpmu_vm_op(vpmu_vm *vm, const struct vpmu_cred *caller, int op, void *arg);
+/*
+ * A MAP_IN record in the caller's log: the executable object path is
+ * mapped at start in process pid (-1: the whole machine, as hwpmc logs the
+ * kernel).  For a VMM that loads the guest's image itself (vpmu_log(3)).
+ */
+VPMU_EXTERN int vpmu_log_map_in(vpmu_vm *vm, const struct vpmu_cred *caller, int32_t pid,
+    uint64_t start, const char *path);
 
 VPMU_EXTERN int vpmu_pmc_allocate(vpmu_vm *vm, const struct vpmu_cred *caller, struct vpmu_pmc_alloc *req);
 VPMU_EXTERN int vpmu_pmc_release(vpmu_vm *vm, const struct vpmu_cred *caller, vpmu_pmc_id id);
