@@ -17,9 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <vpmu/vpmu.h>
+#include <vpmu/pmclog.h>
 
 #define ROW_IAP0	0
 #define ROW_IAF0	4
@@ -122,6 +125,37 @@ fx_read(struct fx *f, const struct vpmu_cred *cr, vpmu_pmc_id id)
 
 	assert_int_equal(vpmu_pmc_read(f->vm, cr, id, &v), 0);
 	return (v);
+}
+
+/* A log file for CONFIGURELOG: an unlinked temporary file, open for writing. */
+static inline int
+fx_logfd(void)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/vpmu-test-log-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	return (fd);
+}
+
+/*
+ * A reader of what was written to log file fd, from its start (a second
+ * open file description: fd's offset stays); *rfd to close after it.
+ */
+static inline vpmu_pmclog_reader *
+fx_log_reader(int fd, int *rfd)
+{
+	vpmu_pmclog_reader *r;
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	*rfd = open(proc, O_RDONLY);
+	assert_true(*rfd >= 0);
+	assert_int_equal(vpmu_pmclog_open_fd(*rfd, &r), 0);
+	return (r);
 }
 
 #endif /* VPMU_TEST_FIXTURE_H */

@@ -21,19 +21,6 @@
 
 #define MS	1000000ull
 
-static int
-log_open(void)
-{
-	char path[64];
-	int fd;
-
-	snprintf(path, sizeof(path), "/tmp/vpmu-test-drain-XXXXXX");
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	unlink(path);
-	return (fd);
-}
-
 /*
  * Reads the log: the CALLCHAIN and DROPNOTIFY records; every CALLCHAIN's
  * pc[0] must be the next of a sequence from first, in order.
@@ -44,14 +31,10 @@ log_check(int fd, uint64_t first, unsigned *ncc, unsigned *ndrop)
 	static struct vpmu_pmclog_ev ev;
 	vpmu_pmclog_reader *r;
 	uint64_t next = first;
-	char proc[64];
 	int rfd;
 
 	*ncc = *ndrop = 0;
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	rfd = open(proc, O_RDONLY);
-	assert_true(rfd >= 0);
-	assert_int_equal(vpmu_pmclog_open_fd(rfd, &r), 0);
+	r = fx_log_reader(fd, &rfd);
 	while (vpmu_pmclog_read(r, &ev) == VPMU_PMCLOG_OK) {
 		if (ev.type == VPMU_PMCLOG_CALLCHAIN) {
 			assert_int_equal(ev.u.callchain.pc[0], next);
@@ -103,7 +86,7 @@ full_ring_is_emptied_by_its_producer(void **state)
 	int fd;
 
 	(void)state;
-	fd = log_open();
+	fd = fx_logfd();
 	vm = sampling_vm(4, fd);
 	assert_int_equal(vpmu_synthetic_advance(vm, 0, 10 * MS + MS / 2), 0);
 	vpmu__vm_lock(vm);
@@ -167,7 +150,7 @@ producer_and_consumers_take_turns(void **state)
 	int fd;
 
 	(void)state;
-	fd = log_open();
+	fd = fx_logfd();
 	fl.vm = sampling_vm(4, fd);
 	assert_int_equal(pthread_create(&t, NULL, flusher_main, &fl), 0);
 	for (i = 0; i < 20000; i++) {

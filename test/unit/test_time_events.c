@@ -12,10 +12,6 @@
  */
 #include "fixture.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <vpmu/pmclog.h>
 #include <vpmu/vcpu.h>
 
 #define US	1000ull
@@ -140,19 +136,6 @@ rd(vpmu_vm *vm, vpmu_pmc_id id)
 	return (v);
 }
 
-static int
-log_open(void)
-{
-	char path[64];
-	int fd;
-
-	snprintf(path, sizeof(path), "/tmp/vpmu-test-time-XXXXXX");
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	unlink(path);
-	return (fd);
-}
-
 /* The CALLCHAIN records of the log at fd: their pc[0] into pcs, how many. */
 static unsigned
 log_pcs(int fd, uint64_t *pcs, unsigned max)
@@ -160,13 +143,9 @@ log_pcs(int fd, uint64_t *pcs, unsigned max)
 	static struct vpmu_pmclog_ev ev;
 	vpmu_pmclog_reader *r;
 	unsigned n = 0;
-	char proc[64];
 	int rfd;
 
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	rfd = open(proc, O_RDONLY);
-	assert_true(rfd >= 0);
-	assert_int_equal(vpmu_pmclog_open_fd(rfd, &r), 0);
+	r = fx_log_reader(fd, &rfd);
 	while (vpmu_pmclog_read(r, &ev) == VPMU_PMCLOG_OK)
 		if (ev.type == VPMU_PMCLOG_CALLCHAIN) {
 			assert_true(n < max);
@@ -267,7 +246,7 @@ time_samples_are_due_by_run_time(void **state)
 	int fd;
 
 	(void)state;
-	fd = log_open();
+	fd = fx_logfd();
 	cl.logfd = fd;
 	tc = pmc(vm, VPMU_MODE_SC, VPMU_EV_TASK_CLOCK, 0, 0);
 	assert_int_equal(vpmu_pmc_start(vm, &ROOT, tc), 0);
@@ -313,7 +292,7 @@ time_deadline_is_the_nearest(void **state)
 	int fd;
 
 	(void)state;
-	fd = log_open();
+	fd = fx_logfd();
 	cl.logfd = fd;
 	a = pmc(vm, VPMU_MODE_SS, VPMU_EV_CPU_CLOCK, 0, 3 * MS);
 	b = pmc(vm, VPMU_MODE_SS, VPMU_EV_TASK_CLOCK, 0, 2 * MS);
