@@ -70,10 +70,11 @@ mline_cmp(const void *a, const void *b)
  * is wrong in why.
  */
 static int
-parse_line(char *s, struct mline *m, const char **why)
+parse_line(const char *s, struct mline *m, const char **why)
 {
-	char *end, *name, *mod, *rest;
-	size_t n;
+	const char *name, *mod;
+	char *end;
+	size_t n, mn;
 
 	while (*s == ' ' || *s == '\t')
 		s++;
@@ -100,24 +101,18 @@ parse_line(char *s, struct mline *m, const char **why)
 		*why = "no name after the type";
 		return (-1);
 	}
-	rest = name + n;
-	if (*rest != '\0')
-		*rest++ = '\0';
-	mod = rest + strspn(rest, " \t");
-	m->module = *mod != '\0';
-	if (m->module) {
-		n = strlen(mod);
-		while (n > 0 && (mod[n - 1] == ' ' || mod[n - 1] == '\t'))
-			mod[--n] = '\0';
-		if (mod[0] != '[' || mod[n - 1] != ']' || n < 3 ||
-		    strcspn(mod, " \t") != n) {
-			*why = "a fourth column that is not \"[module]\"";
-			return (-1);
-		}
-		if (asprintf(&m->name, "%s %s", name, mod) < 0)
-			m->name = NULL;
-	} else
-		m->name = strdup(name);
+	mod = name + n + strspn(name + n, " \t");
+	for (mn = strlen(mod); mn > 0 && (mod[mn - 1] == ' ' || mod[mn - 1] == '\t'); mn--)
+		;
+	m->module = mn != 0;
+	if (m->module && (mod[0] != '[' || mod[mn - 1] != ']' || mn < 3 ||
+	    strcspn(mod, " \t") != mn)) {
+		*why = "a fourth column that is not \"[module]\"";
+		return (-1);
+	}
+	if (asprintf(&m->name, "%.*s%s%.*s", (int)n, name, m->module ? " " : "", (int)mn,
+	    mod) < 0)
+		m->name = NULL;
 	if (m->name == NULL) {
 		*why = "out of memory";
 		return (-1);
@@ -167,7 +162,7 @@ load_map(struct vs_ksyms *k, FILE *f, const char *path, char *err, size_t errlen
 		line++;
 		ended = buf[len - 1] == '\n';
 		buf[len - (ended ? 1 : 0)] = '\0';
-		if (len > 1 && buf[len - 2] == '\r')
+		if (ended && len > 1 && buf[len - 2] == '\r')
 			buf[len - 2] = '\0';
 		if (n == cap) {
 			cap = cap ? cap * 2 : 1024;
@@ -178,6 +173,8 @@ load_map(struct vs_ksyms *k, FILE *f, const char *path, char *err, size_t errlen
 			m = p;
 		}
 		if (parse_line(buf, &m[n], &why) < 0) {
+			if (!ended)
+				break;	/* the last line, cut short: said below */
 			snprintf(err, errlen, "%s: line %zu: %s: \"%.60s\"", path, line, why,
 			    buf);
 			goto out;
