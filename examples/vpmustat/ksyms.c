@@ -226,7 +226,6 @@ load_map(struct vs_ksyms *k, FILE *f, const char *path, char *err, size_t errlen
 			k->entry = m[i].addr;
 			break;
 		}
-	k->kind = modules ? "a kallsyms copy" : "a System.map";
 	ret = 0;
 out:
 	for (i = 0; i < n; i++)
@@ -252,7 +251,6 @@ vs_ksyms_load(struct vs_ksyms *k, const char *path, char *err, size_t errlen)
 	got = fread(magic, 1, sizeof(magic), f);
 	if (got == sizeof(magic) && memcmp(magic, "\177ELF", 4) == 0) {
 		fclose(f);
-		k->kind = "a vmlinux";
 		ret = vs_symtab_load_at(&k->t, path, ENTRY_SYM, &k->entry, err, errlen);
 	} else {
 		rewind(f);

@@ -126,7 +126,6 @@ bool vs_symtab_in_code(const struct vs_symtab *t, uint64_t addr);
 /* --guest-symbols: a Linux guest's kernel symbols, and the slide. */
 struct vs_ksyms {
 	char	*path;
-	const char *kind;	/* "a System.map", "a kallsyms copy", "a vmlinux" */
 	struct vs_symtab t;	/* the kernel's code symbols, at the file's addresses */
 	struct vs_symtab mods;	/* the modules' ("name [module]"): never moved */
 	uint64_t entry;		/* entry_SYSCALL_64 in the file; 0: none */
