@@ -65,8 +65,11 @@ vs_perf_script(FILE *f, const struct vs_profile *p, const struct vs_evprof *only
 	const struct vs_evprof *e;
 	const struct vs_stack *st;
 	const struct vs_sym *sym;
+	const char *dso, *mod;
+	char name[512];
 	uint64_t freq = p->tsc_freq != 0 ? p->tsc_freq : UINT64_C(1000000000);
 	uint64_t pc, off;
+	bool kernel;
 	size_t i;
 	uint32_t j;
 
@@ -89,17 +92,22 @@ vs_perf_script(FILE *f, const struct vs_profile *p, const struct vs_evprof *only
 		for (j = 0; j < st->npc; j++) {
 			pc = st->pc[j];
 			/* A return address's function holds the byte before it. */
-			sym = p->syms != NULL ? vs_symtab_find(p->syms, j == 0 ? pc : pc - 1,
-			    NULL) : NULL;
+			sym = vs_profile_sym(p, pc, j == 0, st->user, &off, &kernel);
 			fprintf(f, "\t%16" PRIx64 " ", pc);
+			/* A kernel symbol's DSO, as perf names it: "[module]" or the kernel. */
+			dso = image != NULL ? image : "[unknown]";
+			mod = sym != NULL && kernel ? strstr(sym->name, " [") : NULL;
 			if (sym != NULL) {
-				off = pc - sym->addr;
-				put_word(f, sym->name);
+				snprintf(name, sizeof(name), "%.*s", mod != NULL ?
+				    (int)(mod - sym->name) : (int)strlen(sym->name), sym->name);
+				put_word(f, name);
 				fprintf(f, "+0x%" PRIx64, off);
+				if (kernel)
+					dso = mod != NULL ? mod + 1 : "[kernel.kallsyms]";
 			} else
 				fputs("[unknown]", f);
 			fputs(" (", f);
-			put_word(f, image != NULL ? image : "[unknown]");
+			put_word(f, dso);
 			fputs(")\n", f);
 		}
 		fputc('\n', f);

@@ -16,6 +16,14 @@
  *                     symbols are in another file (a vmlinux), so -R takes
  *                     any --elf for it
  *
+ * and at the run's end, after the vCPU threads stopped, before FLUSHLOG
+ * (vs_log_lstar()):
+ *
+ *   0x4c535400 | 8    "LST": vCPU 0's IA32_LSTAR (MSR 0xc0000082), two
+ *                     words, the low one first: where a Linux x86-64 guest
+ *                     put entry_SYSCALL_64, which gives --guest-symbols
+ *                     its KASLR slide (ksyms.c); 0 if the guest never set it
+ *
  * Any pmclog reader reads these records (USERDATA is an owner's cookie);
  * profile.c keeps them.  -R compares --elf's identity with the log's and
  * refuses another file: its functions would be wrong ones.
@@ -161,6 +169,24 @@ vs_log_image(vpmu_vm *vm, const struct vpmu_cred *caller, const char *path)
 		for (wl.userdata = 0, k = 0; k < 4 && i + k < id.len; k++)
 			wl.userdata |= (uint32_t)id.id[i + k] << (8 * k);
 	}
+}
+
+int
+vs_log_lstar(vpmu_vm *vm, const struct vpmu_cred *caller, uint64_t lstar)
+{
+	struct vpmu_op_writelog wl;
+	uint32_t w[3] = { VS_IMAGE_TAG_LSTAR | 8, (uint32_t)lstar, (uint32_t)(lstar >> 32) };
+	unsigned i;
+	int e;
+
+	for (i = 0; i < 3; i++) {
+		wl.userdata = w[i];
+		if ((e = vpmu_vm_op(vm, caller, VPMU_OP_WRITELOG, &wl)) != 0) {
+			fprintf(stderr, "vpmustat: WRITELOG (LSTAR): %s\n", vpmu_strerror(e));
+			return (VS_EXIT_HOST);
+		}
+	}
+	return (0);
 }
 
 int

@@ -329,6 +329,26 @@ totals(struct live *l)
 	}
 }
 
+/*
+ * vCPU 0's IA32_LSTAR into the log, read once its thread has stopped (a
+ * vCPU's registers are its thread's while it runs).  A KVM that does not
+ * give it: nothing recorded, said; the run is still good.
+ */
+static int
+record_lstar(struct live *l)
+{
+	uint32_t idx = VS_MSR_LSTAR;
+	uint64_t val = 0;
+
+	if (vr_msrs(l->vm->vcpu[0].fd, false, &idx, &val, 1) < 0) {
+		if (!l->o->outs->quiet)
+			fprintf(stderr, "vpmustat: warning: KVM_GET_MSRS: vCPU 0's LSTAR "
+			    "not read: %s\n", strerror(errno));
+		return (0);
+	}
+	return (vs_log_lstar(l->vm->pmu, &caller, val));
+}
+
 static int
 finish_log(struct live *l)
 {
@@ -362,6 +382,7 @@ report(struct live *l, bool write)
 	if (vs_symtab_load(&syms, l->o->run.guest, err, sizeof(err)) < 0)
 		fprintf(stderr, "vpmustat: warning: symbols: %s\n", err);
 	vs_profile_init(&p, &syms);
+	p.ksyms = l->o->ksyms;
 	p.keep_samples = l->o->outs->perf.path != NULL;
 	for (i = 0; i < l->npmc; i++) {
 		vs_profile_name_pmc(&p, l->pmc[i].id, l->pmc[i].ev->name);
@@ -619,6 +640,9 @@ vs_live(struct vs_live_opts *o)
 	 */
 	ended_well = vm.end == VR_END_GUEST_EXIT || vm.end == VR_END_SIGNAL ||
 	    vm.end == VR_END_TIMEOUT;
+	/* The vCPUs stopped: vCPU 0's LSTAR may be read, into the log (--guest-symbols). */
+	if (l.logfd >= 0 && record_lstar(&l) != 0)
+		ended_well = false;
 	if (l.logfd >= 0 && finish_log(&l) < 0) {
 		status = status != 0 ? status : VS_EXIT_HOST;
 		ended_well = false;

@@ -36,13 +36,15 @@
 
 enum {
 	O_ELF = 256, O_FOLDED, O_SVG, O_EVENT, O_TOP, O_DUMP, O_LIST, O_TUNABLE,
-	O_PERF_SCRIPT, O_PPROF,
+	O_PERF_SCRIPT, O_PPROF, O_GUEST_SYMBOLS, O_KASLR_SLIDE,
 	O_RUN = 512,		/* + enum vr_opt_id: the run's options, vpmu-run's */
 };
 
 /* vpmustat's own; the run's (runopts.c's table) follow. */
 static const struct option ownopts[] = {
 	{ "elf",		required_argument, NULL, O_ELF },
+	{ "guest-symbols",	required_argument, NULL, O_GUEST_SYMBOLS },
+	{ "kaslr-slide",	required_argument, NULL, O_KASLR_SLIDE },
 	{ "folded",		required_argument, NULL, O_FOLDED },
 	{ "svg",		required_argument, NULL, O_SVG },
 	{ "perf-script",	required_argument, NULL, O_PERF_SCRIPT },
@@ -91,6 +93,9 @@ usage(FILE *f)
 	    "  --dump           also print every record\n"
 	    "  -c CPUS          only the samples of these CPUs\n"
 	    "and in both modes:\n"
+	    "  --guest-symbols FILE  a Linux guest's kernel symbols: a System.map, a copy of\n"
+	    "                   /proc/kallsyms or a vmlinux; slid by the guest's LSTAR\n"
+	    "  --kaslr-slide N  the kernel's KASLR slide, a multiple of 0x200000\n"
 	    "  -G FILE          call graph (caller -> callee counts)\n"
 	    "  --folded FILE    folded stacks (\"main;work;hot 123\")\n"
 	    "  --svg FILE       a flame graph (click to zoom, Ctrl-F to search)\n"
@@ -272,7 +277,7 @@ check_tunables(vpmu_config *cfg)
 
 static int
 read_log(const char *log, const char *elf, bool dump, unsigned top, const char *event,
-    struct vs_outs *outs, const struct vs_cpuset *cpus)
+    struct vs_outs *outs, const struct vs_cpuset *cpus, struct vs_ksyms *ksyms)
 {
 	struct vs_symtab syms = { 0 };
 	struct vs_profile p;
@@ -299,6 +304,7 @@ read_log(const char *log, const char *elf, bool dump, unsigned top, const char *
 		return (VS_EXIT_USAGE);
 	}
 	vs_profile_init(&p, &syms);
+	p.ksyms = ksyms;
 	p.cpus = cpus;
 	p.keep_samples = outs->perf.path != NULL;
 	/* A file on standard output ("-") has it alone: the report goes to standard error. */
@@ -322,6 +328,47 @@ read_log(const char *log, const char *elf, bool dump, unsigned top, const char *
 	vs_profile_free(&p);
 	vs_symtab_free(&syms);
 	return (ret);
+}
+
+/* ---- --guest-symbols, --kaslr-slide ------------------------------------------------------- */
+
+/*
+ * The kernel's symbols, loaded before the work: a file that cannot be
+ * used is said (not with -q) and the profile keeps its addresses.  NULL: none.
+ */
+static struct vs_ksyms *
+load_ksyms(struct vs_ksyms *k, const char *path, const char *slide, bool quiet)
+{
+	char err[512];
+
+	if (path == NULL)
+		return (NULL);
+	if (vs_ksyms_load(k, path, err, sizeof(err)) < 0) {
+		if (!quiet)
+			fprintf(stderr, "vpmustat: warning: --guest-symbols %s: kernel "
+			    "addresses are not named\n", err);
+		return (NULL);
+	}
+	if (slide != NULL) {
+		k->slide_given = true;
+		k->slide = strtoull(slide, NULL, 0);
+	}
+	return (k);
+}
+
+/* A KASLR slide: a number, 0 or more, a multiple of 2 MiB. */
+static int
+check_slide(const char *s)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0 || v % VS_KASLR_ALIGN != 0)
+		return (bad("--kaslr-slide %s: want a multiple of 0x200000 (2 MiB), "
+		    "such as 0x1e00000%s", s, ""));
+	return (0);
 }
 
 /* ---- main ------------------------------------------------------------------------------------ */
@@ -381,6 +428,8 @@ main(int argc, char **argv)
 	} specs[VS_MAX_EVENTS];
 	const struct vs_cpuset *cpus = NULL;	/* the last -c; NULL: "*" */
 	const char *rlog = NULL, *elf = NULL, *pending_c = NULL;
+	const char *gsyms = NULL, *slide = NULL;
+	static struct vs_ksyms ksyms;
 	/* static: reachable, not a leak, on the early returns below */
 	static vpmu_config *tuncfg;
 	/* vpmustat's own options, then the run's: none of them own (vpmu-run's) */
@@ -479,6 +528,14 @@ main(int argc, char **argv)
 		case O_ELF:
 			elf = optarg;
 			break;
+		case O_GUEST_SYMBOLS:
+			gsyms = optarg;
+			break;
+		case O_KASLR_SLIDE:
+			if ((ret = check_slide(optarg)) != 0)
+				return (ret);
+			slide = optarg;
+			break;
 		case O_FOLDED:
 			outs.folded.path = optarg;
 			break;
@@ -531,6 +588,9 @@ main(int argc, char **argv)
 		return (vs_stdout_flush(true) == 0 ? 0 : VS_EXIT_HOST);
 	}
 
+	if (slide != NULL && gsyms == NULL)
+		return (bad("--kaslr-slide %s moves --guest-symbols' addresses: give "
+		    "that file%s", slide, ""));
 	if (rlog != NULL) {
 		if (nspecs != 0 || live_only)
 			return (bad("-R reads a log: -S/-s/-P/-p and the run's options "
@@ -542,7 +602,8 @@ main(int argc, char **argv)
 			return (bad("-R reads a log: one -c at most%s%s", "", ""));
 		vpmu_config_destroy(tuncfg);
 		tuncfg = NULL;
-		ret = read_log(rlog, elf, dump, o.top, o.event, &outs, cpus);
+		ret = read_log(rlog, elf, dump, o.top, o.event, &outs, cpus,
+		    load_ksyms(&ksyms, gsyms, slide, outs.quiet));
 		goto done;
 	}
 	if (elf != NULL || dump)
@@ -575,9 +636,11 @@ main(int argc, char **argv)
 		return (ret);
 	vpmu_config_destroy(tuncfg);
 	tuncfg = NULL;
+	o.ksyms = load_ksyms(&ksyms, gsyms, slide, outs.quiet);
 	/* The files before the guest boots: a bad path fails before the run. */
 	ret = vs_outs_open(&outs) < 0 ? VS_EXIT_USAGE : vs_live(&o);
 done:
+	vs_ksyms_free(&ksyms);
 	vs_outs_discard(&outs);		/* what was opened and not written */
 	vr_runopts_close(&o.run);
 	if (vs_stdout_flush(true) < 0 && ret == 0)

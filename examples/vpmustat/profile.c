@@ -142,7 +142,8 @@ vs_profile_init(struct vs_profile *p, const struct vs_symtab *syms)
 
 /*
  * The image a run recorded (image.c): its MAP_IN with pid -1, then in
- * USERDATA records a tag word and the identity's bytes, four to a word.
+ * USERDATA records a tag word and the identity's bytes, four to a word;
+ * and at the run's end the "LST" tag and the guest's LSTAR in two words.
  */
 static void
 image_record(struct vs_profile *p, const struct vpmu_pmclog_ev *ev)
@@ -159,9 +160,23 @@ image_record(struct vs_profile *p, const struct vpmu_pmclog_ev *ev)
 		p->id_words = UINT_MAX;
 		return;
 	}
+	w = ev->u.userdata.userdata;
+	/* The guest's LSTAR (live.c, at the run's end): its tag, two words. */
+	if (p->lstar_words != 0) {
+		if (--p->lstar_words == 1)
+			p->lstar = w;
+		else {
+			p->lstar |= (uint64_t)w << 32;
+			p->has_lstar = true;
+		}
+		return;
+	}
+	if (w == (VS_IMAGE_TAG_LSTAR | 8) && (p->id_words == 0 || p->id_words == UINT_MAX)) {
+		p->lstar_words = 2;
+		return;
+	}
 	if (p->id_words == 0)
 		return;
-	w = ev->u.userdata.userdata;
 	if (p->id_words == UINT_MAX) {
 		tag = w & ~UINT32_C(0xff);
 		memset(id, 0, sizeof(*id));
@@ -342,6 +357,55 @@ evprof(struct vs_profile *p, const char *name)
 	return (e);
 }
 
+/*
+ * The kernel's symbols name only a kernel-mode sample's upper-half
+ * addresses: a user-mode one's are the process's, whatever --elf names.
+ */
+const struct vs_sym *
+vs_profile_sym(const struct vs_profile *p, uint64_t pc, bool leaf, bool user,
+    uint64_t *off, bool *kernel)
+{
+	const struct vs_sym *s = NULL;
+	uint64_t at = leaf ? pc : pc - 1, start = 0;
+
+	*kernel = false;
+	if (p->ksyms != NULL && !user && at >= VS_KERNEL_HALF &&
+	    (s = vs_ksyms_find(p->ksyms, at, &start)) != NULL)
+		*kernel = true;
+	else if (p->syms != NULL && (s = vs_symtab_find(p->syms, at, NULL)) != NULL)
+		start = s->addr;
+	*off = pc - start;
+	return (s);
+}
+
+void
+vs_profile_format(const struct vs_profile *p, uint64_t pc, bool user, char *buf,
+    size_t len)
+{
+	const struct vs_sym *s;
+	uint64_t off;
+	bool kernel;
+
+	buf[0] = '\0';
+	if ((s = vs_profile_sym(p, pc, true, user, &off, &kernel)) == NULL)
+		return;
+	if (off != 0)
+		snprintf(buf, len, "%s+%#" PRIx64, s->name, off);
+	else
+		snprintf(buf, len, "%s", s->name);
+}
+
+/*
+ * A PC's key in the maps of PCs: a user-mode sample's upper-half PC is
+ * not a kernel-mode one's (only the latter is named by the kernel's
+ * symbols); it has bit 62 flipped (a non-canonical address: no PC).
+ */
+static uint64_t
+mode_key(uint64_t pc, bool user)
+{
+	return (pc ^ (user && pc >= VS_KERNEL_HALF ? UINT64_C(1) << 62 : 0));
+}
+
 /* FNV-1a, 64 bits: the key of a function's name in name_map. */
 static uint64_t
 name_hash(const char *s)
@@ -360,19 +424,21 @@ name_hash(const char *s)
  * 40000 distinct PCs without --elf take seconds).
  */
 static uint32_t
-func_of(const struct vs_profile *p, struct vs_evprof *e, uint64_t pc, bool leaf)
+func_of(const struct vs_profile *p, struct vs_evprof *e, uint64_t pc, bool leaf, bool user)
 {
 	struct vs_map *m = leaf ? &e->leaf_map : &e->ret_map;
 	const struct vs_sym *s;
 	char buf[32];
 	const char *name;
 	int64_t known, byname;
-	uint64_t h;
+	uint64_t h, off, key;
 	size_t i;
+	bool kernel;
 
-	if ((known = vs_map_get(m, pc)) >= 0)
+	key = mode_key(pc, user);
+	if ((known = vs_map_get(m, key)) >= 0)
 		return ((uint32_t)known);
-	s = p->syms != NULL ? vs_symtab_find(p->syms, leaf ? pc : pc - 1, NULL) : NULL;
+	s = vs_profile_sym(p, pc, leaf, user, &off, &kernel);
 	if (s != NULL)
 		name = s->name;
 	else {
@@ -398,7 +464,7 @@ func_of(const struct vs_profile *p, struct vs_evprof *e, uint64_t pc, bool leaf)
 		if (byname < 0)
 			vs_map_put(&e->name_map, h, (uint32_t)i);
 	}
-	vs_map_put(m, pc, (uint32_t)i);
+	vs_map_put(m, key, (uint32_t)i);
 	return ((uint32_t)i);
 }
 
@@ -419,7 +485,8 @@ child_of(struct vs_node *n, uint32_t func)
 }
 
 static void
-count_edge(struct vs_evprof *e, uint32_t caller, uint32_t callee, uint64_t serial)
+count_edge(struct vs_evprof *e, uint32_t caller, uint32_t callee, uint64_t serial,
+    uint64_t count)
 {
 	uint64_t key = (uint64_t)caller << 32 | callee;
 	int64_t known = vs_map_get(&e->edge_map, key);
@@ -435,22 +502,22 @@ count_edge(struct vs_evprof *e, uint32_t caller, uint32_t callee, uint64_t seria
 	}
 	if (e->edges[i].mark != serial) {
 		e->edges[i].mark = serial;
-		e->edges[i].count++;
+		e->edges[i].count += count;
 	}
 }
 
 static void
-count_addr(struct vs_evprof *e, uint64_t pc)
+count_addr(struct vs_evprof *e, uint64_t pc, bool user)
 {
-	int64_t known = vs_map_get(&e->addr_map, pc);
+	int64_t known = vs_map_get(&e->addr_map, mode_key(pc, user));
 
 	if (known >= 0) {
 		e->addrs[known].count++;
 		return;
 	}
 	e->addrs = grow(e->addrs, &e->capaddrs, e->naddrs, sizeof(*e->addrs));
-	vs_map_put(&e->addr_map, pc, (uint32_t)e->naddrs);
-	e->addrs[e->naddrs++] = (struct vs_addr){ pc, 1 };
+	vs_map_put(&e->addr_map, mode_key(pc, user), (uint32_t)e->naddrs);
+	e->addrs[e->naddrs++] = (struct vs_addr){ pc, 1, user };
 }
 
 static void
@@ -468,31 +535,39 @@ count_cpu(struct vs_evprof *e, uint32_t cpu)
 }
 
 static bool
-same_stack(const struct vs_stack *s, const uint64_t *pc, uint32_t npc)
+same_stack(const struct vs_stack *s, const uint64_t *pc, uint32_t npc, bool user)
 {
-	return (s->npc == npc && memcmp(s->pc, pc, npc * sizeof(*pc)) == 0);
+	return (s->npc == npc && s->user == user &&
+	    memcmp(s->pc, pc, npc * sizeof(*pc)) == 0);
 }
 
-/* The chain pc[0 .. npc) of functions f: its stack, counted once more. */
+/*
+ * The chain pc[0 .. npc) of one mode: its stack, counted once more.  A
+ * user-mode chain is apart from a kernel-mode one only with an upper-half
+ * PC (mode_key()).
+ */
 static uint32_t
-count_stack(struct vs_evprof *e, const uint64_t *pc, const uint32_t *f, uint32_t npc)
+count_stack(struct vs_evprof *e, const uint64_t *pc, uint32_t npc, bool user)
 {
 	struct vs_stack *s;
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	uint64_t h = UINT64_C(0xcbf29ce484222325), upper = 0;
 	int64_t known;
 	uint32_t i;
 	size_t k;
 
-	for (i = 0; i < npc; i++)
+	for (i = 0; i < npc; i++) {
 		h = (h ^ pc[i]) * UINT64_C(0x100000001b3);
-	h ^= npc;
+		upper |= mode_key(pc[i], user) ^ pc[i];
+	}
+	user = upper != 0;
+	h ^= npc | (uint64_t)user << 32;
 	k = SIZE_MAX;
 	if ((known = vs_map_get(&e->stack_map, h)) >= 0) {
-		if (same_stack(&e->stacks[known], pc, npc))
+		if (same_stack(&e->stacks[known], pc, npc, user))
 			k = (size_t)known;
 		else	/* two chains, one hash: the slow way */
 			for (k = e->nstacks; k-- > 0; )
-				if (same_stack(&e->stacks[k], pc, npc))
+				if (same_stack(&e->stacks[k], pc, npc, user))
 					break;
 	}
 	if (k == SIZE_MAX) {
@@ -500,11 +575,11 @@ count_stack(struct vs_evprof *e, const uint64_t *pc, const uint32_t *f, uint32_t
 		s = &e->stacks[e->nstacks];
 		s->npc = npc;
 		s->count = 0;
+		s->user = user;
 		if ((s->pc = malloc(npc * sizeof(*pc))) == NULL ||
-		    (s->func = malloc(npc * sizeof(*f))) == NULL)
+		    (s->func = malloc(npc * sizeof(*s->func))) == NULL)
 			oom();
 		memcpy(s->pc, pc, npc * sizeof(*pc));
-		memcpy(s->func, f, npc * sizeof(*f));
 		k = e->nstacks++;
 		if (known < 0)
 			vs_map_put(&e->stack_map, h, (uint32_t)k);
@@ -513,18 +588,20 @@ count_stack(struct vs_evprof *e, const uint64_t *pc, const uint32_t *f, uint32_t
 	return ((uint32_t)k);
 }
 
-/* One CALLCHAIN record. */
+/*
+ * One CALLCHAIN record: its chain is counted; its functions are found
+ * once the log is read (funcs()), when the kernel's slide is known.
+ */
 static void
 add_sample(struct vs_profile *p, const struct vpmu_pmclog_ev *ev)
 {
-	uint32_t f[VPMU_PMCLOG_CALLCHAIN_MAX];
 	uint32_t cpu = VPMU_PMCLOG_CPUFLAGS_CPU(ev->u.callchain.cpuflags);
 	int pi = pmc_index(p, ev->u.callchain.pmcid);
 	const char *name = pi >= 0 ? p->pmcs[pi].name : NULL;
 	char buf[32];
 	struct vs_evprof *e;
-	struct vs_node *n;
 	uint32_t i, k, npc = ev->u.callchain.npc;
+	bool user;
 
 	if (name == NULL) {
 		snprintf(buf, sizeof(buf), "pmc %#" PRIx32, ev->u.callchain.pmcid);
@@ -546,40 +623,61 @@ add_sample(struct vs_profile *p, const struct vpmu_pmclog_ev *ev)
 			p->cut++;
 			break;
 		}
+	user = (VPMU_PMCLOG_CPUFLAGS_FLAGS(ev->u.callchain.cpuflags) &
+	    VPMU_PMCLOG_CC_F_USERSPACE) != 0;
 	e->samples++;
-	if (VPMU_PMCLOG_CPUFLAGS_FLAGS(ev->u.callchain.cpuflags) & VPMU_PMCLOG_CC_F_USERSPACE)
+	if (user)
 		e->user++;
 	if (pi >= 0 && !(p->pmcs[pi].flags & VPMU_F_CALLCHAIN))
 		e->nochain++;
 	count_cpu(e, cpu);
-	for (i = 0; i < npc; i++)
-		f[i] = func_of(p, e, ev->u.callchain.pc[i], i == 0);
-	k = count_stack(e, ev->u.callchain.pc, f, npc);
+	k = count_stack(e, ev->u.callchain.pc, npc, user);
 	if (p->keep_samples) {
 		p->samples = grow(p->samples, &p->capsamples, p->nsamples,
 		    sizeof(*p->samples));
 		p->samples[p->nsamples++] = (struct vs_sample){ .tsc = ev->tsc,
 		    .pid = ev->u.callchain.pid, .tid = ev->u.callchain.tid, .cpu = cpu,
-		    .ev = (uint32_t)(e - p->ev), .stack = k,
-		    .user = (VPMU_PMCLOG_CPUFLAGS_FLAGS(ev->u.callchain.cpuflags) &
-		    VPMU_PMCLOG_CC_F_USERSPACE) != 0 };
+		    .ev = (uint32_t)(e - p->ev), .stack = k, .user = user };
 	}
-	count_addr(e, ev->u.callchain.pc[0]);
-	e->funcs[f[0]].self++;
-	/* Root first: the outermost frame is the last of the chain. */
-	n = &e->root;
-	n->total++;
-	for (i = npc; i-- > 0; ) {
-		n = child_of(n, f[i]);
-		n->total++;
-		if (e->funcs[f[i]].mark != e->samples) {
-			e->funcs[f[i]].mark = e->samples;
-			e->funcs[f[i]].total++;
+	count_addr(e, ev->u.callchain.pc[0], user);
+}
+
+/*
+ * The functions of e's chains, its call tree and call counts, from its
+ * distinct chains: each as many times as it was sampled (in the order the
+ * chains came, so the functions and the tree's nodes are in the order of
+ * the samples that first reached them).
+ */
+static void
+funcs(const struct vs_profile *p, struct vs_evprof *e)
+{
+	struct vs_stack *st;
+	struct vs_node *n;
+	uint32_t *f, i;
+	size_t k;
+
+	for (k = 0; k < e->nstacks; k++) {
+		st = &e->stacks[k];
+		f = st->func;
+		for (i = 0; i < st->npc; i++)
+			f[i] = func_of(p, e, st->pc[i], i == 0, st->user);
+		e->funcs[f[0]].self += st->count;
+		/* Root first: the outermost frame is the last of the chain. */
+		n = &e->root;
+		n->total += st->count;
+		for (i = st->npc; i-- > 0; ) {
+			n = child_of(n, f[i]);
+			n->total += st->count;
+			/* Once per sample, however deep the recursion: mark k + 1 */
+			if (e->funcs[f[i]].mark != k + 1) {
+				e->funcs[f[i]].mark = k + 1;
+				e->funcs[f[i]].total += st->count;
+			}
+			if (i + 1 < st->npc)
+				count_edge(e, f[i + 1], f[i], k + 1, st->count);
 		}
-		if (i + 1 < npc)
-			count_edge(e, f[i + 1], f[i], e->samples);
+		n->self += st->count;
 	}
-	n->self++;
 }
 
 /* ---- the record dump ------------------------------------------------------------ */
@@ -652,6 +750,7 @@ dump_record(FILE *f, const struct vs_profile *p, const struct vpmu_pmclog_ev *ev
 		    VPMU_PMCLOG_CC_F_USERSPACE, ev->u.callchain.npc);
 		for (i = 0; i < ev->u.callchain.npc; i++) {
 			fprintf(f, "%s%#" PRIx64, i == 0 ? " pc=" : ",", ev->u.callchain.pc[i]);
+			/* --elf's names only: the kernel's slide is known at the end */
 			if (p->syms != NULL && p->syms->n != 0) {
 				vs_symtab_format(p->syms, ev->u.callchain.pc[i], sym, sizeof(sym));
 				fprintf(f, "[%s]", sym);
@@ -772,6 +871,7 @@ vs_profile_read(struct vs_profile *p, int fd, FILE *dump)
 	unsigned char *buf;
 	uint64_t fed = 0, end = 0, last = 0;
 	ssize_t got = 1;
+	size_t i;
 	int err, state, ret = 0;
 
 	if ((ev = malloc(sizeof(*ev))) == NULL || (buf = malloc(CHUNK)) == NULL)
@@ -816,6 +916,10 @@ vs_profile_read(struct vs_profile *p, int fd, FILE *dump)
 	vpmu_pmclog_close(r);
 	free(buf);
 	free(ev);
+	if (p->ksyms != NULL)
+		vs_ksyms_settle(p->ksyms, p);
+	for (i = 0; i < p->nev; i++)
+		funcs(p, &p->ev[i]);
 	return (ret);
 }
 
@@ -929,9 +1033,7 @@ report_event(FILE *f, const struct vs_profile *p, const struct vs_evprof *e, uns
 	n = e->naddrs < 10 ? e->naddrs : 10;
 	fprintf(f, "  hottest addresses:\n");
 	for (i = 0; i < n; i++) {
-		sym[0] = '\0';
-		if (p->syms != NULL && p->syms->n != 0)
-			vs_symtab_format(p->syms, addrs[i].pc, sym, sizeof(sym));
+		vs_profile_format(p, addrs[i].pc, addrs[i].user, sym, sizeof(sym));
 		fprintf(f, "  %7.2f %9" PRIu64 "  %#-18" PRIx64 " %s\n",
 		    pct(addrs[i].count, e->samples), addrs[i].count, addrs[i].pc, sym);
 	}
@@ -962,7 +1064,9 @@ vs_report(FILE *f, const struct vs_profile *p, unsigned top)
 	    p->bytes, p->initialized ? "INITIALIZE" : "no INITIALIZE",
 	    p->closed ? "CLOSELOG" : "no CLOSELOG",
 	    p->by_type[VPMU_PMCLOG_CALLCHAIN], p->drops,
-	    p->syms == NULL || p->syms->n == 0 ? nosym : "");
+	    (p->syms == NULL || p->syms->n == 0) && p->ksyms == NULL ? nosym : "");
+	if (p->ksyms != NULL)
+		fprintf(f, "%s\n", p->ksyms->note);
 	if (p->has_image) {
 		vs_image_id_format(&p->image_id, id, sizeof(id));
 		fprintf(f, "vpmustat: the samples are of %s, at %#" PRIx64 ", %s\n", p->image,

@@ -45,10 +45,13 @@ cand_cmp(const void *a, const void *b)
 	return (strcmp(x->s.name, y->s.name));
 }
 
-/* The FUNC symbols of one symbol table section into *c (grown). */
+/*
+ * The FUNC symbols of one symbol table section into *c (grown); the
+ * address of the symbol named want, of any type, into *at.
+ */
 static int
 read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct cand **c, size_t *n,
-    size_t *cap)
+    size_t *cap, const char *want, uint64_t *at)
 {
 	Elf_Data *d = NULL;
 	GElf_Sym sym;
@@ -63,6 +66,10 @@ read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct cand **c, size_t *
 		for (i = 0; i < count; i++) {
 			if (gelf_getsym(d, (int)i, &sym) == NULL)
 				break;
+			if (want != NULL && sym.st_shndx != SHN_UNDEF &&
+			    (nm = elf_strptr(e, sh->sh_link, sym.st_name)) != NULL &&
+			    strcmp(nm, want) == 0)
+				*at = sym.st_value;
 			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
 			    sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
 				continue;
@@ -169,6 +176,13 @@ vs_elf_open(const char *path, int *fdp, char *err, size_t errlen)
 int
 vs_symtab_load(struct vs_symtab *t, const char *path, char *err, size_t errlen)
 {
+	return (vs_symtab_load_at(t, path, NULL, NULL, err, errlen));
+}
+
+int
+vs_symtab_load_at(struct vs_symtab *t, const char *path, const char *want, uint64_t *at,
+    char *err, size_t errlen)
+{
 	struct cand *c = NULL;
 	size_t n = 0, cap = 0, i, j;
 	Elf_Scn *scn;
@@ -186,7 +200,7 @@ vs_symtab_load(struct vs_symtab *t, const char *path, char *err, size_t errlen)
 				continue;
 			if (sh.sh_type != (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM))
 				continue;
-			if (read_symtab(e, scn, &sh, &c, &n, &cap) < 0) {
+			if (read_symtab(e, scn, &sh, &c, &n, &cap, want, at) < 0) {
 				snprintf(err, errlen, "%s: out of memory", path);
 				goto out;
 			}

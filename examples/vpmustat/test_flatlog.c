@@ -3,7 +3,8 @@
  * guest (test_outputs.sh), made by libvpmu's encoder with fixed
  * timestamps, so that every byte is known:
  *
- *   test_flatlog -o FILE [-N] [-r RATE] [-p PATH] [-m IMAGE [-u WORD]...] [-t BYTES] <SAMPLES
+ *   test_flatlog -o FILE [-N] [-r RATE] [-p PATH] [-m IMAGE [-u WORD]...] [-e WORD]...
+ *       [-t BYTES] <SAMPLES
  *
  * writes FILE: INITIALIZE, PMCALLOCATEDYN (pmc 0x100, "instructions",
  * VPMU_F_CALLCHAIN unless -N) -- or with -r, as FreeBSD writes a PMC of
@@ -11,7 +12,8 @@
  * with -p a PMCATTACH of the PMC to pid 1, PATH (the process's name),
  * with -m a MAP_IN of IMAGE (pid -1, start 0x100000) and a USERDATA per
  * -u WORD after it (vpmustat's record of its image, image.c),
- * a CALLCHAIN per line of SAMPLES (pid 1, tid 1), CLOSELOG.
+ * a CALLCHAIN per line of SAMPLES (pid 1, tid 1), a USERDATA per -e WORD
+ * (as a run records the guest's LSTAR at its end, image.c), CLOSELOG.
  * A line is "CPU[u] PC[,PC...]", the sampled PC first, then the return
  * addresses (numbers as strtoull() reads them with base 0); a "u" right
  * after the CPU marks the sample as taken in user mode.  No lines: a log
@@ -94,12 +96,27 @@ start(uint32_t flags, uint64_t rate, const char *path)
 	add(&ev);
 }
 
+/* USERDATA records of words, from tsc on. */
+static void
+userdata(const uint32_t *words, unsigned n, uint64_t tsc)
+{
+	struct vpmu_pmclog_ev ev;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		memset(&ev, 0, sizeof(ev));
+		ev.type = VPMU_PMCLOG_USERDATA;
+		ev.tsc = tsc + i;
+		ev.u.userdata.userdata = words[i];
+		add(&ev);
+	}
+}
+
 /* MAP_IN of image and the words after it. */
 static void
 image(const char *path, const uint32_t *words, unsigned n)
 {
 	struct vpmu_pmclog_ev ev;
-	unsigned i;
 
 	memset(&ev, 0, sizeof(ev));
 	ev.type = VPMU_PMCLOG_MAP_IN;
@@ -108,13 +125,7 @@ image(const char *path, const uint32_t *words, unsigned n)
 	ev.u.map_in.start = 0x100000;
 	snprintf(ev.u.map_in.path, sizeof(ev.u.map_in.path), "%s", path);
 	add(&ev);
-	for (i = 0; i < n; i++) {
-		memset(&ev, 0, sizeof(ev));
-		ev.type = VPMU_PMCLOG_USERDATA;
-		ev.tsc = 1004 + i;
-		ev.u.userdata.userdata = words[i];
-		add(&ev);
-	}
+	userdata(words, n, 1004);
 }
 
 static void
@@ -150,8 +161,8 @@ main(int argc, char **argv)
 {
 	static uint64_t pc[VPMU_PMCLOG_CALLCHAIN_MAX];
 	const char *out = NULL, *path = NULL, *img = NULL;
-	uint32_t words[64];
-	unsigned nwords = 0;
+	uint32_t words[64], ends[64];
+	unsigned nwords = 0, nends = 0;
 	unsigned long cut = 0;
 	uint64_t rate = 0;
 	uint32_t flags = VPMU_F_CALLCHAIN, npc, cflags;
@@ -160,7 +171,7 @@ main(int argc, char **argv)
 	uint64_t tsc = 1100;
 	int ch;
 
-	while ((ch = getopt(argc, argv, "o:Nr:p:m:u:t:")) != -1)
+	while ((ch = getopt(argc, argv, "o:Nr:p:m:u:e:t:")) != -1)
 		switch (ch) {
 		case 'o':
 			out = optarg;
@@ -182,6 +193,11 @@ main(int argc, char **argv)
 				return (2);
 			words[nwords++] = (uint32_t)strtoul(optarg, NULL, 0);
 			break;
+		case 'e':
+			if (nends == 64)
+				return (2);
+			ends[nends++] = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
 		case 't':
 			cut = strtoul(optarg, NULL, 0);
 			break;
@@ -190,7 +206,7 @@ main(int argc, char **argv)
 		}
 	if (out == NULL || optind != argc) {
 		fprintf(stderr, "usage: test_flatlog -o FILE [-N] [-r RATE] [-p PATH] "
-		    "[-m IMAGE [-u WORD]...] [-t BYTES] <SAMPLES\n");
+		    "[-m IMAGE [-u WORD]...] [-e WORD]... [-t BYTES] <SAMPLES\n");
 		return (2);
 	}
 	start(flags, rate, path);
@@ -217,6 +233,7 @@ main(int argc, char **argv)
 		}
 		sample((uint32_t)cpu, cflags, pc, npc, tsc++);
 	}
+	userdata(ends, nends, tsc);
 	closelog();
 	if (cut > used) {
 		fprintf(stderr, "test_flatlog: -t %lu: the log has %zu bytes\n", cut, used);

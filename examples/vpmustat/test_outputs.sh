@@ -56,31 +56,7 @@ set -u
 vs=$1 gen=$2 elf=$3 dir=$4 case=$5
 src=$(dirname "$0")
 
-fail() {
-	echo "test_outputs.sh: $case: FAIL: $*"
-	exit 1
-}
-
-# same NAME FILE: FILE holds exactly standard input.
-same() {
-	cat >"$dir/$1.want"
-	cmp -s "$dir/$1.want" "$2" || {
-		diff "$dir/$1.want" "$2"
-		fail "$1: not the expected text"
-	}
-}
-
-# run NAME WANT_STATUS VPMUSTAT_ARGS...: NAME.out, NAME.err; the status checked.
-run() {
-	name=$1 want=$2
-	shift 2
-	"$vs" "$@" >"$dir/$name.out" 2>"$dir/$name.err"
-	st=$?
-	[ "$st" -eq "$want" ] || {
-		cat "$dir/$name.err"
-		fail "$name: vpmustat $* exited $st, want $want"
-	}
-}
+. "$src/test_lib.sh"
 
 absent() {
 	for f in "$@"; do

@@ -11,6 +11,9 @@
  *              the call graph, folded stacks, the record dump
  *   symbols.c  guest addresses to function names through libelf; the
  *              ELF's code, where a return address may point
+ *   ksyms.c    a Linux guest's kernel symbols (--guest-symbols): a
+ *              System.map, a kallsyms copy or a vmlinux; the KASLR slide
+ *              from the guest's LSTAR or --kaslr-slide
  *   flame.c    the flame graph, an SVG drawn here, with its script:
  *              click to zoom, search
  *   formats.c  what other profilers read: perf script's text
@@ -103,6 +106,9 @@ struct Elf;
 struct Elf *vs_elf_open(const char *path, int *fdp, char *err, size_t errlen);
 /* The FUNC symbols and the code of an ELF file; 0, or -1 with the reason in err. */
 int  vs_symtab_load(struct vs_symtab *t, const char *path, char *err, size_t errlen);
+/* The same, and the address of the symbol want (any type) into *at, if it has one. */
+int  vs_symtab_load_at(struct vs_symtab *t, const char *path, const char *want,
+    uint64_t *at, char *err, size_t errlen);
 void vs_symtab_free(struct vs_symtab *t);
 /* The function holding addr, or NULL; *off the offset in it. */
 const struct vs_sym *vs_symtab_find(const struct vs_symtab *t, uint64_t addr, uint64_t *off);
@@ -110,6 +116,38 @@ const struct vs_sym *vs_symtab_find(const struct vs_symtab *t, uint64_t addr, ui
 void vs_symtab_format(const struct vs_symtab *t, uint64_t addr, char *buf, size_t len);
 /* addr is in the ELF's code (true when the table knows no code). */
 bool vs_symtab_in_code(const struct vs_symtab *t, uint64_t addr);
+
+/* ---- ksyms.c ----------------------------------------------------------------- */
+
+#define VS_KERNEL_HALF	UINT64_C(0xffff800000000000)	/* x86-64's upper half */
+#define VS_KASLR_ALIGN	UINT64_C(0x200000)	/* x86-64 KASLR slides are 2 MiB multiples */
+#define VS_MSR_LSTAR	0xc0000082u		/* IA32_LSTAR: the syscall entry */
+
+/* --guest-symbols: a Linux guest's kernel symbols, and the slide. */
+struct vs_ksyms {
+	char	*path;
+	struct vs_symtab t;	/* the kernel's code symbols, at the file's addresses */
+	struct vs_symtab mods;	/* the modules' ("name [module]"): never moved */
+	uint64_t entry;		/* entry_SYSCALL_64 in the file; 0: none */
+	bool	 slide_given;	/* --kaslr-slide */
+	uint64_t slide;
+	bool	 usable;	/* vs_ksyms_settle(): the file names kernel addresses */
+	char	 note[512];	/* vs_ksyms_settle()'s: the slide, or why there is none */
+};
+
+struct vs_profile;
+/* path read (told apart by content).  0, or -1 with the reason (its line) in err. */
+int  vs_ksyms_load(struct vs_ksyms *k, const char *path, char *err, size_t errlen);
+void vs_ksyms_free(struct vs_ksyms *k);
+/*
+ * After the log is read (its LSTAR known): the slide, whether the file
+ * names anything (the slide is one; most kernel-mode samples fall in its
+ * functions), and the note saying so.
+ */
+void vs_ksyms_settle(struct vs_ksyms *k, const struct vs_profile *p);
+/* The symbol holding the guest address addr once slid, or NULL; *start its slid address. */
+const struct vs_sym *vs_ksyms_find(const struct vs_ksyms *k, uint64_t addr,
+    uint64_t *start);
 
 /* ---- profile.c ----------------------------------------------------------------- */
 
@@ -136,6 +174,8 @@ struct vs_edge {
 struct vs_addr {
 	uint64_t pc;
 	uint64_t count;
+	bool	 user;		/* an upper-half PC: of user-mode samples (a user-mode
+				   sample's upper-half PC is apart from a kernel-mode one's) */
 };
 
 /*
@@ -147,6 +187,8 @@ struct vs_stack {
 	uint64_t *pc;
 	uint32_t *func;		/* index in vs_evprof.funcs */
 	uint64_t count;		/* samples */
+	bool	 user;		/* taken in user mode, with an upper-half PC (only
+				   those are apart from kernel-mode chains) */
 };
 
 /* One sample kept, in log order (vs_profile.keep_samples: --perf-script). */
@@ -210,10 +252,13 @@ struct vs_image_id {
 #define VS_IMAGE_TAG_HASH	0x464e5600u	/* "FNV" | 8: before a file hash */
 #define VS_IMAGE_TAG_FILE	0x46494c00u	/* "FIL" | 8: before a file hash of an
 						   image that is no ELF */
+#define VS_IMAGE_TAG_LSTAR	0x4c535400u	/* "LST" | 8: before the guest's IA32_LSTAR
+						   at the run's end, low word first */
 
 /* What a log holds: its records summed up, samples by event. */
 struct vs_profile {
 	const struct vs_symtab *syms;	/* may be empty */
+	struct vs_ksyms *ksyms;		/* --guest-symbols; NULL: none */
 	uint64_t records, bytes;
 	uint64_t by_type[32];
 	uint64_t drops;			/* DROPNOTIFY records */
@@ -244,6 +289,9 @@ struct vs_profile {
 	struct vs_image_id image_id;	/* kind 0 until whole */
 	struct vs_image_id id_next;	/* the identity being read from USERDATA */
 	unsigned id_words;		/* its words still to come; UINT_MAX: want the tag */
+	bool	 has_lstar;		/* the run recorded the guest's LSTAR */
+	uint64_t lstar;
+	unsigned lstar_words;		/* its words still to come */
 	bool	 keep_samples;		/* keep every sample in samples[] */
 	struct vs_sample *samples;
 	size_t	 nsamples, capsamples;
@@ -261,6 +309,17 @@ void vs_profile_free(struct vs_profile *p);
 void vs_profile_name_pmc(struct vs_profile *p, uint32_t id, const char *name);
 /* A PMC's sampling rate, where the log does not give it (live mode: -n). */
 void vs_profile_pmc_rate(struct vs_profile *p, uint32_t id, uint64_t rate);
+/*
+ * The function of a frame at pc (a return address, not leaf: the one
+ * holding the byte before): from --guest-symbols for a kernel-mode
+ * sample's upper-half address, else from --elf; *off pc's offset in it,
+ * *kernel whether the kernel symbols named it.  NULL: none.
+ */
+const struct vs_sym *vs_profile_sym(const struct vs_profile *p, uint64_t pc, bool leaf,
+    bool user, uint64_t *off, bool *kernel);
+/* "name+0xoff" of vs_profile_sym(), or "" if none. */
+void vs_profile_format(const struct vs_profile *p, uint64_t pc, bool user, char *buf,
+    size_t len);
 /* The name the log gives process pid, or NULL. */
 const char *vs_profile_proc(const struct vs_profile *p, uint32_t pid);
 /*
@@ -320,6 +379,7 @@ struct vs_live_opts {
 	/* --tunable NAME=VALUE */
 	struct { const char *name; long value; } tunables[16];
 	unsigned ntunables;
+	struct vs_ksyms *ksyms;		/* --guest-symbols, loaded; NULL: none */
 	/* the run's options, vpmu-run's (runopts.c); the guest */
 	struct vr_runopts run;
 };
@@ -344,6 +404,8 @@ int  vs_image_id(const char *path, struct vs_image_id *id, uint64_t *start, char
 void vs_image_id_format(const struct vs_image_id *id, char *buf, size_t len);
 /* A run: the guest image path into the caller's log (MAP_IN, WRITELOG).  0 or a status. */
 int  vs_log_image(struct vpmu_vm *vm, const struct vpmu_cred *caller, const char *path);
+/* A run's end: the guest's LSTAR into the log (WRITELOG).  0 or a status. */
+int  vs_log_lstar(struct vpmu_vm *vm, const struct vpmu_cred *caller, uint64_t lstar);
 /* -R --elf: 0 if elf is the image the log recorded (or none was), else a message and 2. */
 int  vs_image_check(const struct vs_profile *p, const char *elf);
 
