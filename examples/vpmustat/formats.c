@@ -341,7 +341,8 @@ pprof_encode(struct pb *out, const struct vs_profile *p, const struct vs_evprof 
 
 	if (p->initialized)
 		pb_int(out, PROFILE_TIME_NANOS,
-		    (uint64_t)(p->sec * 1000000000 + p->nsec));
+		    (uint64_t)p->sec * 1000000000u + (uint64_t)p->nsec);	/* a log's
+					   time may be anything: no signed overflow */
 	if (p->tsc_freq != 0) {
 		d = p->tsc_last - p->tsc_first;
 		pb_int(out, PROFILE_DURATION_NANOS, d / p->tsc_freq * 1000000000 +
