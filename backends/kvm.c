@@ -1001,11 +1001,12 @@ vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
 	if (vpmu__vcpu_enter_quiet(k->vm, cpu))	/* ctx_of() checked cpu */
 		return (c->kick.armed ? vpmu__kick_arm(&c->kick, 0, 0) : 0);
 	vpmu__vcpu_enter(k->vm, cpu, &e);
-	if ((e.time_ns != 0 || c->kick.armed) && (error = vpmu__kick_arm(&c->kick,
-	    __atomic_load_n(&k->kick_signo, __ATOMIC_RELAXED), e.time_ns)) != 0)
+	if ((e.pmi || e.debug_changed) && (error = pre_run_work(k, cpu, c, &e)) != 0)
 		return (error);
-	if (e.pmi || e.debug_changed)
-		return (pre_run_work(k, cpu, c, &e));
+	/* Last, as near KVM_RUN as this call gets: a kick before it is lost. */
+	if (e.time_ns != 0 || c->kick.armed)
+		return (vpmu__kick_arm(&c->kick, __atomic_load_n(&k->kick_signo,
+		    __ATOMIC_RELAXED), e.time_ns));
 	return (0);
 }
 
