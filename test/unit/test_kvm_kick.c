@@ -1,0 +1,196 @@
+/*
+ * test_kvm_kick.c -- the KVM glue's kick timer (backends/kvm_kick.c) and
+ * vpmu_kvm_set_kick_signal(): which signals a kick may use, the handler
+ * installed for a signal that has none, a timer that signals this thread
+ * after the time asked and then repeats, and disarming.
+ *
+ * A kick ends KVM_RUN by interrupting the thread; here it interrupts a
+ * nanosleep(), which fails with EINTR whatever SA_RESTART says, as
+ * KVM_RUN does.
+ */
+#include "fixture.h"
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <linux/kvm.h>
+
+#include <vpmu/kvm.h>
+#include "kvm_kick.h"
+
+#define MS	1000000ull
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+}
+
+/* Sleep up to ms; how many signals cut the sleep short. */
+static unsigned
+kicks_in(unsigned ms)
+{
+	uint64_t end = mono_ns() + ms * MS, now;
+	struct timespec ts;
+	unsigned n = 0;
+
+	while ((now = mono_ns()) < end) {
+		ts.tv_sec = (time_t)((end - now) / 1000000000u);
+		ts.tv_nsec = (long)((end - now) % 1000000000u);
+		if (nanosleep(&ts, NULL) < 0 && errno == EINTR)
+			n++;
+	}
+	return (n);
+}
+
+static void
+kick_signal_check(void **state)
+{
+	(void)state;
+	assert_int_equal(vpmu__kick_signal_check(0), EINVAL);
+	assert_int_equal(vpmu__kick_signal_check(-1), EINVAL);
+	assert_int_equal(vpmu__kick_signal_check(SIGRTMAX + 1), EINVAL);
+	assert_int_equal(vpmu__kick_signal_check(SIGKILL), EINVAL);
+	assert_int_equal(vpmu__kick_signal_check(SIGSTOP), EINVAL);
+	assert_int_equal(vpmu__kick_signal_check(SIGSEGV), EINVAL);
+	assert_int_equal(vpmu__kick_signal_check(SIGBUS), EINVAL);
+	assert_int_equal(vpmu__kick_signal_check(SIGILL), EINVAL);
+	assert_int_equal(vpmu__kick_signal_check(SIGFPE), EINVAL);
+	assert_int_equal(vpmu__kick_signal_check(SIGUSR1), 0);
+	assert_int_equal(vpmu__kick_signal_check(SIGRTMIN), 0);
+	assert_int_equal(vpmu__kick_signal_check(VPMU_KICK_SIGNAL_DEFAULT), 0);
+	assert_int_equal(vpmu__kick_signal_check(SIGRTMAX), 0);
+}
+
+/*
+ * A signal with no handler (SIG_DFL: an RT signal's default ends the
+ * process) gets one that does nothing, with SA_RESTART; a timer of 20 ms
+ * interrupts the thread in the first 30 ms, then repeats (every 20 ms:
+ * twice from 30 to 75 ms, fewer if the host delays the thread, when a
+ * pending timer signal is not queued twice); disarmed, it interrupts
+ * nothing.
+ */
+static void
+kick_interrupts_this_thread_and_repeats(void **state)
+{
+	struct vpmu_kick k = { 0 };
+	struct sigaction sa;
+	int sig = SIGRTMIN + 3;
+	unsigned n;
+
+	(void)state;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	assert_int_equal(sigaction(sig, &sa, NULL), 0);
+	assert_int_equal(vpmu__kick_arm(&k, sig, 20 * MS), 0);
+	assert_true(k.armed);
+	assert_int_equal(sigaction(sig, NULL, &sa), 0);
+	assert_true(sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN);
+	assert_true(sa.sa_flags & SA_RESTART);
+	assert_int_equal(kicks_in(30), 1);
+	n = kicks_in(45);			/* 40 and 60 ms: the repeat */
+	assert_true(n >= 1 && n <= 2);
+	assert_int_equal(vpmu__kick_arm(&k, sig, 0), 0);
+	assert_false(k.armed);
+	assert_int_equal(kicks_in(50), 0);
+	vpmu__kick_fini(&k);
+}
+
+/*
+ * A short time repeats at 4 ms at least: a timer of 1 ms interrupts
+ * by 3 ms and then about every 4 ms, not every 1 ms: at most 6 times in
+ * 20 ms (a 1 ms repeat would give 20), at least once.
+ */
+static void
+kick_repeat_is_not_shorter_than_4ms(void **state)
+{
+	struct vpmu_kick k = { 0 };
+	unsigned n;
+
+	(void)state;
+	assert_int_equal(vpmu__kick_arm(&k, SIGRTMIN + 3, 1 * MS), 0);
+	assert_int_equal(kicks_in(3), 1);
+	n = kicks_in(20);
+	print_message("kicks in 20 ms after the first: %u\n", n);
+	assert_true(n >= 1 && n <= 6);
+	vpmu__kick_fini(&k);
+	assert_int_equal(kicks_in(10), 0);	/* deleted */
+}
+
+/* A handler the process has is left as it is. */
+static int handled;
+
+static void
+own_handler(int sig)
+{
+	(void)sig;
+	handled++;
+}
+
+static void
+kick_keeps_the_process_s_handler(void **state)
+{
+	struct vpmu_kick k = { 0 };
+	struct sigaction sa;
+	int sig = SIGRTMIN + 4;
+
+	(void)state;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = own_handler;
+	assert_int_equal(sigaction(sig, &sa, NULL), 0);
+	assert_int_equal(vpmu__kick_arm(&k, sig, 5 * MS), 0);
+	assert_true(kicks_in(8) >= 1);
+	assert_true(handled >= 1);		/* its handler, not ours */
+	assert_int_equal(sigaction(sig, NULL, &sa), 0);
+	assert_ptr_equal(sa.sa_handler, own_handler);
+	vpmu__kick_fini(&k);
+}
+
+/* vpmu_kvm_set_kick_signal(): EINVAL for no handle and for each bad signal. */
+static void
+vpmu_kvm_set_kick_signal_EINVAL(void **state)
+{
+	vpmu_config *cfg;
+	vpmu_vm *vm;
+	vpmu_kvm *k;
+	int kvm, vmfd;
+
+	(void)state;
+	assert_int_equal(vpmu_kvm_set_kick_signal(NULL, SIGUSR1), EINVAL);
+	if ((kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC)) < 0) {
+		print_message("SKIP: /dev/kvm: %s\n", strerror(errno));
+		skip();
+	}
+	vmfd = ioctl(kvm, KVM_CREATE_VM, 0);
+	assert_true(vmfd >= 0);
+	assert_int_equal(vpmu_config_create(&cfg), 0);
+	assert_int_equal(vpmu_vm_create(cfg, &vm), 0);
+	vpmu_config_destroy(cfg);
+	assert_int_equal(vpmu_kvm_create(vm, vmfd, &k), 0);
+	assert_int_equal(vpmu_kvm_set_kick_signal(k, 0), EINVAL);
+	assert_int_equal(vpmu_kvm_set_kick_signal(k, SIGKILL), EINVAL);
+	assert_int_equal(vpmu_kvm_set_kick_signal(k, SIGRTMAX + 1), EINVAL);
+	assert_int_equal(vpmu_kvm_set_kick_signal(k, SIGUSR2), 0);
+	assert_int_equal(vpmu_kvm_set_kick_signal(k, SIGRTMIN), 0);
+	vpmu_kvm_destroy(k);
+	vpmu_vm_destroy(vm);
+	close(vmfd);
+	close(kvm);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(kick_signal_check),
+		cmocka_unit_test(kick_interrupts_this_thread_and_repeats),
+		cmocka_unit_test(kick_repeat_is_not_shorter_than_4ms),
+		cmocka_unit_test(kick_keeps_the_process_s_handler),
+		cmocka_unit_test(vpmu_kvm_set_kick_signal_EINVAL),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
