@@ -12,14 +12,15 @@
  *
  * The signal goes to the vCPU's thread alone (SIGEV_THREAD_ID).  One that
  * arrives after the timer was armed but before the thread entered KVM_RUN
- * cannot end that run, so the timer repeats at the same interval (4 ms at
+ * cannot end that run, so the timer repeats at the same interval (1 ms at
  * least) until the next entry arms it anew: a kick lost that way costs one
- * interval, never the rest of a long run.  The repeat is not shorter
- * because each signal costs the thread its delivery: a thread whose
- * signals are slow to deliver (traced, by strace or a debugger, a signal
- * delivery takes about a millisecond) must still get to run the guest
- * between two of them; at a 1 ms repeat a traced vCPU made almost no
- * progress.  The handler installed here has
+ * interval, never the rest of a long run.  Kicks are lost more often than
+ * one would think: a vCPU thread preempted between the arming and KVM_RUN
+ * (a loaded host) loses its kick; a 4 ms repeat made a tenth to a fifth of
+ * the periods go without a sample under load, 1 ms a hundredth.  The
+ * repeat is not shorter because each signal costs its delivery: a thread
+ * whose signals are slow to deliver (traced by strace, about 1 ms each)
+ * makes little progress at high rates (10 kHz under strace: next to none).  The handler installed here has
  * SA_RESTART, so a kick that lands in another system call of the thread
  * restarts it; KVM_RUN itself is never restarted (it returns EINTR).
  */
@@ -32,7 +33,7 @@
 #include "kvm_kick.h"
 
 #define KICK_MIN_NS	10000ull	/* no timer shorter than 10 us */
-#define KICK_REPEAT_MIN_NS 4000000ull	/* nor a repeat shorter than 4 ms */
+#define KICK_REPEAT_MIN_NS 1000000ull	/* nor a repeat shorter than 1 ms */
 
 int
 vpmu__kick_signal_check(int signo)
