@@ -494,15 +494,16 @@ vpmu__vcpu_advance(struct vpmu_vm *vm, unsigned cpu, uint64_t run_ns, uint64_t n
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 	struct vpmu_pmc *pm;
 	unsigned i;
+	bool timed;
 
 	v->now += ns;
 	for (i = 0; i < v->nact; i++) {
 		pm = v->act[i];
 		pm->t_enabled += ns;
 		pm->tot_enabled += ns;
-		if (vpmu__event_timed(&pm->spec))
+		if ((timed = vpmu__event_timed(&pm->spec)))
 			credit(vm, pm, cpu, run_ns);	/* always runs */
-		if (vpmu__event_timed(&pm->spec) || hw_of(pm, cpu)->counting) {
+		if (timed || hw_of(pm, cpu)->counting) {
 			pm->t_running += ns;
 			pm->tot_running += ns;
 		}
