@@ -221,6 +221,7 @@ struct vpmu_owner {
 	bool has_log;			/* a log is configured */
 	struct vpmu_log *log;		/* log.c */
 	uint64_t forked;		/* the fork that last got a PROCFORK (once per fork) */
+	struct vpmu_task_names *names;	/* guest tasks its log has named (task.c) */
 };
 
 /* ---- vCPUs and the VM (vm.c) --------------------------------------------- */
@@ -259,6 +260,8 @@ struct vpmu_vcpu {
 	 */
 	vpmu_regs_fn *regs_fn;
 	void *regs_arg;
+	vpmu_task_fn *task_fn;		/* names a sample's guest task (task.c) */
+	void *task_arg;
 	uint64_t entered;		/* thread CPU ns at entry while a PMC wanted to
 					   count; 0: none */
 	pthread_t entered_by;		/* the thread of that entry (its CPU time) */
@@ -346,7 +349,17 @@ void	vpmu__rdpmc_catch(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,
 	    const struct vpmu_regs *r);
 void	vpmu__rdpmc_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x);
 void	vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc,
-	    unsigned npc, bool user);
+	    unsigned npc, bool user, const struct vpmu_task *task);
+/* task.c: the guest task of a sample (a vCPU with a task function) */
+void	vpmu__task_of(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_regs *r,
+	    struct vpmu_task *t);
+void	vpmu__task_note(struct vpmu_vm *vm, struct vpmu_owner *o, const struct vpmu_task *t);
+void	vpmu__task_names_free(struct vpmu_owner *o);
+/*
+ * Every ring into the logs now, by a vCPU's thread with the VM lock held:
+ * before a record that must follow the samples taken so far.
+ */
+void	vpmu__sample_emit_all(struct vpmu_vm *vm);
 /* Every ring into the logs now; without the VM lock (it takes it per record). */
 void	vpmu__sample_drain(struct vpmu_vm *vm);
 int	vpmu__sweeper_start(struct vpmu_vm *vm);

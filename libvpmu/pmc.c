@@ -55,6 +55,7 @@ vpmu__owner_maybe_free(struct vpmu_vm *vm, struct vpmu_owner *o)
 	for (pp = &vm->owners; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == o) {
 			*pp = o->next;
+			vpmu__task_names_free(o);
 			free(o);
 			return;
 		}

@@ -153,16 +153,17 @@ hiwat(const struct vpmu_ring *r)
 	return ((r->n + 1) / 2);
 }
 
-static void	emit_ring(struct vpmu_vm *vm, struct vpmu_ring *r);
+static void	emit_rings(struct vpmu_vm *vm, struct vpmu_ring *only);
 
 /*
  * Take a sample for every due sampling PMC on cpu: pc[0..npc) is the call
- * chain the caller walked (pc[0] the guest RIP), user says CPL > 0.  With
- * the VM lock held, on the vCPU's thread.
+ * chain the caller walked (pc[0] the guest RIP), user says CPL > 0, task
+ * is the guest task the VMM named (NULL: the process scheduled through
+ * the process hooks, if any).  With the VM lock held, on the vCPU's thread.
  */
 void
 vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc, unsigned npc,
-    bool user)
+    bool user, const struct vpmu_task *task)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 	struct vpmu_ring *r = v->ring;
@@ -196,8 +197,14 @@ vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc, unsigned
 		e = entry(r, r->prod);
 		e->owner = pm->owner->pid;
 		e->pmcid = pm->id;
-		e->pid = v->cur != NULL ? (uint32_t)v->cur->cred.pid : 0;
-		e->tid = v->cur != NULL ? (uint32_t)v->cur_tid : 0;
+		if (task != NULL) {
+			vpmu__task_note(vm, pm->owner, task);	/* its names first */
+			e->pid = (uint32_t)task->pid;
+			e->tid = (uint32_t)task->tid;
+		} else {
+			e->pid = v->cur != NULL ? (uint32_t)v->cur->cred.pid : 0;
+			e->tid = v->cur != NULL ? (uint32_t)v->cur_tid : 0;
+		}
 		e->cpuflags = (uint32_t)cpu << 16 | (user ? 1u : 0u);
 		/* Without PMC_F_CALLCHAIN a sample is the interrupted PC alone. */
 		e->npc = !(pm->flags & VPMU_F_CALLCHAIN) ? 1 : npc < r->depth ? npc : r->depth;
@@ -207,7 +214,7 @@ vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc, unsigned
 		vm->stats.intr_processed++;
 		fill = r->prod - cons;
 		if (fill >= hiwat(r))
-			emit_ring(vm, r);	/* the ring empty again: room */
+			emit_rings(vm, r);	/* the ring empty again: room */
 		else if (fill == r->n / 4 && __atomic_load_n(&vm->sweeper_on, __ATOMIC_RELAXED)) {
 			uint64_t one = 1;
 
@@ -305,30 +312,45 @@ drain_one(struct vpmu_vm *vm, struct vpmu_ring *r)
 }
 
 /*
- * The producer's drain, at the high-water mark: every entry of its own
- * ring r into the logs, on the vCPU's thread, with the VM lock it holds.
- * It waits for drain_mtx with drain_want up: the consumer holding it lets
- * go at its next record (the comment at the top).
+ * The producer's drain: every entry of ring r (NULL: of every vCPU's ring)
+ * into the logs, on a vCPU's thread, with the VM lock it holds (so no
+ * producer writes meanwhile).  It waits for drain_mtx with drain_want up:
+ * the consumer holding it lets go at its next record (the comment at the
+ * top).
  */
 static void
-emit_ring(struct vpmu_vm *vm, struct vpmu_ring *r)
+emit_rings(struct vpmu_vm *vm, struct vpmu_ring *only)
 {
 	struct vpmu_pmclog_ev ev;
+	struct vpmu_ring *r;
 	uint64_t cons;
+	unsigned i;
 
 	if (pthread_mutex_trylock(&vm->drain_mtx) != 0) {
 		__atomic_store_n(&vm->drain_want, true, __ATOMIC_RELEASE);
 		pthread_mutex_lock(&vm->drain_mtx);
 		__atomic_store_n(&vm->drain_want, false, __ATOMIC_RELEASE);
 	}
-	cons = __atomic_load_n(&r->cons, __ATOMIC_RELAXED);
-	for (; cons != r->prod; cons++) {
-		entry_ev(entry(r, cons), &ev);
-		entry_emit(vm, entry(r, cons), &ev);
-		__atomic_store_n(&r->cons, cons + 1, __ATOMIC_RELEASE);
+	for (i = 0; i < vm->nvcpus; i++) {
+		if ((r = only != NULL ? only : vm->vcpu[i].ring) == NULL)
+			continue;
+		cons = __atomic_load_n(&r->cons, __ATOMIC_RELAXED);
+		for (; cons != r->prod; cons++) {
+			entry_ev(entry(r, cons), &ev);
+			entry_emit(vm, entry(r, cons), &ev);
+			__atomic_store_n(&r->cons, cons + 1, __ATOMIC_RELEASE);
+		}
+		if (only != NULL)
+			break;
 	}
 	vm->stats.log_sweeps++;
 	pthread_mutex_unlock(&vm->drain_mtx);
+}
+
+void
+vpmu__sample_emit_all(struct vpmu_vm *vm)
+{
+	emit_rings(vm, NULL);
 }
 
 /* A DROPNOTIFY for each PMC that lost a sample since the last one (VM lock held). */

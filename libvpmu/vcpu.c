@@ -268,8 +268,13 @@ sample(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_regs *r)
 
 	if (depth > VPMU_PMCLOG_CALLCHAIN_MAX)
 		depth = VPMU_PMCLOG_CALLCHAIN_MAX;
+	struct vpmu_task task;
+
 	n = vpmu__gmem_callchain(&vm->mem, &pg, r->rip, r->rbp, pc, depth);
-	vpmu__sample_take(vm, cpu, pc, n, r->cpl > 0);
+	if (vm->vcpu[cpu].task_fn != NULL)
+		vpmu__task_of(vm, cpu, r, &task);
+	vpmu__sample_take(vm, cpu, pc, n, r->cpl > 0,
+	    vm->vcpu[cpu].task_fn != NULL ? &task : NULL);
 	vm->vcpu[cpu].xst.samples++;
 	return (0);
 }

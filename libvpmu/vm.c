@@ -175,6 +175,7 @@ vpmu_vm_destroy(vpmu_vm *vm)
 			continue;
 		}
 		vm->owners = o->next;		/* an owner kept only by its log (closed) */
+		vpmu__task_names_free(o);
 		free(o);
 	}
 	if (vm->proc_hash != NULL)

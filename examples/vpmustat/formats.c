@@ -79,7 +79,9 @@ vs_perf_script(FILE *f, const struct vs_profile *p, const struct vs_evprof *only
 		if (only != NULL && e != only)
 			continue;
 		st = &e->stacks[s->stack];
-		if ((comm = vs_profile_proc(p, s->pid)) == NULL)
+		/* perf script's comm is the thread's */
+		if ((comm = vs_profile_thread(p, s->tid)) == NULL &&
+		    (comm = vs_profile_proc(p, s->pid)) == NULL)
 			comm = image != NULL ? vs_basename(image) : "guest";
 		put_word(f, comm);
 		fprintf(f, " %" PRIu32 "/%" PRIu32 " [%03" PRIu32 "] %" PRIu64 ".%06" PRIu64

@@ -29,6 +29,14 @@
 
 #define ENTRY_SYM	"entry_SYSCALL_64"
 
+const char *const vs_ksym_names[VS_KSYM_N] = {
+	[VS_KSYM_ENTRY] = ENTRY_SYM,
+	[VS_KSYM_PCPU_HOT] = "pcpu_hot",
+	[VS_KSYM_CURRENT_TASK] = "current_task",
+	[VS_KSYM_START_BTF] = "__start_BTF",
+	[VS_KSYM_STOP_BTF] = "__stop_BTF",
+};
+
 /* A line of a map, with the file's line number. */
 struct mline {
 	uint64_t addr;
@@ -149,7 +157,7 @@ static int
 load_map(struct vs_ksyms *k, FILE *f, const char *path, char *err, size_t errlen)
 {
 	struct mline *m = NULL;
-	size_t n = 0, cap = 0, line = 0, back = 0, i;
+	size_t n = 0, cap = 0, line = 0, back = 0, i, j;
 	char *buf = NULL;
 	size_t bufcap = 0;
 	ssize_t len;
@@ -221,11 +229,9 @@ load_map(struct vs_ksyms *k, FILE *f, const char *path, char *err, size_t errlen
 		goto out;
 	}
 	for (i = 0; i < n; i++)
-		if (!m[i].module && is_code(m[i].type) &&
-		    strcmp(m[i].name, ENTRY_SYM) == 0) {
-			k->entry = m[i].addr;
-			break;
-		}
+		for (j = 0; j < VS_KSYM_N && !m[i].module; j++)
+			if (k->at[j] == 0 && strcmp(m[i].name, vs_ksym_names[j]) == 0)
+				k->at[j] = m[i].addr;
 	ret = 0;
 out:
 	for (i = 0; i < n; i++)
@@ -251,7 +257,8 @@ vs_ksyms_load(struct vs_ksyms *k, const char *path, char *err, size_t errlen)
 	got = fread(magic, 1, sizeof(magic), f);
 	if (got == sizeof(magic) && memcmp(magic, "\177ELF", 4) == 0) {
 		fclose(f);
-		ret = vs_symtab_load_at(&k->t, path, ENTRY_SYM, &k->entry, err, errlen);
+		ret = vs_symtab_load_at(&k->t, path, vs_ksym_names, k->at, VS_KSYM_N, err,
+		    errlen);
 	} else {
 		rewind(f);
 		ret = load_map(k, f, path, err, errlen);
@@ -336,20 +343,20 @@ vs_ksyms_settle(struct vs_ksyms *k, const struct vs_profile *p)
 		    "or the run could not read it" : "the guest's LSTAR is 0: it never set "
 		    "its syscall entry, not a Linux kernel or not booted that far");
 		k->usable = true;
-	} else if (k->entry == 0) {
+	} else if (k->at[VS_KSYM_ENTRY] == 0) {
 		k->slide = 0;
 		snprintf(k->note + at, sizeof(k->note) - at, "KASLR slide 0 (LSTAR %#"
 		    PRIx64 ", but the file has no " ENTRY_SYM ")", p->lstar);
 		k->usable = true;
-	} else if (p->lstar < k->entry || (p->lstar - k->entry) % VS_KASLR_ALIGN != 0) {
+	} else if (p->lstar < k->at[VS_KSYM_ENTRY] || (p->lstar - k->at[VS_KSYM_ENTRY]) % VS_KASLR_ALIGN != 0) {
 		snprintf(k->note + at, sizeof(k->note) - at, "no KASLR slide: LSTAR %#"
 		    PRIx64 " - " ENTRY_SYM " %#" PRIx64 " is %s, not a slide (a multiple "
 		    "of 2 MiB, not below 0): not the guest's kernel; kernel addresses "
-		    "are not named", p->lstar, k->entry, p->lstar < k->entry ? "below 0" :
+		    "are not named", p->lstar, k->at[VS_KSYM_ENTRY], p->lstar < k->at[VS_KSYM_ENTRY] ? "below 0" :
 		    "not a multiple of 2 MiB");
 		return;
 	} else {
-		k->slide = p->lstar - k->entry;
+		k->slide = p->lstar - k->at[VS_KSYM_ENTRY];
 		snprintf(k->note + at, sizeof(k->note) - at, "KASLR slide %#" PRIx64
 		    " (LSTAR %#" PRIx64 " = " ENTRY_SYM ")", k->slide, p->lstar);
 		k->usable = true;

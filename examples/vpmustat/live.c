@@ -73,6 +73,7 @@ struct live {
 	double	 next_progress, next_row;	/* s since t0 */
 	struct timespec t0;
 	const char *src;		/* the source's name */
+	struct vs_tasks *tasks;		/* --guest-symbols: samples name their task */
 };
 
 /* boot.c's messages name the program. */
@@ -327,6 +328,41 @@ totals(struct live *l)
 		if (is_counting(p))
 			fprintf(l->out, "  %-*s %20" PRIu64 "\n", w, p->label, p->total);
 	}
+}
+
+/*
+ * --guest-symbols: each sample names the Linux task it came from (tasks.c),
+ * when the file has what that takes; else said, and samples name the
+ * address space.
+ */
+static void
+tasks_setup(struct live *l)
+{
+	static struct vs_tasks tasks;	/* large */
+	char err[512];
+
+	if (vs_tasks_init(&tasks, l->o->ksyms, err, sizeof(err)) < 0) {
+		if (!l->o->outs->quiet)
+			fprintf(stderr, "vpmustat: guest tasks not named: %s\n", err);
+		return;
+	}
+	if (vs_tasks_attach(&tasks, l->vm) < 0) {
+		fprintf(stderr, "vpmustat: guest tasks not named: %s\n", strerror(errno));
+		return;
+	}
+	l->tasks = &tasks;
+}
+
+/* How many samples named their task, and why the others did not. */
+static void
+tasks_end(struct live *l)
+{
+	const struct vs_tasks *t = l->tasks;
+
+	fprintf(stderr, "vpmustat: guest tasks: %" PRIu64 " samples named their task, %"
+	    PRIu64 " their address space%s%s%s\n", t->named, t->unnamed,
+	    t->unnamed != 0 ? " (the first because " : "", t->unnamed != 0 ? t->why : "",
+	    t->unnamed != 0 ? ")" : "");
 }
 
 /*
@@ -596,6 +632,8 @@ vs_live(struct vs_live_opts *o)
 	}
 	if ((ret = pmcs_setup(&l)) != 0)
 		goto out;
+	if (l.sampling && o->ksyms != NULL)
+		tasks_setup(&l);
 
 	l.progress = isatty(STDERR_FILENO) && l.sampling && !o->outs->quiet;
 	fprintf(stderr, "vpmustat: %s: model %s, source %s, %u vCPU%s", o->run.guest,
@@ -656,6 +694,8 @@ vs_live(struct vs_live_opts *o)
 		    st.buffer_requests_failed);
 	exact_stats(&vm);
 	fprintf(stderr, "\n");
+	if (l.tasks != NULL && !o->outs->quiet)
+		tasks_end(&l);
 	if (l.sampling && st.intr_processed == 0)
 		no_samples(&l);
 	if (l.counting)

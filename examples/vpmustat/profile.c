@@ -234,6 +234,8 @@ vs_profile_free(struct vs_profile *p)
 		vs_map_free(&e->stack_map);
 		free(e->cpus);
 		vs_map_free(&e->cpu_map);
+		free(e->pst);
+		vs_map_free(&e->pst_map);
 		vs_map_free(&e->leaf_map);
 		vs_map_free(&e->ret_map);
 		vs_map_free(&e->edge_map);
@@ -246,6 +248,12 @@ vs_profile_free(struct vs_profile *p)
 	free(p->samples);
 	p->samples = NULL;
 	p->nsamples = 0;
+	free(p->procs);
+	free(p->thrs);
+	p->procs = p->thrs = NULL;
+	p->nprocs = p->nthrs = p->capprocs = p->capthrs = 0;
+	vs_map_free(&p->proc_map);
+	vs_map_free(&p->thr_map);
 }
 
 void
@@ -277,36 +285,51 @@ vs_profile_pmc_rate(struct vs_profile *p, uint32_t id, uint64_t rate)
 			p->pmcs[i].rate = rate;
 }
 
-/* Process pid is named (a later record names it anew). */
+/* id is named path's last component in names (a later record names it anew). */
 static void
-proc_name(struct vs_profile *p, uint32_t pid, const char *path)
+name_put(struct vs_name **names, size_t *n, size_t *cap, struct vs_map *map, uint32_t id,
+    const char *path)
 {
 	const char *base = vs_basename(path);
-	size_t i;
+	int64_t i;
 
 	if (base[0] == '\0')
 		return;
-	for (i = 0; i < p->nprocs; i++)
-		if (p->procs[i].pid == pid)
-			break;
-	if (i == p->nprocs) {
-		if (p->nprocs == sizeof(p->procs) / sizeof(p->procs[0]))
-			return;
-		p->nprocs++;
+	if ((i = vs_map_get(map, id)) < 0) {
+		*names = grow(*names, cap, *n, sizeof(**names));
+		i = (int64_t)(*n)++;
+		vs_map_put(map, id, (uint32_t)i);
 	}
-	p->procs[i].pid = pid;
-	snprintf(p->procs[i].name, sizeof(p->procs[i].name), "%s", base);
+	(*names)[i].id = id;
+	snprintf((*names)[i].name, sizeof((*names)[i].name), "%s", base);
+}
+
+static void
+proc_name(struct vs_profile *p, uint32_t pid, const char *path)
+{
+	name_put(&p->procs, &p->nprocs, &p->capprocs, &p->proc_map, pid, path);
+}
+
+static void
+thread_name(struct vs_profile *p, uint32_t tid, const char *name)
+{
+	name_put(&p->thrs, &p->nthrs, &p->capthrs, &p->thr_map, tid, name);
 }
 
 const char *
 vs_profile_proc(const struct vs_profile *p, uint32_t pid)
 {
-	size_t i;
+	int64_t i = vs_map_get(&p->proc_map, pid);
 
-	for (i = 0; i < p->nprocs; i++)
-		if (p->procs[i].pid == pid)
-			return (p->procs[i].name);
-	return (NULL);
+	return (i >= 0 ? p->procs[i].name : NULL);
+}
+
+const char *
+vs_profile_thread(const struct vs_profile *p, uint32_t tid)
+{
+	int64_t i = vs_map_get(&p->thr_map, tid);
+
+	return (i >= 0 ? p->thrs[i].name : NULL);
 }
 
 static int
@@ -534,6 +557,21 @@ count_cpu(struct vs_evprof *e, uint32_t cpu)
 	e->cpus[e->ncpus++] = (struct vs_cpucount){ cpu, 1 };
 }
 
+static void
+count_pidstack(struct vs_evprof *e, uint32_t pid, uint32_t stack)
+{
+	uint64_t key = (uint64_t)pid << 32 | stack;
+	int64_t known = vs_map_get(&e->pst_map, key);
+
+	if (known >= 0) {
+		e->pst[known].samples++;
+		return;
+	}
+	e->pst = grow(e->pst, &e->cappst, e->npst, sizeof(*e->pst));
+	vs_map_put(&e->pst_map, key, (uint32_t)e->npst);
+	e->pst[e->npst++] = (struct vs_pidstack){ pid, stack, 1 };
+}
+
 static bool
 same_stack(const struct vs_stack *s, const uint64_t *pc, uint32_t npc, bool user)
 {
@@ -632,6 +670,7 @@ add_sample(struct vs_profile *p, const struct vpmu_pmclog_ev *ev)
 		e->nochain++;
 	count_cpu(e, cpu);
 	k = count_stack(e, ev->u.callchain.pc, npc, user);
+	count_pidstack(e, ev->u.callchain.pid, k);
 	if (p->keep_samples) {
 		p->samples = grow(p->samples, &p->capsamples, p->nsamples,
 		    sizeof(*p->samples));
@@ -737,6 +776,17 @@ dump_record(FILE *f, const struct vs_profile *p, const struct vpmu_pmclog_ev *ev
 	case VPMU_PMCLOG_USERDATA:
 		fprintf(f, " userdata=%#" PRIx32, ev->u.userdata.userdata);
 		break;
+	case VPMU_PMCLOG_PROC_CREATE:
+		fprintf(f, " pid=%" PRIu32 " flags=%#" PRIx32 " pcomm=\"%.*s\"",
+		    ev->u.proc_create.pid, ev->u.proc_create.flags,
+		    (int)sizeof(ev->u.proc_create.pcomm), ev->u.proc_create.pcomm);
+		break;
+	case VPMU_PMCLOG_THR_CREATE:
+		fprintf(f, " tid=%" PRIu32 " pid=%" PRIu32 " flags=%#" PRIx32
+		    " tdname=\"%.*s\"", ev->u.thr_create.tid, ev->u.thr_create.pid,
+		    ev->u.thr_create.flags, (int)sizeof(ev->u.thr_create.tdname),
+		    ev->u.thr_create.tdname);
+		break;
 	case VPMU_PMCLOG_MAP_IN:
 		fprintf(f, " pid=%" PRId32 " start=%#" PRIx64 " path=\"%s\"",
 		    (int32_t)ev->u.map_in.pid, ev->u.map_in.start, ev->u.map_in.path);
@@ -816,6 +866,9 @@ add_record(struct vs_profile *p, const struct vpmu_pmclog_ev *ev, FILE *dump)
 		break;
 	case VPMU_PMCLOG_PROC_CREATE:
 		proc_name(p, ev->u.proc_create.pid, ev->u.proc_create.pcomm);
+		break;
+	case VPMU_PMCLOG_THR_CREATE:
+		thread_name(p, ev->u.thr_create.tid, ev->u.thr_create.tdname);
 		break;
 	case VPMU_PMCLOG_MAP_IN:
 	case VPMU_PMCLOG_USERDATA:
@@ -992,6 +1045,110 @@ report_cpus(FILE *f, const struct vs_evprof *e)
 	free(c);
 }
 
+/* One process's samples of an event, for report_procs(). */
+struct proc_total {
+	uint32_t pid;
+	uint64_t samples;
+};
+
+static int
+proc_total_cmp(const void *a, const void *b)
+{
+	const struct proc_total *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return (x->samples > y->samples ? -1 : 1);
+	return (x->pid < y->pid ? -1 : x->pid > y->pid);
+}
+
+/* "comm[pid]", "cr3:0x...", or "pid N". */
+static void
+proc_label(const struct vs_profile *p, uint32_t pid, char *buf, size_t len)
+{
+	const char *name = vs_profile_proc(p, pid);
+
+	if (name != NULL && (pid & VPMU_PID_ASPACE))
+		snprintf(buf, len, "%s", name);
+	else if (name != NULL)
+		snprintf(buf, len, "%s[%" PRIu32 "]", name, pid);
+	else
+		snprintf(buf, len, "pid %" PRIu32, pid);
+}
+
+/*
+ * The samples by process (the records' pid), as perf report's comm column
+ * groups them, each with its hottest functions (the leaf's): when the log
+ * names processes or its samples come from more than one.
+ */
+static void
+report_procs(FILE *f, const struct vs_profile *p, const struct vs_evprof *e, unsigned top)
+{
+	struct proc_total *pt = NULL;
+	struct vs_func_count { const char *name; uint64_t n; } *fc;
+	struct vs_map idx = { 0 };
+	size_t npt = 0, cappt = 0, i, j, k, nfc, shown;
+	const struct vs_stack *st;
+	const struct vs_sym *sym;
+	char label[96];
+	uint64_t off;
+	bool kernel;
+	int64_t at;
+
+	for (i = 0; i < e->npst; i++) {
+		if ((at = vs_map_get(&idx, e->pst[i].pid)) < 0) {
+			pt = grow(pt, &cappt, npt, sizeof(*pt));
+			vs_map_put(&idx, e->pst[i].pid, (uint32_t)npt);
+			at = (int64_t)npt;
+			pt[npt++] = (struct proc_total){ e->pst[i].pid, 0 };
+		}
+		pt[at].samples += e->pst[i].samples;
+	}
+	vs_map_free(&idx);
+	if (npt < 2 && p->nprocs == 0) {
+		free(pt);
+		return;
+	}
+	qsort(pt, npt, sizeof(*pt), proc_total_cmp);
+	shown = top != 0 && top < npt ? top : npt;
+	fprintf(f, "  by process (%zu):\n", npt);
+	if ((fc = malloc(e->npst * sizeof(*fc))) == NULL)
+		oom();
+	for (i = 0; i < shown; i++) {
+		proc_label(p, pt[i].pid, label, sizeof(label));
+		fprintf(f, "  %7.2f %9" PRIu64 "  %s\n", pct(pt[i].samples, e->samples),
+		    pt[i].samples, label);
+		/* its leaf functions, summed by name */
+		for (nfc = 0, j = 0; j < e->npst; j++) {
+			if (e->pst[j].pid != pt[i].pid)
+				continue;
+			st = &e->stacks[e->pst[j].stack];
+			sym = vs_profile_sym(p, st->pc[0], true, st->user, &off, &kernel);
+			for (k = 0; k < nfc; k++)
+				if (strcmp(fc[k].name, sym != NULL ? sym->name : "[unknown]") == 0)
+					break;
+			if (k == nfc)
+				fc[nfc++] = (struct vs_func_count){ sym != NULL ? sym->name : "[unknown]", 0 };
+			fc[k].n += e->pst[j].samples;
+		}
+		for (k = 0; k < 3 && k < nfc; k++) {
+			size_t best = k, m;
+
+			for (m = k + 1; m < nfc; m++)
+				if (fc[m].n > fc[best].n)
+					best = m;
+			struct vs_func_count tmp = fc[k];
+			fc[k] = fc[best];
+			fc[best] = tmp;
+			fprintf(f, "  %7.2f %9" PRIu64 "      %s\n", pct(fc[k].n, e->samples),
+			    fc[k].n, fc[k].name);
+		}
+	}
+	if (shown < npt)
+		fprintf(f, "  (%zu more processes)\n", npt - shown);
+	free(fc);
+	free(pt);
+}
+
 static void
 report_event(FILE *f, const struct vs_profile *p, const struct vs_evprof *e, unsigned top)
 {
@@ -1005,6 +1162,7 @@ report_event(FILE *f, const struct vs_profile *p, const struct vs_evprof *e, uns
 	if (e->samples == 0)
 		return;
 	report_cpus(f, e);
+	report_procs(f, p, e, top);
 	if ((order = malloc(e->nfuncs * sizeof(*order))) == NULL)
 		oom();
 	for (i = 0; i < e->nfuncs; i++)

@@ -47,16 +47,16 @@ cand_cmp(const void *a, const void *b)
 
 /*
  * The FUNC symbols of one symbol table section into *c (grown); the
- * address of the symbol named want, of any type, into *at.
+ * address of each symbol named in want[0..nwant), of any type, into at[].
  */
 static int
 read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct cand **c, size_t *n,
-    size_t *cap, const char *want, uint64_t *at)
+    size_t *cap, const char *const *want, uint64_t *at, size_t nwant)
 {
 	Elf_Data *d = NULL;
 	GElf_Sym sym;
 	const char *nm;
-	size_t i, count;
+	size_t i, j, count;
 	void *p;
 
 	if (sh->sh_entsize == 0)
@@ -66,10 +66,11 @@ read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct cand **c, size_t *
 		for (i = 0; i < count; i++) {
 			if (gelf_getsym(d, (int)i, &sym) == NULL)
 				break;
-			if (want != NULL && sym.st_shndx != SHN_UNDEF &&
-			    (nm = elf_strptr(e, sh->sh_link, sym.st_name)) != NULL &&
-			    strcmp(nm, want) == 0)
-				*at = sym.st_value;
+			if (nwant != 0 && sym.st_shndx != SHN_UNDEF &&
+			    (nm = elf_strptr(e, sh->sh_link, sym.st_name)) != NULL)
+				for (j = 0; j < nwant; j++)
+					if (strcmp(nm, want[j]) == 0)
+						at[j] = sym.st_value;
 			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
 			    sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
 				continue;
@@ -176,12 +177,12 @@ vs_elf_open(const char *path, int *fdp, char *err, size_t errlen)
 int
 vs_symtab_load(struct vs_symtab *t, const char *path, char *err, size_t errlen)
 {
-	return (vs_symtab_load_at(t, path, NULL, NULL, err, errlen));
+	return (vs_symtab_load_at(t, path, NULL, NULL, 0, err, errlen));
 }
 
 int
-vs_symtab_load_at(struct vs_symtab *t, const char *path, const char *want, uint64_t *at,
-    char *err, size_t errlen)
+vs_symtab_load_at(struct vs_symtab *t, const char *path, const char *const *want,
+    uint64_t *at, size_t nwant, char *err, size_t errlen)
 {
 	struct cand *c = NULL;
 	size_t n = 0, cap = 0, i, j;
@@ -200,7 +201,7 @@ vs_symtab_load_at(struct vs_symtab *t, const char *path, const char *want, uint6
 				continue;
 			if (sh.sh_type != (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM))
 				continue;
-			if (read_symtab(e, scn, &sh, &c, &n, &cap, want, at) < 0) {
+			if (read_symtab(e, scn, &sh, &c, &n, &cap, want, at, nwant) < 0) {
 				snprintf(err, errlen, "%s: out of memory", path);
 				goto out;
 			}

@@ -14,6 +14,9 @@
  *   ksyms.c    a Linux guest's kernel symbols (--guest-symbols): a
  *              System.map, a kallsyms copy or a vmlinux; the KASLR slide
  *              from the guest's LSTAR or --kaslr-slide
+ *   tasks.c    the Linux task of each sample, from guest memory: the
+ *              per-CPU current task, its pid, tgid and comm
+ *   btf.c      a struct member's offset from BTF (the kernel's own)
  *   flame.c    the flame graph, an SVG drawn here, with its script:
  *              click to zoom, search
  *   formats.c  what other profilers read: perf script's text
@@ -106,9 +109,9 @@ struct Elf;
 struct Elf *vs_elf_open(const char *path, int *fdp, char *err, size_t errlen);
 /* The FUNC symbols and the code of an ELF file; 0, or -1 with the reason in err. */
 int  vs_symtab_load(struct vs_symtab *t, const char *path, char *err, size_t errlen);
-/* The same, and the address of the symbol want (any type) into *at, if it has one. */
-int  vs_symtab_load_at(struct vs_symtab *t, const char *path, const char *want,
-    uint64_t *at, char *err, size_t errlen);
+/* The same, and the address of each symbol want[i] (any type) into at[i], if it has one. */
+int  vs_symtab_load_at(struct vs_symtab *t, const char *path, const char *const *want,
+    uint64_t *at, size_t nwant, char *err, size_t errlen);
 void vs_symtab_free(struct vs_symtab *t);
 /* The function holding addr, or NULL; *off the offset in it. */
 const struct vs_sym *vs_symtab_find(const struct vs_symtab *t, uint64_t addr, uint64_t *off);
@@ -123,12 +126,27 @@ bool vs_symtab_in_code(const struct vs_symtab *t, uint64_t addr);
 #define VS_KASLR_ALIGN	UINT64_C(0x200000)	/* x86-64 KASLR slides are 2 MiB multiples */
 #define VS_MSR_LSTAR	0xc0000082u		/* IA32_LSTAR: the syscall entry */
 
+/*
+ * The symbols of the file vpmustat looks for by name (any type), at the
+ * file's addresses; 0: not in it.  Per-CPU variables' are offsets in the
+ * per-CPU area (the GS base), which the slide does not move.
+ */
+enum vs_ksym {
+	VS_KSYM_ENTRY,		/* entry_SYSCALL_64: LSTAR - it = the slide */
+	VS_KSYM_PCPU_HOT,	/* pcpu_hot (Linux 6.2 on): the current task first */
+	VS_KSYM_CURRENT_TASK,	/* current_task (before 6.2): per-CPU */
+	VS_KSYM_START_BTF,	/* __start_BTF, __stop_BTF: the kernel's own BTF */
+	VS_KSYM_STOP_BTF,
+	VS_KSYM_N
+};
+extern const char *const vs_ksym_names[VS_KSYM_N];
+
 /* --guest-symbols: a Linux guest's kernel symbols, and the slide. */
 struct vs_ksyms {
 	char	*path;
 	struct vs_symtab t;	/* the kernel's code symbols, at the file's addresses */
 	struct vs_symtab mods;	/* the modules' ("name [module]"): never moved */
-	uint64_t entry;		/* entry_SYSCALL_64 in the file; 0: none */
+	uint64_t at[VS_KSYM_N];	/* the named symbols in the file; 0: none */
 	bool	 slide_given;	/* --kaslr-slide */
 	uint64_t slide;
 	bool	 usable;	/* vs_ksyms_settle(): the file names kernel addresses */
@@ -148,6 +166,51 @@ void vs_ksyms_settle(struct vs_ksyms *k, const struct vs_profile *p);
 /* The symbol holding the guest address addr once slid, or NULL; *start its slid address. */
 const struct vs_sym *vs_ksyms_find(const struct vs_ksyms *k, uint64_t addr,
     uint64_t *start);
+
+/* ---- btf.c ------------------------------------------------------------------- */
+
+struct vs_btf {
+	const uint8_t *types;	/* the type section */
+	size_t	 tlen;
+	const char *strs;	/* the string section */
+	size_t	 slen;
+	uint32_t *off;		/* type id - 1 -> its offset in types */
+	uint32_t n;
+};
+/* BTF data (kept by the caller while b is used): 0, or -1 and err. */
+int  vs_btf_open(struct vs_btf *b, const void *data, size_t len, char *err, size_t errlen);
+void vs_btf_free(struct vs_btf *b);
+/* The byte offset of member in struct sname (anonymous members looked into), or -1. */
+long vs_btf_member(const struct vs_btf *b, const char *sname, const char *member);
+
+/* ---- tasks.c ------------------------------------------------------------------ */
+
+enum { VS_TASK_PID, VS_TASK_TGID, VS_TASK_COMM, VS_TASK_LEADER, VS_TASK_NOFF };
+#define VS_TASK_COMM_LEN	16	/* task_struct.comm: TASK_COMM_LEN */
+
+struct vs_tasks;
+struct vs_task_vcpu {
+	struct vs_tasks *tasks;
+	struct vpmu_vm *vm;
+	int	 fd;		/* the vCPU's: its GS bases and LSTAR */
+};
+/* A Linux guest's tasks named at its samples (--guest-symbols). */
+struct vs_tasks {
+	uint64_t current;	/* per-CPU offset of the current task pointer */
+	uint64_t btf_start, btf_stop;	/* at the file's addresses */
+	uint64_t entry;		/* entry_SYSCALL_64 at the file's address */
+	bool	 slide_known;
+	uint64_t slide;
+	bool	 tried, ready;	/* the BTF read; the offsets found */
+	uint32_t off[VS_TASK_NOFF];
+	uint64_t named, unnamed;	/* samples */
+	char	 why[256];	/* the first reason a sample went unnamed */
+	struct vs_task_vcpu vcpu[VR_MAX_VCPUS];
+};
+/* From the symbol file: 0, or -1 and why the file cannot name tasks. */
+int  vs_tasks_init(struct vs_tasks *t, const struct vs_ksyms *k, char *err, size_t errlen);
+/* Name tasks at every sample on vm's vCPUs (before they run): 0, or -1 and errno. */
+int  vs_tasks_attach(struct vs_tasks *t, struct vr_vm *vm);
 
 /* ---- profile.c ----------------------------------------------------------------- */
 
@@ -217,6 +280,19 @@ int64_t vs_map_get(const struct vs_map *m, uint64_t key);
 void	vs_map_put(struct vs_map *m, uint64_t key, uint32_t val);
 void	vs_map_free(struct vs_map *m);
 
+/* Samples of one process (the records' pid) on one chain of an event. */
+struct vs_pidstack {
+	uint32_t pid;
+	uint32_t stack;
+	uint64_t samples;
+};
+
+/* A name a log gives a process or a thread (PROC_CREATE, THR_CREATE, ...). */
+struct vs_name {
+	uint32_t id;
+	char	 name[64];
+};
+
 /* The samples of one event. */
 struct vs_evprof {
 	char	 name[64];
@@ -225,6 +301,9 @@ struct vs_evprof {
 	uint64_t nochain;	/* of PMCs allocated without VPMU_F_CALLCHAIN (-N) */
 	struct vs_cpucount *cpus;	/* samples by the records' CPU, as first seen */
 	size_t	 ncpus, capcpus;
+	struct vs_pidstack *pst;	/* samples by (pid, chain), as first seen */
+	size_t	 npst, cappst;
+	struct vs_map pst_map;
 	struct vs_node root;	/* func UINT32_MAX: "all" */
 	struct vs_func *funcs;
 	size_t	 nfuncs, capfuncs;
@@ -279,9 +358,13 @@ struct vs_profile {
 		uint64_t rate;		/* PMCALLOCATE's or the run's; 0: not known */
 	} pmcs[256];
 	size_t	 npmcs;
-	/* The processes the log names (PMCATTACH, PROCEXEC, PROC_CREATE): pid -> name */
-	struct { uint32_t pid; char name[64]; } procs[64];
-	size_t	 nprocs;
+	/*
+	 * The processes the log names (PMCATTACH, PROCEXEC, PROC_CREATE), the
+	 * threads (THR_CREATE); a later record names one anew
+	 */
+	struct vs_name *procs, *thrs;
+	size_t	 nprocs, capprocs, nthrs, capthrs;
+	struct vs_map proc_map, thr_map;
 	/* The image the run recorded: its MAP_IN (pid -1), then its identity */
 	bool	 has_image;
 	char	 image[1024];
@@ -322,6 +405,8 @@ void vs_profile_format(const struct vs_profile *p, uint64_t pc, bool user, char 
     size_t len);
 /* The name the log gives process pid, or NULL. */
 const char *vs_profile_proc(const struct vs_profile *p, uint32_t pid);
+/* The name the log gives thread tid (THR_CREATE), or NULL. */
+const char *vs_profile_thread(const struct vs_profile *p, uint32_t tid);
 /*
  * Read the log at fd (from its current offset) to its end, record by
  * record, the same way whatever fd is (a file, a pipe, a FIFO); with dump,

@@ -328,7 +328,7 @@ samples_never_overflow_the_ring(void **state)
 	vpmu__vm_lock(f.vm);
 	for (i = 0; i < 10; i++) {
 		assert_true(vpmu__sample_due(f.vm, 0));
-		vpmu__sample_take(f.vm, 0, chain, 3, false);
+		vpmu__sample_take(f.vm, 0, chain, 3, false, NULL);
 	}
 	assert_false(vpmu__sample_due(f.vm, 0));		/* 500 of the next */
 	vpmu__vm_unlock(f.vm);
@@ -387,7 +387,7 @@ ts_samples_follow_the_process(void **state)
 	assert_int_equal(vpmu_synthetic_advance(f->vm, 0, 3 * MS + MS / 2), 0);
 	vpmu__vm_lock(f->vm);
 	while (vpmu__sample_due(f->vm, 0) && taken < 100) {
-		vpmu__sample_take(f->vm, 0, chain, 2, true);
+		vpmu__sample_take(f->vm, 0, chain, 2, true, NULL);
 		taken++;
 	}
 	vpmu__vm_unlock(f->vm);
@@ -401,7 +401,7 @@ ts_samples_follow_the_process(void **state)
 	assert_int_equal(vpmu_synthetic_advance(f->vm, 1, MS), 0);
 	vpmu__vm_lock(f->vm);
 	while (vpmu__sample_due(f->vm, 1) && taken < 100) {
-		vpmu__sample_take(f->vm, 1, chain, 2, true);
+		vpmu__sample_take(f->vm, 1, chain, 2, true, NULL);
 		taken++;
 	}
 	vpmu__vm_unlock(f->vm);

@@ -93,7 +93,7 @@ full_ring_is_emptied_by_its_producer(void **state)
 	for (i = 0; i < 10; i++) {
 		assert_true(vpmu__sample_due(vm, 0));
 		chain[0] = 0x100000 + i;
-		vpmu__sample_take(vm, 0, chain, 3, false);
+		vpmu__sample_take(vm, 0, chain, 3, false, NULL);
 	}
 	assert_false(vpmu__sample_due(vm, 0));
 	vpmu__vm_unlock(vm);
@@ -158,7 +158,7 @@ producer_and_consumers_take_turns(void **state)
 		vpmu__vm_lock(fl.vm);
 		assert_true(vpmu__sample_due(fl.vm, 0));
 		chain[0] = 0x200000 + i;
-		vpmu__sample_take(fl.vm, 0, chain, 2, true);
+		vpmu__sample_take(fl.vm, 0, chain, 2, true, NULL);
 		vpmu__vm_unlock(fl.vm);
 	}
 	__atomic_store_n(&fl.stop, true, __ATOMIC_RELEASE);

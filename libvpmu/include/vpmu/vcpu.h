@@ -190,6 +190,47 @@ struct vpmu_vcpu_stats {
  */
 VPMU_EXTERN int vpmu_vcpu_set_regs_fn(struct vpmu_vm *vm, unsigned cpu, vpmu_regs_fn *fn,
     void *arg);
+/*
+ * The guest task a sample belongs to, named by the VMM's task function:
+ * pid the process (Linux's tgid), tid the thread (Linux's pid), comm the
+ * thread's name and pcomm the process's, NUL-terminated.
+ */
+#define VPMU_TASK_COMM_MAX	20	/* the pmclog name fields */
+struct vpmu_task {
+	int32_t pid;
+	int32_t tid;
+	char comm[VPMU_TASK_COMM_MAX];
+	char pcomm[VPMU_TASK_COMM_MAX];
+};
+/*
+ * Called from vpmu_vcpu_exit() on the vCPU's thread when a sample is
+ * taken, with the exit's registers, under libvpmu's VM lock: it may read
+ * guest memory with vpmu_vm_read() and call no other libvpmu function.
+ * 0: t names the task (pid and tid >= 0); anything else: not named, and
+ * the sample names the guest's address space instead (VPMU_PID_ASPACE).
+ */
+typedef int vpmu_task_fn(void *arg, unsigned cpu, const struct vpmu_regs *r,
+    struct vpmu_task *t);
+VPMU_EXTERN int vpmu_vcpu_set_task_fn(struct vpmu_vm *vm, unsigned cpu, vpmu_task_fn *fn,
+    void *arg);
+/*
+ * A sample no task function named, on a vCPU that has one: its pid and
+ * tid are VPMU_PID_ASPACE_OF(CR3), the page frame of the guest's top page
+ * table with bit 31 set (never a pid: Linux's pid_max is 2^22, FreeBSD's
+ * below 10^6), and a PROC_CREATE names it "cr3:0x...".  Without paging
+ * the frame is 0.
+ */
+#define VPMU_PID_ASPACE		0x80000000u
+#define VPMU_PID_ASPACE_OF(cr3)	(VPMU_PID_ASPACE | (uint32_t)(((cr3) >> 12) & 0x7FFFFFFFu))
+
+/*
+ * Read len bytes of guest memory at linear address gva, translated by the
+ * guest's paging in r (cr0, cr3, cr4, efer), from the RAM vpmu_vm_add_memory()
+ * gave.  No lock taken: callable from a task function.  0; EINVAL for a
+ * NULL argument; EFAULT when some byte is not mapped (buf holds what was).
+ */
+VPMU_EXTERN int vpmu_vm_read(struct vpmu_vm *vm, const struct vpmu_regs *r, uint64_t gva,
+    void *buf, size_t len);
 VPMU_EXTERN int vpmu_vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e);
 VPMU_EXTERN int vpmu_vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x);
 VPMU_EXTERN int vpmu_vcpu_get_stats(struct vpmu_vm *vm, unsigned cpu, struct vpmu_vcpu_stats *st);

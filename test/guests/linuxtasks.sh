@@ -1,0 +1,84 @@
+#!/bin/sh
+# linuxtasks.sh VPMUSTAT LINUXTASKS.elf WORKDIR
+#
+# vpmustat --guest-symbols names the Linux task of each sample
+# (test/guests/linuxtasks.c: per-CPU current task, task_structs, BTF).
+# The System.map is the ELF's nm -n moved to ALIAS - 2 MiB (a slide of
+# 0x200000, as kaslr.sh), with current_task at the per-CPU offset 0x40 and
+# __start_BTF / __stop_BTF around btf_blob.  Every sample's leaf function
+# must go with its task in perf script's text, exactly:
+#   alpha_hot   alpha 100/100        worker_hot  alpha-worker 100/101
+#   gamma_hot   gamma 200/200        (read through IA32_KERNEL_GS_BASE)
+#   pre_hot     the address space: pid = tid = 2^31 + CR3's frame, comm
+#               "cr3:0x..." (before LSTAR and the per-CPU area exist)
+# each with samples; the log names each task once (THR_CREATE), -R groups
+# the samples by process, and the run's end says how many were named.
+# Exit 77 (skip) where vpmustat finds no usable /dev/kvm.
+set -u
+vs=$1 elf=$2 dir=$3
+fail() { echo "linuxtasks.sh: FAIL: $*"; exit 1; }
+rm -rf "$dir" && mkdir -p "$dir" || exit 1
+command -v nm >/dev/null || { echo "linuxtasks.sh: skipped (no nm)"; exit 77; }
+moved() { printf '%016x' $((-0x8000000000 + 0x$1 - 0x200000)); }
+{
+	nm -n "$elf" | while read -r a t n; do
+		case $a in [0-9a-f]*) ;; *) continue ;; esac
+		printf '%s %s %s\n' "$(moved "$a")" "$t" "$n"
+	done
+	printf '0000000000000040 D current_task\n'
+	nm -S "$elf" | while read -r a size t n; do
+		[ "$n" = btf_blob ] || continue
+		printf '%s R __start_BTF\n' "$(moved "$a")"
+		printf '%s R __stop_BTF\n' "$(moved "$(printf %x $((0x$a + 0x$size)))")"
+	done
+} | sort >"$dir/System.map"
+grep -q ' R __stop_BTF$' "$dir/System.map" || fail "no btf_blob in $elf"
+
+VPMU_SKIP_NO_KVM=1 "$vs" -S instructions -n 1009 --mem 64 --timeout 120 -O "$dir/t.log" \
+    --guest-symbols "$dir/System.map" --perf-script "$dir/perf.txt" "$elf" \
+    >"$dir/console.txt" 2>"$dir/stderr.txt"
+st=$?
+cat "$dir/stderr.txt"
+[ $st -eq 77 ] && { echo "linuxtasks.sh: skipped (no usable /dev/kvm)"; exit 77; }
+[ $st -eq 0 ] || fail "vpmustat exited $st"
+grep -q "^linuxtasks: done" "$dir/console.txt" || fail "no 'linuxtasks: done' from the guest"
+
+# leaf function, comm, pid/tid of every sample, counted
+awk '/^[^\t]/ { comm = $1; ids = $2; want = 1; next }
+     want && /^\t/ { sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym); print sym, comm, ids; want = 0 }' \
+    "$dir/perf.txt" | sort | uniq -c >"$dir/combos.txt"
+cat "$dir/combos.txt"
+for f in alpha_hot worker_hot gamma_hot; do
+	n=$(awk -v f=$f '$2 == f' "$dir/combos.txt" | wc -l)
+	[ "$n" -eq 1 ] || fail "$f: samples under $n task identities, want 1"
+done
+grep -Eq '^ *[0-9]+ alpha_hot alpha 100/100$' "$dir/combos.txt" || fail "alpha_hot: not alpha 100/100"
+grep -Eq '^ *[0-9]+ worker_hot alpha-worker 100/101$' "$dir/combos.txt" ||
+	fail "worker_hot: not alpha-worker 100/101"
+grep -Eq '^ *[0-9]+ gamma_hot gamma 200/200$' "$dir/combos.txt" || fail "gamma_hot: not gamma 200/200"
+# pre_hot runs before the tasks exist (at its ELF address, which the map
+# does not name): its samples, and any other unnamed, name one address space.
+n=$(awk '/^[^\t]/ && $1 ~ /^cr3:0x/ { print $1, $2 }' "$dir/perf.txt" | sort -u | wc -l)
+[ "$n" -eq 1 ] || fail "unnamed samples under $n address spaces, want 1"
+set -- $(awk '/^[^\t]/ && $1 ~ /^cr3:0x/ { print $1, $2; exit }' "$dir/perf.txt")
+frame=$(printf '%d' "${1#cr3:}")
+want=$(( (1 << 31) + frame / 4096 ))
+[ "$2" = "$want/$want" ] || fail "address space $1: pid/tid $2, want $want/$want"
+
+# The log: one THR_CREATE per task, each before the task's first sample.
+"$vs" -R "$dir/t.log" --dump >"$dir/dump.txt" 2>&1 || fail "-R --dump exited $?"
+for t in "tid=100 pid=100" "tid=101 pid=100" "tid=200 pid=200"; do
+	n=$(grep -c "THR_CREATE.* $t " "$dir/dump.txt")
+	[ "$n" -eq 1 ] || fail "$n THR_CREATE records with $t, want 1"
+done
+# -R groups by process: alpha (its two threads) and gamma, by name and pid.
+"$vs" -R "$dir/t.log" --guest-symbols "$dir/System.map" >"$dir/r.out" 2>&1 || fail "-R exited $?"
+sed -n '/by process/,/self%/p' "$dir/r.out"
+grep -Eq '^ +[0-9.]+ +[0-9]+  alpha\[100\]$' "$dir/r.out" || fail "-R: no alpha[100] row"
+grep -Eq '^ +[0-9.]+ +[0-9]+  gamma\[200\]$' "$dir/r.out" || fail "-R: no gamma[200] row"
+grep -Eq '^ +[0-9.]+ +[0-9]+      alpha_hot$' "$dir/r.out" || fail "-R: alpha_hot not under a process"
+# The run's end: the count of named samples and why the rest were not.
+named=$(awk '$3 !~ /^cr3:/' "$dir/combos.txt" | awk '{ n += $1 } END { print n + 0 }')
+grep -Eq "^vpmustat: guest tasks: $named samples named their task, [0-9]+ their address space \\(the first because .+\\)$" \
+    "$dir/stderr.txt" || fail "the run's end does not say $named samples were named"
+echo "linuxtasks.sh: ok"
