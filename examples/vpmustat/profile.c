@@ -1084,14 +1084,12 @@ static void
 report_procs(FILE *f, const struct vs_profile *p, const struct vs_evprof *e, unsigned top)
 {
 	struct proc_total *pt = NULL;
-	struct vs_func_count { const char *name; uint64_t n; } *fc;
+	struct fcount { const char *name; uint64_t n; } *fc, tmp;
 	struct vs_map idx = { 0 };
-	size_t npt = 0, cappt = 0, i, j, k, nfc, shown;
+	size_t npt = 0, cappt = 0, i, j, k, m, best, nfc, shown;
 	const struct vs_stack *st;
-	const struct vs_sym *sym;
+	const char *name;
 	char label[96];
-	uint64_t off;
-	bool kernel;
 	int64_t at;
 
 	for (i = 0; i < e->npst; i++) {
@@ -1122,21 +1120,18 @@ report_procs(FILE *f, const struct vs_profile *p, const struct vs_evprof *e, uns
 			if (e->pst[j].pid != pt[i].pid)
 				continue;
 			st = &e->stacks[e->pst[j].stack];
-			sym = vs_profile_sym(p, st->pc[0], true, st->user, &off, &kernel);
-			for (k = 0; k < nfc; k++)
-				if (strcmp(fc[k].name, sym != NULL ? sym->name : "[unknown]") == 0)
-					break;
+			name = e->funcs[st->func[0]].name;	/* the leaf's, as funcs() named it */
+			for (k = 0; k < nfc && strcmp(fc[k].name, name) != 0; k++)
+				;
 			if (k == nfc)
-				fc[nfc++] = (struct vs_func_count){ sym != NULL ? sym->name : "[unknown]", 0 };
+				fc[nfc++] = (struct fcount){ name, 0 };
 			fc[k].n += e->pst[j].samples;
 		}
-		for (k = 0; k < 3 && k < nfc; k++) {
-			size_t best = k, m;
-
-			for (m = k + 1; m < nfc; m++)
+		for (k = 0; k < 3 && k < nfc; k++) {	/* the three largest, in order */
+			for (best = k, m = k + 1; m < nfc; m++)
 				if (fc[m].n > fc[best].n)
 					best = m;
-			struct vs_func_count tmp = fc[k];
+			tmp = fc[k];
 			fc[k] = fc[best];
 			fc[best] = tmp;
 			fprintf(f, "  %7.2f %9" PRIu64 "      %s\n", pct(fc[k].n, e->samples),
