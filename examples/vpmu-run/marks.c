@@ -72,6 +72,8 @@ vr_mark_take(struct vr_vcpu *c, uint32_t mark)
 	}
 out:
 	pthread_mutex_unlock(&vm->lock);
+	if (vm->mark_hook != NULL)
+		vm->mark_hook(vm->mark_arg, c, mark);
 }
 
 void

@@ -165,6 +165,9 @@ struct vr_vm {
 	size_t		 nmark_rows;
 	struct vpmu_counter_info *mark_ci;	/* VR_MAX_COUNTERS, for a mark's walk */
 	uint64_t	 marks_taken, marks_dropped;
+	/* called on the vCPU's thread after each mark, without lock (NULL: none) */
+	void		(*mark_hook)(void *arg, struct vr_vcpu *c, uint32_t mark);
+	void		*mark_arg;
 	/* #GP injected for MSR exits libvpmu did not take; by the vCPU's thread */
 	uint64_t	 gp_injected[VR_MAX_VCPUS];
 

@@ -74,6 +74,8 @@ struct live {
 	struct timespec t0;
 	const char *src;		/* the source's name */
 	struct vs_tasks *tasks;		/* --guest-symbols: samples name their task */
+	bool	 started, stopped;	/* --from-mark, --to-mark taken (atomic) */
+	double	 from_s, to_s;		/* when, s since t0 */
 };
 
 /* boot.c's messages name the program. */
@@ -178,6 +180,18 @@ proc_setup(struct live *l)
 }
 
 static int
+pmcs_start(struct live *l)
+{
+	unsigned i;
+	int err;
+
+	for (i = 0; i < l->npmc; i++)
+		if ((err = vpmu_pmc_start(l->vm->pmu, &caller, l->pmc[i].id)) != 0)
+			return (op_fail("PMCSTART", l->pmc[i].ev->name, err));
+	return (0);
+}
+
+static int
 pmcs_setup(struct live *l)
 {
 	const struct vs_event *ev;
@@ -208,10 +222,33 @@ pmcs_setup(struct live *l)
 			if ((err = vpmu_proc_switch_in(l->vm->pmu, c, GUEST_PID,
 			    GUEST_PID + (int32_t)c)) != 0)
 				return (op_fail("vpmu_proc_switch_in", NULL, err));
-	for (i = 0; i < l->npmc; i++)
-		if ((err = vpmu_pmc_start(l->vm->pmu, &caller, l->pmc[i].id)) != 0)
-			return (op_fail("PMCSTART", l->pmc[i].ev->name, err));
-	return (0);
+	if (l->o->from_mark >= 0)	/* started at that mark (at_mark) */
+		return (0);
+	return (pmcs_start(l));
+}
+
+/*
+ * --from-mark, --to-mark: the PMCs started and stopped on the vCPU's thread
+ * that takes the mark (the first time it is taken; to-mark only once they
+ * started).
+ */
+static void
+at_mark(void *arg, struct vr_vcpu *c, uint32_t mark)
+{
+	struct live *l = arg;
+	unsigned i;
+
+	(void)c;
+	if ((int64_t)mark == l->o->from_mark &&
+	    !__atomic_exchange_n(&l->started, true, __ATOMIC_ACQ_REL)) {
+		l->from_s = since(&l->t0);
+		(void)pmcs_start(l);
+	} else if ((int64_t)mark == l->o->to_mark && __atomic_load_n(&l->started,
+	    __ATOMIC_ACQUIRE) && !__atomic_exchange_n(&l->stopped, true, __ATOMIC_ACQ_REL)) {
+		l->to_s = since(&l->t0);
+		for (i = 0; i < l->npmc; i++)
+			(void)vpmu_pmc_stop(l->vm->pmu, &caller, l->pmc[i].id);
+	}
 }
 
 /* ---- while it runs ------------------------------------------------------------------- */
@@ -634,6 +671,8 @@ vs_live(struct vs_live_opts *o)
 		goto out;
 	if (l.sampling && o->ksyms != NULL)
 		tasks_setup(&l);
+	vm.mark_hook = at_mark;
+	vm.mark_arg = &l;
 
 	l.progress = isatty(STDERR_FILENO) && l.sampling && !o->outs->quiet;
 	fprintf(stderr, "vpmustat: %s: model %s, source %s, %u vCPU%s", o->run.guest,
@@ -696,6 +735,16 @@ vs_live(struct vs_live_opts *o)
 	fprintf(stderr, "\n");
 	if (l.tasks != NULL && !o->outs->quiet)
 		tasks_end(&l);
+	if (o->from_mark >= 0 && !l.started)
+		fprintf(stderr, "vpmustat: the guest never took mark %" PRId64 " (--from-mark): "
+		    "the PMCs never started\n", o->from_mark);
+	else if (o->from_mark >= 0 && !o->outs->quiet && l.stopped)
+		fprintf(stderr, "vpmustat: the PMCs counted from mark %" PRId64 " (at %.2f s) "
+		    "to mark %" PRId64 " (at %.2f s)\n", o->from_mark, l.from_s, o->to_mark,
+		    l.to_s);
+	else if (o->from_mark >= 0 && !o->outs->quiet)
+		fprintf(stderr, "vpmustat: the PMCs counted from mark %" PRId64 " (at %.2f s) "
+		    "to the end\n", o->from_mark, l.from_s);
 	if (l.sampling && st.intr_processed == 0)
 		no_samples(&l);
 	if (l.counting)

@@ -36,7 +36,7 @@
 
 enum {
 	O_ELF = 256, O_FOLDED, O_SVG, O_EVENT, O_TOP, O_DUMP, O_LIST, O_TUNABLE,
-	O_PERF_SCRIPT, O_PPROF, O_GUEST_SYMBOLS, O_KASLR_SLIDE,
+	O_PERF_SCRIPT, O_PPROF, O_GUEST_SYMBOLS, O_KASLR_SLIDE, O_FROM_MARK, O_TO_MARK,
 	O_RUN = 512,		/* + enum vr_opt_id: the run's options, vpmu-run's */
 };
 
@@ -45,6 +45,8 @@ static const struct option ownopts[] = {
 	{ "elf",		required_argument, NULL, O_ELF },
 	{ "guest-symbols",	required_argument, NULL, O_GUEST_SYMBOLS },
 	{ "kaslr-slide",	required_argument, NULL, O_KASLR_SLIDE },
+	{ "from-mark",		required_argument, NULL, O_FROM_MARK },
+	{ "to-mark",		required_argument, NULL, O_TO_MARK },
 	{ "folded",		required_argument, NULL, O_FOLDED },
 	{ "svg",		required_argument, NULL, O_SVG },
 	{ "perf-script",	required_argument, NULL, O_PERF_SCRIPT },
@@ -84,6 +86,9 @@ usage(FILE *f)
 	    "  -c CPUS          the vCPUs of the -S/-s after it: 0,2 or 0-3 or * (default *)\n"
 	    "  -o FILE          counts and report to FILE (default: standard error)\n"
 	    "  --tunable NAME=VALUE  an hwpmc tunable (callchaindepth, nsamples, ...)\n"
+	    "  --from-mark N    start the PMCs when the guest takes mark N (an OUT of N\n"
+	    "                   to port 0xf6), not at the start\n"
+	    "  --to-mark N      stop them when it takes mark N\n"
 	    "the run's options, as vpmu-run's (vpmu-run(1)):\n", VS_RATE_DEFAULT);
 	vr_runopts_usage(f, false);
 	fprintf(f,
@@ -445,6 +450,7 @@ main(int argc, char **argv)
 	o.callchain = true;
 	o.wait_s = 5;
 	o.top = TOP_DEFAULT;
+	o.from_mark = o.to_mark = -1;
 	vr_runopts_init(&o.run);
 	o.outs = &outs;
 	memcpy(longopts, ownopts, sizeof(ownopts));
@@ -535,6 +541,14 @@ main(int argc, char **argv)
 			if ((ret = check_slide(optarg)) != 0)
 				return (ret);
 			slide = optarg;
+			break;
+		case O_FROM_MARK:
+		case O_TO_MARK:
+			if (num(ch == O_FROM_MARK ? "--from-mark" : "--to-mark", optarg, 0,
+			    UINT32_MAX, &v) < 0)
+				return (VS_EXIT_USAGE);
+			*(ch == O_FROM_MARK ? &o.from_mark : &o.to_mark) = (int64_t)v;
+			live_only = true;
 			break;
 		case O_FOLDED:
 			outs.folded.path = optarg;

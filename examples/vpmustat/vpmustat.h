@@ -465,6 +465,7 @@ struct vs_live_opts {
 	struct { const char *name; long value; } tunables[16];
 	unsigned ntunables;
 	struct vs_ksyms *ksyms;		/* --guest-symbols, loaded; NULL: none */
+	int64_t	 from_mark, to_mark;	/* --from-mark, --to-mark; -1: none */
 	/* the run's options, vpmu-run's (runopts.c); the guest */
 	struct vr_runopts run;
 };
