@@ -5,6 +5,8 @@
 # PMU group under several models, the Linux demo under three, hours), make
 # fuzz-long (every fuzz target for 10 M executions: test/fuzz/README.md), make
 # linux-demo (Debian's kernel and perf under vpmu-run: test/linux/README.md),
+# make linux-profile (that kernel profiled from the host by vpmustat, its
+# processes named: test/linux/README.md),
 # make build, make bench, make install PREFIX=..., make clean.
 
 BUILD    ?= build
@@ -15,7 +17,7 @@ JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 WERROR   ?= ON
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build demo check check-long fuzz-long linux-demo bench install clean
+.PHONY: all deps configure build demo check check-long fuzz-long linux-demo linux-profile bench install clean
 
 all: build
 
@@ -79,6 +81,14 @@ fuzz-long: deps
 # with the reason printed.
 linux-demo: build
 	@sh test/linux/linux-demo.sh $(BUILD)
+
+# The same kernel profiled from the host: vpmustat samples a kernel-heavy
+# workload in /init on cpu-clock, with the kernel's System.map (from
+# linux-image-VERSION-dbg) and each sample's guest process; the script
+# checks the profile and writes it as SVG, perf script text and pprof
+# (test/linux/README.md).  Status 77: skipped, with the reason printed.
+linux-profile: build
+	@sh test/linux/linux-profile.sh $(BUILD)
 
 bench: build
 	@cmake --build $(BUILD) --target bench

@@ -316,7 +316,7 @@ void
 vs_flamegraph(FILE *f, const struct vs_evprof *e, const char *title)
 {
 	struct canvas cv = { f, e, 0, 0 };
-	unsigned levels = depth_of(&e->root);
+	unsigned levels = depth_of(vs_evprof_tree(e));
 	double height = TOP + levels * ROW + BOTTOM;
 
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
@@ -348,9 +348,9 @@ vs_flamegraph(FILE *f, const struct vs_evprof *e, const char *title)
 	fprintf(f, ", %" PRIu64 " samples; width = share of samples, each row the callees "
 	    "of the row below</text>\n", e->samples);
 	if (e->samples != 0) {
-		cv.scale = (WIDTH - 2 * MARGIN) / (double)e->root.total;
+		cv.scale = (WIDTH - 2 * MARGIN) / (double)vs_evprof_tree(e)->total;
 		cv.base = TOP + (levels - 1) * ROW;
-		draw(&cv, &e->root, 0, 0);
+		draw(&cv, vs_evprof_tree(e), 0, 0);
 	}
 	fprintf(f, "<text class=\"sub\" x=\"%.1f\" y=\"%.1f\">hover over a frame for its "
 	    "samples, click to zoom, Ctrl-F to search; drawn by vpmustat</text>\n", MARGIN,
@@ -364,7 +364,7 @@ vs_flamegraph(FILE *f, const struct vs_evprof *e, const char *title)
 	/* The numbers the script lays frames out by, then the script. */
 	fprintf(f, "<script type=\"text/ecmascript\"><![CDATA[\n"
 	    "var W = %.1f, M = %.1f, CW = %.2f, TOTAL = %" PRIu64 ";\n", WIDTH, MARGIN,
-	    CHAR_W, e->root.total);
+	    CHAR_W, vs_evprof_tree(e)->total);
 	fputs(script, f);
 	fprintf(f, "]]></script>\n</svg>\n");
 }

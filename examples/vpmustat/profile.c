@@ -221,6 +221,7 @@ vs_profile_free(struct vs_profile *p)
 	for (i = 0; i < p->nev; i++) {
 		e = &p->ev[i];
 		node_free(&e->root);
+		node_free(&e->proot);
 		for (j = 0; j < e->nfuncs; j++)
 			free(e->funcs[j].name);
 		free(e->funcs);
@@ -377,6 +378,7 @@ evprof(struct vs_profile *p, const char *name)
 	memset(e, 0, sizeof(*e));
 	snprintf(e->name, sizeof(e->name), "%s", name);
 	e->root.func = ROOT;
+	e->proot.func = ROOT;
 	return (e);
 }
 
@@ -681,6 +683,33 @@ add_sample(struct vs_profile *p, const struct vpmu_pmclog_ev *ev)
 	count_addr(e, ev->u.callchain.pc[0], user);
 }
 
+static void	proc_label(const struct vs_profile *p, uint32_t pid, char *buf, size_t len);
+
+/* The pseudo-function that stands for process pid in proot. */
+static uint32_t
+proc_func(const struct vs_profile *p, struct vs_evprof *e, uint32_t pid)
+{
+	char label[96];
+	size_t i;
+
+	proc_label(p, pid, label, sizeof(label));
+	for (i = 0; i < e->nfuncs; i++)
+		if (e->funcs[i].proc && strcmp(e->funcs[i].name, label) == 0)
+			return ((uint32_t)i);
+	e->funcs = grow(e->funcs, &e->capfuncs, e->nfuncs, sizeof(*e->funcs));
+	memset(&e->funcs[e->nfuncs], 0, sizeof(e->funcs[0]));
+	if ((e->funcs[e->nfuncs].name = strdup(label)) == NULL)
+		oom();
+	e->funcs[e->nfuncs].proc = true;
+	return ((uint32_t)e->nfuncs++);
+}
+
+const struct vs_node *
+vs_evprof_tree(const struct vs_evprof *e)
+{
+	return (e->proot.total != 0 ? &e->proot : &e->root);
+}
+
 /*
  * The functions of e's chains, its call tree and call counts, from its
  * distinct chains: each as many times as it was sampled (in the order the
@@ -716,6 +745,21 @@ funcs(const struct vs_profile *p, struct vs_evprof *e)
 				count_edge(e, f[i + 1], f[i], k + 1, st->count);
 		}
 		n->self += st->count;
+	}
+	if (p->nprocs == 0)
+		return;
+	/* By process: each (process, chain) under its process's frame. */
+	for (k = 0; k < e->npst; k++) {
+		st = &e->stacks[e->pst[k].stack];
+		n = &e->proot;
+		n->total += e->pst[k].samples;
+		n = child_of(n, proc_func(p, e, e->pst[k].pid));
+		n->total += e->pst[k].samples;
+		for (i = st->npc; i-- > 0; ) {
+			n = child_of(n, st->func[i]);
+			n->total += e->pst[k].samples;
+		}
+		n->self += e->pst[k].samples;
 	}
 }
 
@@ -1150,7 +1194,7 @@ report_event(FILE *f, const struct vs_profile *p, const struct vs_evprof *e, uns
 	struct vs_addr *addrs;
 	uint32_t *order;
 	char sym[160];
-	size_t i, n;
+	size_t i, n, nf;
 
 	fprintf(f, "\nevent %s: %" PRIu64 " samples (%" PRIu64 " in user mode)\n",
 	    e->name, e->samples, e->user);
@@ -1160,13 +1204,14 @@ report_event(FILE *f, const struct vs_profile *p, const struct vs_evprof *e, uns
 	report_procs(f, p, e, top);
 	if ((order = malloc(e->nfuncs * sizeof(*order))) == NULL)
 		oom();
-	for (i = 0; i < e->nfuncs; i++)
-		order[i] = (uint32_t)i;
+	for (nf = 0, i = 0; i < e->nfuncs; i++)
+		if (!e->funcs[i].proc)	/* proot's processes: not functions */
+			order[nf++] = (uint32_t)i;
 	sort_ev = e;
-	qsort(order, e->nfuncs, sizeof(*order), func_cmp);
+	qsort(order, nf, sizeof(*order), func_cmp);
 	fprintf(f, "  %7s %9s %7s %9s  %s\n", "self%", "self", "total%", "total",
 	    "function");
-	n = top != 0 && top < e->nfuncs ? top : e->nfuncs;
+	n = top != 0 && top < nf ? top : nf;
 	for (i = 0; i < n; i++) {
 		const struct vs_func *fn = &e->funcs[order[i]];
 
@@ -1174,8 +1219,8 @@ report_event(FILE *f, const struct vs_profile *p, const struct vs_evprof *e, uns
 		    pct(fn->self, e->samples), fn->self, pct(fn->total, e->samples),
 		    fn->total, fn->name);
 	}
-	if (n < e->nfuncs)
-		fprintf(f, "  (%zu more functions)\n", e->nfuncs - n);
+	if (n < nf)
+		fprintf(f, "  (%zu more functions)\n", nf - n);
 	free(order);
 
 	/* Where in the functions: the hottest sampled instructions. */
@@ -1348,5 +1393,5 @@ vs_folded(FILE *f, const struct vs_evprof *e)
 {
 	uint32_t path[VPMU_PMCLOG_CALLCHAIN_MAX];
 
-	folded_node(f, e, &e->root, path, 0);
+	folded_node(f, e, vs_evprof_tree(e), path, 0);
 }

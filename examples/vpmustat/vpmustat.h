@@ -226,6 +226,7 @@ struct vs_func {
 	char	*name;
 	uint64_t self, total;	/* samples: as the leaf; anywhere on the stack (once each) */
 	uint64_t mark;		/* sample serial that last counted it in total */
+	bool	 proc;		/* a process, the root frame of proot's chains */
 };
 
 struct vs_edge {
@@ -305,6 +306,12 @@ struct vs_evprof {
 	size_t	 npst, cappst;
 	struct vs_map pst_map;
 	struct vs_node root;	/* func UINT32_MAX: "all" */
+	/*
+	 * The same chains under a frame for their process ("dd[42]", as
+	 * stackcollapse-perf roots them), when the log names processes: the
+	 * flame graph's and the folded stacks' tree then (vs_evprof_tree)
+	 */
+	struct vs_node proot;
 	struct vs_func *funcs;
 	size_t	 nfuncs, capfuncs;
 	struct vs_edge *edges;	/* none: every chain kept is one frame deep */
@@ -403,6 +410,8 @@ const struct vs_sym *vs_profile_sym(const struct vs_profile *p, uint64_t pc, boo
 /* "name+0xoff" of vs_profile_sym(), or "" if none. */
 void vs_profile_format(const struct vs_profile *p, uint64_t pc, bool user, char *buf,
     size_t len);
+/* The tree the flame graph and the folded stacks draw: proot if it has samples, else root. */
+const struct vs_node *vs_evprof_tree(const struct vs_evprof *e);
 /* The name the log gives process pid, or NULL. */
 const char *vs_profile_proc(const struct vs_profile *p, uint32_t pid);
 /* The name the log gives thread tid (THR_CREATE), or NULL. */

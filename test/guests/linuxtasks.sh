@@ -77,6 +77,12 @@ sed -n '/by process/,/self%/p' "$dir/r.out"
 grep -Eq '^ +[0-9.]+ +[0-9]+  alpha\[100\]$' "$dir/r.out" || fail "-R: no alpha[100] row"
 grep -Eq '^ +[0-9.]+ +[0-9]+  gamma\[200\]$' "$dir/r.out" || fail "-R: no gamma[200] row"
 grep -Eq '^ +[0-9.]+ +[0-9]+      alpha_hot$' "$dir/r.out" || fail "-R: alpha_hot not under a process"
+# The folded stacks (and the flame graph) stand each chain on its process.
+"$vs" -R "$dir/t.log" --guest-symbols "$dir/System.map" --folded "$dir/f.txt" -q ||
+	fail "-R --folded exited $?"
+grep -qx 'alpha\[100\];worker_hot [0-9]*' "$dir/f.txt" || fail "folded: no alpha[100];worker_hot"
+grep -qx 'gamma\[200\];gamma_hot [0-9]*' "$dir/f.txt" || fail "folded: no gamma[200];gamma_hot"
+grep -v '^alpha\[100\];\|^gamma\[200\];\|^cr3:0x[0-9a-f]*;' "$dir/f.txt" && fail "folded: a chain on no process"
 # The run's end: the count of named samples and why the rest were not.
 named=$(awk '$3 !~ /^cr3:/' "$dir/combos.txt" | awk '{ n += $1 } END { print n + 0 }')
 grep -Eq "^vpmustat: guest tasks: $named samples named their task, [0-9]+ their address space \\(the first because .+\\)$" \

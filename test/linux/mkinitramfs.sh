@@ -147,7 +147,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	check /usr/bin/perf --version
 	echo "mkinitramfs: in the image: $out" >&2
 	check /bin/busybox true
-	check /bin/sh -c 'for a in mount dmesg grep sleep wc head cat poweroff; do
+	check /bin/sh -c 'for a in mount dmesg grep sleep wc head cat poweroff dd true ls date; do
 		command -v $a >/dev/null || { echo "no $a"; exit 1; }; done'
 	check /bin/loop 1000
 	[ -z "$out" ] || die "loop printed '$out'"

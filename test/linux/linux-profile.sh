@@ -1,0 +1,113 @@
+#!/bin/sh
+# linux-profile.sh BUILD_DIR: profile Debian's stock kernel from the host
+# (test/linux/README.md, "The profile").  The Linux demo's image boots
+# under vpmustat with vpmu.profile=1: /init runs a kernel-heavy workload
+# between marks 1 and 2 (dd, a shell forking /bin/true, ls -lR of sysfs, a
+# user-mode loop), which vpmustat samples on cpu-clock at 1 kHz
+# (--from-mark 1 --to-mark 2), naming kernel functions from the kernel's
+# System.map (linux-image-VERSION-dbg) and each sample's process from guest
+# memory.  Then the checks.
+#
+# Environment: VPMU_PROFILE_RATE (ns of guest run time per sample, default
+# 1000000), VPMU_PROFILE_VCPUS (default 1), VPMU_PROFILE_DD (dd's 4 KiB
+# blocks, default 10000).
+#
+# Writes BUILD_DIR/linux/ (the image and the packages, shared with the
+# demo) and BUILD_DIR/linux-profile/: console.txt, stderr.txt (vpmustat's
+# report), profile.log (pmclog), profile.svg, profile.folded, profile.perf
+# (perf script's text), profile.pb.gz (pprof).
+# Exit status: 0 every check passed; 1 a check failed; 77 skipped (the
+# packages cannot be fetched, no usable /dev/kvm), with the reason printed.
+set -u
+[ $# -eq 1 ] || { echo "usage: linux-profile.sh BUILD_DIR" >&2; exit 2; }
+SRC=$(cd "$(dirname "$0")" && pwd) || exit 1
+BUILD=$1
+VPMUSTAT=$BUILD/examples/vpmustat
+OUT=$BUILD/linux-profile
+RATE=${VPMU_PROFILE_RATE:-1000000}
+VCPUS=${VPMU_PROFILE_VCPUS:-1}
+DD=${VPMU_PROFILE_DD:-10000}
+# The demo's command line (linux-demo.sh says why each word is there).
+APPEND="console=ttyS0 nmi_watchdog=0 cryptomgr.notests=1 rodata=off nosoftlockup sysctl.kernel.hung_task_timeout_secs=0 quiet vpmu.profile=1 vpmu.profile.dd=$DD"
+
+[ -x "$VPMUSTAT" ] || { echo "linux-profile: no $VPMUSTAT: build first" >&2; exit 1; }
+out=$(sh "$SRC/mkinitramfs.sh" "$BUILD/linux")
+st=$?
+[ $st -eq 77 ] && { echo "linux-profile: skipped: the packages cannot be fetched"; exit 77; }
+[ $st -eq 0 ] || { echo "linux-profile: mkinitramfs.sh failed (status $st)" >&2; exit 1; }
+echo "$out"
+KERNEL=$BUILD/linux/vmlinuz
+INITRAMFS=$BUILD/linux/initramfs.cpio
+CACHE=$BUILD/linux/linux-cache
+
+# The kernel's System.map: from linux-image-VERSION-dbg of the very
+# version the image's kernel came from (858 MB; only the map is unpacked).
+deb=$(ls "$CACHE"/linux-image-[0-9]*-amd64_*.deb 2>/dev/null | head -n 1)
+[ -n "$deb" ] || { echo "linux-profile: no kernel package in $CACHE" >&2; exit 1; }
+pkg=$(dpkg-deb -f "$deb" Package) && ver=$(dpkg-deb -f "$deb" Version) ||
+	{ echo "linux-profile: cannot read $deb" >&2; exit 1; }
+kver=${pkg#linux-image-}
+MAP=$CACHE/System.map-$kver
+if [ ! -s "$MAP" ]; then
+	echo "linux-profile: $pkg-dbg=$ver for the kernel's System.map"
+	dbg=$(cd "$CACHE" && apt-get download "$pkg-dbg=$ver" >/dev/null 2>&1 ||
+	    { apt-get update >/dev/null 2>&1 && apt-get download "$pkg-dbg=$ver" >/dev/null 2>&1; } &&
+	    ls "$CACHE"/"$pkg"-dbg_*.deb) ||
+		{ echo "linux-profile: skipped: $pkg-dbg=$ver cannot be fetched"; exit 77; }
+	dpkg-deb --fsys-tarfile "$dbg" | tar -xO "./usr/lib/debug/boot/System.map-$kver" \
+	    >"$MAP.tmp" && [ -s "$MAP.tmp" ] && mv "$MAP.tmp" "$MAP" ||
+		{ echo "linux-profile: no System.map-$kver in $dbg" >&2; rm -f "$MAP.tmp"; exit 1; }
+	rm -f "$dbg"			# the map is all it is needed for
+fi
+
+rm -rf "$OUT" && mkdir -p "$OUT" || exit 1
+echo "== vpmustat -S cpu-clock -n $RATE --from-mark 1 --to-mark 2 --guest-symbols $MAP ... $KERNEL"
+t0=$(date +%s)
+VPMU_SKIP_NO_KVM=1 "$VPMUSTAT" -S cpu-clock -n "$RATE" --source synthetic \
+    --from-mark 1 --to-mark 2 --guest-symbols "$MAP" -O "$OUT/profile.log" \
+    --svg "$OUT/profile.svg" --folded "$OUT/profile.folded" \
+    --perf-script "$OUT/profile.perf" --pprof "$OUT/profile.pb.gz" --top 25 \
+    --vcpus "$VCPUS" --mem 1024 --timeout 5400 --append "$APPEND" \
+    --initrd "$INITRAMFS" "$KERNEL" >"$OUT/console.txt" 2>"$OUT/stderr.txt"
+st=$?
+t1=$(date +%s)
+cat "$OUT/stderr.txt"
+[ $st -eq 77 ] && { echo "linux-profile: skipped: no usable /dev/kvm"; exit 77; }
+echo "== vpmustat exited with status $st after $((t1 - t0)) s"
+
+fails=0
+check() {	# check WHAT CONDITION-COMMAND...
+	what=$1
+	shift
+	if "$@"; then echo "ok   $what"; else echo "FAIL $what"; fails=$((fails + 1)); fi
+}
+has() { grep -Eq "$1" "$2"; }
+check "vpmustat's status 0" [ "$st" -eq 0 ]
+check "the workload ran (\"profile: the workload took\")" has '^profile: the workload took [0-9]+ s' "$OUT/console.txt"
+check "/init ended with status 0" has '^status: 0' "$OUT/console.txt"
+check "the marks bracket the profile" has '^vpmustat: the PMCs counted from mark 1 \(at [0-9.]+ s\) to mark 2' "$OUT/stderr.txt"
+check "the KASLR slide is found from LSTAR" has "^vpmustat: kernel symbols from .*, KASLR slide 0x[0-9a-f]+ \\(LSTAR 0x[0-9a-f]+ = entry_SYSCALL_64\\)$" "$OUT/stderr.txt"
+samples=$(sed -n 's/^event cpu-clock: \([0-9]*\) samples.*/\1/p' "$OUT/stderr.txt")
+check "at least 1000 samples (${samples:-none})" [ "${samples:-0}" -ge 1000 ]
+named=$(sed -n 's/^vpmustat: guest tasks: \([0-9]*\) samples named their task.*/\1/p' "$OUT/stderr.txt")
+check "99% of the samples name their task (${named:-none} of ${samples:-none})" \
+    [ $((${named:-0} * 100)) -ge $((${samples:-1} * 99)) ]
+# The processes: each of the workload's, by name, in the report's table.
+for p in dd sh true ls loop; do
+	check "process $p in the report" has "^ +[0-9.]+ +[0-9]+  $p\\[[0-9]+\\]$" "$OUT/stderr.txt"
+done
+# Kernel functions, by name: the top one and dd's.
+top=$(sed -n '/self%.*function$/{n;p;q}' "$OUT/stderr.txt" | awk '{ print $5 }')
+check "the top function is named ($top)" sh -c "case '$top' in ''|0x*) exit 1;; esac"
+check "dd's samples are in kernel functions that read and write" \
+    sh -c "sed -n '/  dd\\[[0-9]*\\]\$/,/^ *[0-9.]* *[0-9]*  [^ ]*\\[[0-9]*\\]\$/p' '$OUT/stderr.txt' | grep -Eq '  (clear_user|iov_iter_zero|__clear_user|read_iter_zero|entry_SYSCALL_64|syscall_exit_to_user_mode|.*_erms|vfs_read|vfs_write|ksys_read|ksys_write)'"
+check "loop's samples are in user mode" has '^ +[0-9.]+ +[0-9]+      (\[unknown\]|0x[0-9a-f]+)$' "$OUT/stderr.txt"
+# The formats: perf script's comm column, pprof's gzip, the SVG.
+check "perf script names dd" has '^dd [0-9]+/[0-9]+ ' "$OUT/profile.perf"
+check "the pprof profile is whole gzip" gzip -t "$OUT/profile.pb.gz"
+check "the SVG names a kernel function" has "$top" "$OUT/profile.svg"
+if [ $fails -ne 0 ]; then
+	echo "linux-profile: $fails check(s) failed"
+	exit 1
+fi
+echo "linux-profile: every check passed (the run took $((t1 - t0)) s; files in $OUT)"
