@@ -593,7 +593,12 @@ kvm_regs(void *arg, unsigned cpu, struct vpmu_regs *r)
 	r->cr3 = sp->cr3;
 	r->cr4 = sp->cr4;
 	r->efer = sp->efer;
-	r->cpl = sp->cs.dpl;
+	/*
+	 * The CPL is SS.DPL: VMX keeps it there (the SDM's guest-state rules),
+	 * and KVM reports SVM's VMCB CPL as SS.DPL; CS.DPL may lag it where
+	 * an instruction that changes privilege was emulated.
+	 */
+	r->cpl = sp->ss.dpl;
 	r->long_mode = (sp->efer & (1u << 10)) != 0 && sp->cs.l;	/* EFER.LMA, CS.L */
 	r->idt_base = sp->idt.base;
 	r->idt_limit = sp->idt.limit;

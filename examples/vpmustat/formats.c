@@ -209,7 +209,8 @@ enum {
 	PROFILE_TIME_NANOS = 9, PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE = 11,
 	PROFILE_PERIOD = 12,
 	VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
-	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2,
+	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
+	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
 	MAPPING_ID = 1, MAPPING_START = 2, MAPPING_LIMIT = 3, MAPPING_FILENAME = 5,
 	MAPPING_HAS_FUNCTIONS = 7,
 	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
@@ -218,7 +219,7 @@ enum {
 };
 
 /* The fixed strings; the functions' names follow, function i at S_FUNCS + i. */
-enum { S_EMPTY, S_SAMPLES, S_COUNT, S_EVENT, S_FILE, S_FUNCS };
+enum { S_EMPTY, S_SAMPLES, S_COUNT, S_EVENT, S_FILE, S_PID, S_PROCESS, S_FUNCS };
 
 static void
 value_type(struct pb *b, unsigned field, uint64_t type, uint64_t unit, struct pb *tmp)
@@ -286,8 +287,11 @@ pprof_encode(struct pb *out, const struct vs_profile *p, const struct vs_evprof 
 	struct vs_map m[2] = { { 0 } };
 	const struct vs_stack *s;
 	const char *image = vs_image(p);
-	uint64_t *ids = NULL, v[2], nlocs = 0, lo, hi, d;
+	uint64_t *ids = NULL, v[2], nlocs = 0, lo, hi, d, n;
+	struct vs_map procs = { 0 };
 	size_t i, maxpc = 0;
+	int64_t pf;
+	bool byproc;
 	uint32_t j;
 
 	value_type(out, PROFILE_SAMPLE_TYPE, S_SAMPLES, S_COUNT, &tmp);
@@ -300,16 +304,37 @@ pprof_encode(struct pb *out, const struct vs_profile *p, const struct vs_evprof 
 		fprintf(stderr, "vpmustat: out of memory\n");
 		exit(VS_EXIT_HOST);
 	}
-	for (i = 0; i < e->nstacks; i++) {
-		s = &e->stacks[i];
+	/*
+	 * A Sample per chain; per (process, chain) when the log names
+	 * processes, labelled pid (a number) and process (its name), which
+	 * pprof's -tagfocus and fleet profilers group by.
+	 */
+	byproc = p->nprocs != 0;
+	for (i = 0; i < e->nfuncs; i++)
+		if (e->funcs[i].proc)
+			vs_map_put(&procs, e->funcs[i].pid, (uint32_t)i);
+	for (i = 0; i < (byproc ? e->npst : e->nstacks); i++) {
+		s = &e->stacks[byproc ? e->pst[i].stack : i];
+		n = byproc ? e->pst[i].samples : s->count;
 		for (j = 0; j < s->npc; j++)
 			ids[j] = location(&locs, m, &nlocs, s, j, &sub, &line);
 		pb_packed(&tmp, SAMPLE_LOCATION_ID, ids, s->npc, &sub);
-		v[0] = s->count;
-		v[1] = s->count * e->rate;
+		v[0] = n;
+		v[1] = n * e->rate;
 		pb_packed(&tmp, SAMPLE_VALUE, v, e->rate != 0 ? 2 : 1, &sub);
+		if (byproc) {
+			pb_int(&sub, LABEL_KEY, S_PID);
+			pb_int(&sub, LABEL_NUM, e->pst[i].pid);
+			pb_msg(&tmp, SAMPLE_LABEL, &sub);
+			if ((pf = vs_map_get(&procs, e->pst[i].pid)) >= 0) {
+				pb_int(&sub, LABEL_KEY, S_PROCESS);
+				pb_int(&sub, LABEL_STR, S_FUNCS + (uint64_t)pf);
+				pb_msg(&tmp, SAMPLE_LABEL, &sub);
+			}
+		}
 		pb_msg(out, PROFILE_SAMPLE, &tmp);
 	}
+	vs_map_free(&procs);
 	free(ids);
 	vs_map_free(&m[0]);
 	vs_map_free(&m[1]);
@@ -319,7 +344,8 @@ pprof_encode(struct pb *out, const struct vs_profile *p, const struct vs_evprof 
 	pb_int(&tmp, MAPPING_START, lo);
 	pb_int(&tmp, MAPPING_LIMIT, hi);
 	pb_int(&tmp, MAPPING_FILENAME, S_FILE);
-	pb_int(&tmp, MAPPING_HAS_FUNCTIONS, p->syms != NULL && p->syms->n != 0);
+	pb_int(&tmp, MAPPING_HAS_FUNCTIONS, (p->syms != NULL && p->syms->n != 0) ||
+	    (p->ksyms != NULL && p->ksyms->usable));
 	pb_msg(out, PROFILE_MAPPING, &tmp);
 	pb_put(out, locs.b, locs.n);
 	free(locs.b);
@@ -338,6 +364,8 @@ pprof_encode(struct pb *out, const struct vs_profile *p, const struct vs_evprof 
 	pb_bytes(out, PROFILE_STRING_TABLE, e->name, strlen(e->name));
 	image = image != NULL ? image : "guest";
 	pb_bytes(out, PROFILE_STRING_TABLE, image, strlen(image));
+	pb_bytes(out, PROFILE_STRING_TABLE, "pid", 3);
+	pb_bytes(out, PROFILE_STRING_TABLE, "process", 7);
 	for (i = 0; i < e->nfuncs; i++)
 		pb_bytes(out, PROFILE_STRING_TABLE, e->funcs[i].name, strlen(e->funcs[i].name));
 

@@ -701,6 +701,7 @@ proc_func(const struct vs_profile *p, struct vs_evprof *e, uint32_t pid)
 	if ((e->funcs[e->nfuncs].name = strdup(label)) == NULL)
 		oom();
 	e->funcs[e->nfuncs].proc = true;
+	e->funcs[e->nfuncs].pid = pid;
 	return ((uint32_t)e->nfuncs++);
 }
 

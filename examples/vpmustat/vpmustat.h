@@ -226,7 +226,8 @@ struct vs_func {
 	char	*name;
 	uint64_t self, total;	/* samples: as the leaf; anywhere on the stack (once each) */
 	uint64_t mark;		/* sample serial that last counted it in total */
-	bool	 proc;		/* a process, the root frame of proot's chains */
+	bool	 proc;		/* a process, the root frame of proot's chains: */
+	uint32_t pid;		/* its pid */
 };
 
 struct vs_edge {

@@ -83,6 +83,25 @@ grep -Eq '^ +[0-9.]+ +[0-9]+      alpha_hot$' "$dir/r.out" || fail "-R: alpha_ho
 grep -qx 'alpha\[100\];worker_hot [0-9]*' "$dir/f.txt" || fail "folded: no alpha[100];worker_hot"
 grep -qx 'gamma\[200\];gamma_hot [0-9]*' "$dir/f.txt" || fail "folded: no gamma[200];gamma_hot"
 grep -v '^alpha\[100\];\|^gamma\[200\];\|^cr3:0x[0-9a-f]*;' "$dir/f.txt" && fail "folded: a chain on no process"
+# pprof: each sample labelled with its pid and its process's name.
+if command -v protoc >/dev/null; then
+	src=$(cd "$(dirname "$0")/../../examples/vpmustat" && pwd)
+	"$vs" -R "$dir/t.log" --guest-symbols "$dir/System.map" --pprof "$dir/p.pb.gz" -q ||
+		fail "-R --pprof exited $?"
+	gzip -dc "$dir/p.pb.gz" | protoc --decode=vpmustat_test.Profile -I "$src" \
+	    "$src/pprof.proto" >"$dir/p.txt" || fail "--pprof: protoc --decode"
+	# (value, pid label, process label's string) of each sample
+	awk '/^sample \{/ { v = ""; pid = ""; proc = "" }
+	     /^  value:/ { v = $2 }
+	     /^    key:/ { key = $2 } /^    num:/ { pid = $2 } /^    str:/ { proc = $2 }
+	     /^}/ && v != "" { print v, pid, proc; v = "" }' "$dir/p.txt" >"$dir/p.samples"
+	gzip -dc "$dir/p.pb.gz" | protoc --decode=vpmustat_test.Profile -I "$src" \
+	    "$src/pprof.proto" | sed -n 's/^string_table: //p' >"$dir/p.strings"
+	total=$(awk -v want=100 '$2 == want { n += $1 } END { print n + 0 }' "$dir/p.samples")
+	want=$(grep -E '^ +[0-9]+ [a-z_]+ alpha(-worker)? 100/' "$dir/combos.txt" | awk '{ n += $1 } END { print n + 0 }')
+	[ "$total" -eq "$want" ] || fail "pprof: $total samples labelled pid 100, want $want"
+	grep -qx '"alpha\[100\]"' "$dir/p.strings" || fail "pprof: no process label alpha[100]"
+fi
 # The run's end: the count of named samples and why the rest were not.
 named=$(awk '$3 !~ /^cr3:/' "$dir/combos.txt" | awk '{ n += $1 } END { print n + 0 }')
 grep -Eq "^vpmustat: guest tasks: $named samples named their task, [0-9]+ their address space \\(the first because .+\\)$" \

@@ -48,7 +48,7 @@ struct vpmu_regs {
 	uint64_t cr0, cr3, cr4, efer;	/* the guest's paging */
 	uint64_t idt_base;
 	uint32_t idt_limit;		/* 0: no IDT known */
-	uint32_t cpl;			/* CS.DPL */
+	uint32_t cpl;			/* the CPL (KVM: SS.DPL) */
 	uint32_t long_mode;		/* 64-bit code: EFER.LMA and CS.L */
 	uint32_t gdt_limit;		/* the GDTR (0: none known) */
 	uint64_t gdt_base;
