@@ -397,9 +397,8 @@ tasks_end(struct live *l)
 	const struct vs_tasks *t = l->tasks;
 
 	fprintf(stderr, "vpmustat: guest tasks: %" PRIu64 " samples named their task, %"
-	    PRIu64 " their address space%s%s%s\n", t->named, t->unnamed,
-	    t->unnamed != 0 ? " (the first because " : "", t->unnamed != 0 ? t->why : "",
-	    t->unnamed != 0 ? ")" : "");
+	    PRIu64 " their address space%s%s\n", t->named, t->unnamed,
+	    t->unnamed != 0 ? ": " : "", t->unnamed != 0 ? t->why : "");
 }
 
 /*

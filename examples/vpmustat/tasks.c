@@ -62,13 +62,16 @@ kread(struct vpmu_vm *vm, const struct vpmu_regs *r, uint64_t va, void *buf, siz
 static void
 why(struct vs_tasks *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The first reason a sample went unnamed, kept for the run's end. */
+/*
+ * The first reason a sample went unnamed, kept for the run's end; a
+ * reason that holds for every sample after it (the BTF) replaces it.
+ */
 static void
 why(struct vs_tasks *t, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (t->why[0] != '\0')
+	if (t->why[0] != '\0' && !(t->tried && !t->ready))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(t->why, sizeof(t->why), fmt, ap);

@@ -204,7 +204,8 @@ struct vs_tasks {
 	bool	 tried, ready;	/* the BTF read; the offsets found */
 	uint32_t off[VS_TASK_NOFF];
 	uint64_t named, unnamed;	/* samples */
-	char	 why[256];	/* the first reason a sample went unnamed */
+	char	 why[256];	/* why samples went unnamed: the first reason, or
+				   the BTF's, which holds for all after it */
 	struct vs_task_vcpu vcpu[VR_MAX_VCPUS];
 };
 /* From the symbol file: 0, or -1 and why the file cannot name tasks. */

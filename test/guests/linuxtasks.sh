@@ -104,6 +104,18 @@ if command -v protoc >/dev/null; then
 fi
 # The run's end: the count of named samples and why the rest were not.
 named=$(awk '$3 !~ /^cr3:/' "$dir/combos.txt" | awk '{ n += $1 } END { print n + 0 }')
-grep -Eq "^vpmustat: guest tasks: $named samples named their task, [0-9]+ their address space \\(the first because .+\\)$" \
+grep -Eq "^vpmustat: guest tasks: $named samples named their task, [0-9]+ their address space: LSTAR 0 is not entry_SYSCALL_64 .+$" \
     "$dir/stderr.txt" || fail "the run's end does not say $named samples were named"
+# A damaged BTF (the map's __stop_BTF 8 bytes short: the string section cut)
+# names no task: every sample names the address space, and the run says why.
+set -- $(nm -S "$elf" | awk '$4 == "btf_blob" { print $1, $2 }')
+grep -v ' R __stop_BTF$' "$dir/System.map" >"$dir/bad.map"
+printf '%s R __stop_BTF\n' "$(moved "$(printf %x $((0x$1 + 0x$2 - 8)))")" >>"$dir/bad.map"
+sort -o "$dir/bad.map" "$dir/bad.map"
+VPMU_SKIP_NO_KVM=1 "$vs" -S instructions -n 1009 --mem 64 --timeout 120 \
+    --guest-symbols "$dir/bad.map" --perf-script "$dir/bad.perf" "$elf" \
+    >/dev/null 2>"$dir/bad.err" || fail "damaged BTF: vpmustat exited $?"
+grep -E '^vpmustat: guest tasks: 0 samples named their task, [0-9]+ their address space: the kernel.s BTF: its sections .* do not fit its [0-9]+ bytes$' \
+    "$dir/bad.err" || fail "damaged BTF: not said: $(grep 'guest tasks' "$dir/bad.err")"
+awk '/^[^\t]/ && $1 !~ /^cr3:0x/' "$dir/bad.perf" | grep -q . && fail "damaged BTF: a sample names a task"
 echo "linuxtasks.sh: ok"
