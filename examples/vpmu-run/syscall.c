@@ -99,10 +99,13 @@
 #define GDT_UCODE	0x00affb000000ffffull	/* P, DPL 3, code exec/read, L, G */
 #define PROBE_STAR	(0x08ull << 32)		/* kernel CS 0x08, SS 0x10 */
 
+static volatile sig_atomic_t probe_alarmed;
+
 static void
 probe_alarm(int sig)
 {
-	(void)sig;		/* only to end a KVM_RUN that does not return */
+	(void)sig;		/* to end a KVM_RUN that does not return */
+	probe_alarmed = 1;
 }
 
 /* The probe's vCPU, set up and run.  A VR_SYSCALL_HOST_* answer. */
@@ -117,7 +120,7 @@ probe_run(struct vr_vm *pvm, struct vr_vcpu *c, const struct kvm_cpuid2 *cpuid)
 	struct kvm_sregs sr;
 	struct kvm_regs r;
 	struct sigaction sa, old;
-	int i, ret = VR_SYSCALL_HOST_UNKNOWN;
+	int i, rc, ret = VR_SYSCALL_HOST_UNKNOWN;
 
 	if (ioctl(c->fd, KVM_SET_CPUID2, cpuid) < 0 || vr_boot_vcpu(pvm, c, &img) < 0 ||
 	    vr_msrs(c->fd, true, idx, val, 3) < 0 ||
@@ -135,9 +138,18 @@ probe_run(struct vr_vm *pvm, struct vr_vcpu *c, const struct kvm_cpuid2 *cpuid)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGALRM, &sa, &old) < 0)
 		return (ret);
+	probe_alarmed = 0;
 	alarm(2);
 	for (i = 0; i < 4; i++) {
-		if (ioctl(c->fd, KVM_RUN, 0) < 0)
+		/*
+		 * Another signal (a time event's kick of this thread: libvpmu's
+		 * timer may fire while the probe runs inside an exit) only
+		 * interrupts the run: run again.
+		 */
+		do
+			rc = ioctl(c->fd, KVM_RUN, 0);
+		while (rc < 0 && errno == EINTR && !probe_alarmed);
+		if (rc < 0)
 			break;			/* the alarm, or a failure: unknown */
 		if (c->run->exit_reason == KVM_EXIT_HLT || c->run->exit_reason == KVM_EXIT_SHUTDOWN)
 			break;

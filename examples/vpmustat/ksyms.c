@@ -278,6 +278,8 @@ vs_ksyms_free(struct vs_ksyms *k)
 {
 	vs_symtab_free(&k->t);
 	vs_symtab_free(&k->mods);
+	vs_symtab_free(&k->kmods);
+	vs_symtab_free(&k->kranges);
 	free(k->path);
 	k->path = NULL;
 }
@@ -295,6 +297,12 @@ vs_ksyms_find(const struct vs_ksyms *k, uint64_t addr, uint64_t *start)
 		return (s);
 	}
 	if (k->slide == 0 && (s = vs_symtab_find(&k->mods, addr, NULL)) != NULL) {
+		*start = s->addr;
+		return (s);
+	}
+	/* --guest-modules: the guest's own addresses, whatever the slide */
+	if ((s = vs_symtab_find(&k->kmods, addr, NULL)) != NULL ||
+	    (s = vs_symtab_find(&k->kranges, addr, NULL)) != NULL) {
 		*start = s->addr;
 		return (s);
 	}
@@ -325,7 +333,7 @@ in_functions(const struct vs_ksyms *k, const struct vs_profile *p, uint64_t *all
 void
 vs_ksyms_settle(struct vs_ksyms *k, const struct vs_profile *p)
 {
-	uint64_t in, all;
+	uint64_t in, all, entry = k->at[VS_KSYM_ENTRY];
 	int at;
 
 	k->usable = false;
@@ -343,20 +351,20 @@ vs_ksyms_settle(struct vs_ksyms *k, const struct vs_profile *p)
 		    "or the run could not read it" : "the guest's LSTAR is 0: it never set "
 		    "its syscall entry, not a Linux kernel or not booted that far");
 		k->usable = true;
-	} else if (k->at[VS_KSYM_ENTRY] == 0) {
+	} else if (entry == 0) {
 		k->slide = 0;
 		snprintf(k->note + at, sizeof(k->note) - at, "KASLR slide 0 (LSTAR %#"
 		    PRIx64 ", but the file has no " ENTRY_SYM ")", p->lstar);
 		k->usable = true;
-	} else if (p->lstar < k->at[VS_KSYM_ENTRY] || (p->lstar - k->at[VS_KSYM_ENTRY]) % VS_KASLR_ALIGN != 0) {
+	} else if (p->lstar < entry || (p->lstar - entry) % VS_KASLR_ALIGN != 0) {
 		snprintf(k->note + at, sizeof(k->note) - at, "no KASLR slide: LSTAR %#"
 		    PRIx64 " - " ENTRY_SYM " %#" PRIx64 " is %s, not a slide (a multiple "
 		    "of 2 MiB, not below 0): not the guest's kernel; kernel addresses "
-		    "are not named", p->lstar, k->at[VS_KSYM_ENTRY], p->lstar < k->at[VS_KSYM_ENTRY] ? "below 0" :
+		    "are not named", p->lstar, entry, p->lstar < entry ? "below 0" :
 		    "not a multiple of 2 MiB");
 		return;
 	} else {
-		k->slide = p->lstar - k->at[VS_KSYM_ENTRY];
+		k->slide = p->lstar - entry;
 		snprintf(k->note + at, sizeof(k->note) - at, "KASLR slide %#" PRIx64
 		    " (LSTAR %#" PRIx64 " = " ENTRY_SYM ")", k->slide, p->lstar);
 		k->usable = true;

@@ -37,6 +37,7 @@
 enum {
 	O_ELF = 256, O_FOLDED, O_SVG, O_EVENT, O_TOP, O_DUMP, O_LIST, O_TUNABLE,
 	O_PERF_SCRIPT, O_PPROF, O_GUEST_SYMBOLS, O_KASLR_SLIDE, O_FROM_MARK, O_TO_MARK,
+	O_GUEST_MODULES, O_GUEST_MODULE_DIR,
 	O_RUN = 512,		/* + enum vr_opt_id: the run's options, vpmu-run's */
 };
 
@@ -44,6 +45,8 @@ enum {
 static const struct option ownopts[] = {
 	{ "elf",		required_argument, NULL, O_ELF },
 	{ "guest-symbols",	required_argument, NULL, O_GUEST_SYMBOLS },
+	{ "guest-modules",	required_argument, NULL, O_GUEST_MODULES },
+	{ "guest-module-dir",	required_argument, NULL, O_GUEST_MODULE_DIR },
 	{ "kaslr-slide",	required_argument, NULL, O_KASLR_SLIDE },
 	{ "from-mark",		required_argument, NULL, O_FROM_MARK },
 	{ "to-mark",		required_argument, NULL, O_TO_MARK },
@@ -101,6 +104,8 @@ usage(FILE *f)
 	    "  --guest-symbols FILE  a Linux guest's kernel symbols: a System.map, a copy of\n"
 	    "                   /proc/kallsyms or a vmlinux; slid by the guest's LSTAR\n"
 	    "  --kaslr-slide N  the kernel's KASLR slide, a multiple of 0x200000\n"
+	    "  --guest-modules FILE  a copy of the guest's /proc/modules: module addresses\n"
+	    "  --guest-module-dir DIR  the modules' .ko files, under DIR: their functions\n"
 	    "  -G FILE          call graph (caller -> callee counts)\n"
 	    "  --folded FILE    folded stacks (\"main;work;hot 123\")\n"
 	    "  --svg FILE       a flame graph (click to zoom, Ctrl-F to search)\n"
@@ -342,7 +347,8 @@ read_log(const char *log, const char *elf, bool dump, unsigned top, const char *
  * used is said (not with -q) and the profile keeps its addresses.  NULL: none.
  */
 static struct vs_ksyms *
-load_ksyms(struct vs_ksyms *k, const char *path, const char *slide, bool quiet)
+load_ksyms(struct vs_ksyms *k, const char *path, const char *slide, const char *modules,
+    const char *moddir, bool quiet)
 {
 	char err[512];
 
@@ -358,6 +364,10 @@ load_ksyms(struct vs_ksyms *k, const char *path, const char *slide, bool quiet)
 		k->slide_given = true;
 		k->slide = strtoull(slide, NULL, 0);
 	}
+	if (modules != NULL && vs_kmods_load(&k->kmods, &k->kranges, modules, moddir,
+	    k->kmods_note, sizeof(k->kmods_note), err, sizeof(err)) < 0 && !quiet)
+		fprintf(stderr, "vpmustat: warning: --guest-modules %s: module addresses "
+		    "are not named\n", err);
 	return (k);
 }
 
@@ -433,7 +443,7 @@ main(int argc, char **argv)
 	} specs[VS_MAX_EVENTS];
 	const struct vs_cpuset *cpus = NULL;	/* the last -c; NULL: "*" */
 	const char *rlog = NULL, *elf = NULL, *pending_c = NULL;
-	const char *gsyms = NULL, *slide = NULL;
+	const char *gsyms = NULL, *slide = NULL, *modules = NULL, *moddir = NULL;
 	static struct vs_ksyms ksyms;
 	/* static: reachable, not a leak, on the early returns below */
 	static vpmu_config *tuncfg;
@@ -537,6 +547,12 @@ main(int argc, char **argv)
 		case O_GUEST_SYMBOLS:
 			gsyms = optarg;
 			break;
+		case O_GUEST_MODULES:
+			modules = optarg;
+			break;
+		case O_GUEST_MODULE_DIR:
+			moddir = optarg;
+			break;
 		case O_KASLR_SLIDE:
 			if ((ret = check_slide(optarg)) != 0)
 				return (ret);
@@ -602,6 +618,12 @@ main(int argc, char **argv)
 		return (vs_stdout_flush(true) == 0 ? 0 : VS_EXIT_HOST);
 	}
 
+	if ((modules != NULL || moddir != NULL) && gsyms == NULL)
+		return (bad("--guest-modules and --guest-module-dir go with --guest-symbols "
+		    "(the kernel's symbols)%s%s", "", ""));
+	if (moddir != NULL && modules == NULL)
+		return (bad("--guest-module-dir %s: the modules' addresses come from "
+		    "--guest-modules (a copy of /proc/modules)%s", moddir, ""));
 	if (slide != NULL && gsyms == NULL)
 		return (bad("--kaslr-slide %s moves --guest-symbols' addresses: give "
 		    "that file%s", slide, ""));
@@ -617,7 +639,7 @@ main(int argc, char **argv)
 		vpmu_config_destroy(tuncfg);
 		tuncfg = NULL;
 		ret = read_log(rlog, elf, dump, o.top, o.event, &outs, cpus,
-		    load_ksyms(&ksyms, gsyms, slide, outs.quiet));
+		    load_ksyms(&ksyms, gsyms, slide, modules, moddir, outs.quiet));
 		goto done;
 	}
 	if (elf != NULL || dump)
@@ -650,7 +672,7 @@ main(int argc, char **argv)
 		return (ret);
 	vpmu_config_destroy(tuncfg);
 	tuncfg = NULL;
-	o.ksyms = load_ksyms(&ksyms, gsyms, slide, outs.quiet);
+	o.ksyms = load_ksyms(&ksyms, gsyms, slide, modules, moddir, outs.quiet);
 	/* The files before the guest boots: a bad path fails before the run. */
 	ret = vs_outs_open(&outs) < 0 ? VS_EXIT_USAGE : vs_live(&o);
 done:

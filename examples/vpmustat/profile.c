@@ -286,12 +286,16 @@ vs_profile_pmc_rate(struct vs_profile *p, uint32_t id, uint64_t rate)
 			p->pmcs[i].rate = rate;
 }
 
-/* id is named path's last component in names (a later record names it anew). */
+/*
+ * id is named name in names (a later record names it anew): a path's last
+ * component (PMCATTACH, PROCEXEC), a comm as it is (PROC_CREATE,
+ * THR_CREATE: "kworker/0:1" keeps its slash).
+ */
 static void
 name_put(struct vs_name **names, size_t *n, size_t *cap, struct vs_map *map, uint32_t id,
-    const char *path)
+    const char *name, bool path)
 {
-	const char *base = vs_basename(path);
+	const char *base = path ? vs_basename(name) : name;
 	int64_t i;
 
 	if (base[0] == '\0')
@@ -306,15 +310,15 @@ name_put(struct vs_name **names, size_t *n, size_t *cap, struct vs_map *map, uin
 }
 
 static void
-proc_name(struct vs_profile *p, uint32_t pid, const char *path)
+proc_name(struct vs_profile *p, uint32_t pid, const char *name, bool path)
 {
-	name_put(&p->procs, &p->nprocs, &p->capprocs, &p->proc_map, pid, path);
+	name_put(&p->procs, &p->nprocs, &p->capprocs, &p->proc_map, pid, name, path);
 }
 
 static void
 thread_name(struct vs_profile *p, uint32_t tid, const char *name)
 {
-	name_put(&p->thrs, &p->nthrs, &p->capthrs, &p->thr_map, tid, name);
+	name_put(&p->thrs, &p->nthrs, &p->capthrs, &p->thr_map, tid, name, false);
 }
 
 const char *
@@ -656,15 +660,22 @@ add_sample(struct vs_profile *p, const struct vpmu_pmclog_ev *ev)
 		p->filtered++;
 		return;
 	}
-	/* Cut at the first return address outside the code (one byte back). */
+	user = (VPMU_PMCLOG_CPUFLAGS_FLAGS(ev->u.callchain.cpuflags) &
+	    VPMU_PMCLOG_CC_F_USERSPACE) != 0;
+	/*
+	 * Cut at the first return address outside the code (one byte back);
+	 * with a Linux guest's symbols, of a kernel-mode chain, at the first
+	 * below the upper half, where no kernel code is (a frame pointer that
+	 * was none: a kernel built without them keeps data in RBP).
+	 */
 	for (i = 1; i < npc; i++)
-		if (!vs_symtab_in_code(p->syms, ev->u.callchain.pc[i] - 1)) {
+		if (!vs_symtab_in_code(p->syms, ev->u.callchain.pc[i] - 1) ||
+		    (p->ksyms != NULL && !user && ev->u.callchain.pc[0] >= VS_KERNEL_HALF &&
+		    ev->u.callchain.pc[i] < VS_KERNEL_HALF)) {
 			npc = i;
 			p->cut++;
 			break;
 		}
-	user = (VPMU_PMCLOG_CPUFLAGS_FLAGS(ev->u.callchain.cpuflags) &
-	    VPMU_PMCLOG_CC_F_USERSPACE) != 0;
 	e->samples++;
 	if (user)
 		e->user++;
@@ -904,13 +915,13 @@ add_record(struct vs_profile *p, const struct vpmu_pmclog_ev *ev, FILE *dump)
 			    ev->u.pmcallocate.rate);
 		break;
 	case VPMU_PMCLOG_PMCATTACH:
-		proc_name(p, ev->u.pmcattach.pid, ev->u.pmcattach.path);
+		proc_name(p, ev->u.pmcattach.pid, ev->u.pmcattach.path, true);
 		break;
 	case VPMU_PMCLOG_PROCEXEC:
-		proc_name(p, ev->u.procexec.pid, ev->u.procexec.path);
+		proc_name(p, ev->u.procexec.pid, ev->u.procexec.path, true);
 		break;
 	case VPMU_PMCLOG_PROC_CREATE:
-		proc_name(p, ev->u.proc_create.pid, ev->u.proc_create.pcomm);
+		proc_name(p, ev->u.proc_create.pid, ev->u.proc_create.pcomm, false);
 		break;
 	case VPMU_PMCLOG_THR_CREATE:
 		thread_name(p, ev->u.thr_create.tid, ev->u.thr_create.tdname);
@@ -1266,6 +1277,8 @@ vs_report(FILE *f, const struct vs_profile *p, unsigned top)
 	    (p->syms == NULL || p->syms->n == 0) && p->ksyms == NULL ? nosym : "");
 	if (p->ksyms != NULL)
 		fprintf(f, "%s\n", p->ksyms->note);
+	if (p->ksyms != NULL && p->ksyms->kmods_note[0] != '\0')
+		fprintf(f, "%s\n", p->ksyms->kmods_note);
 	if (p->has_image) {
 		vs_image_id_format(&p->image_id, id, sizeof(id));
 		fprintf(f, "vpmustat: the samples are of %s, at %#" PRIx64 ", %s\n", p->image,

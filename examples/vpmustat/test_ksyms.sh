@@ -36,6 +36,15 @@
 #              functions): the note says so, the report has addresses;
 #              no LSTAR in the log, LSTAR 0, no entry_SYSCALL_64: slide 0
 #              and why; --kaslr-slide by hand; its usage errors
+#   modules    --guest-modules (a /proc/modules copy: mymod at
+#              0xffffffffc0002000, other at 0xffffffffc0010000) and
+#              --guest-module-dir (mymod's .ko, built here with cc -c: its
+#              .text laid out from the module's address), with the map's
+#              slide of 0x1e00000 (modules do not move): mymod's functions
+#              by name, an address past them "[mymod]", other's "[other]"
+#              (no file), an address outside both kept; without the
+#              directory, every module address by module; bad files and
+#              the options' usage errors
 set -u
 vs=$1 gen=$2 dir=$3 case=$4
 
@@ -110,6 +119,66 @@ EOF
 }
 
 case $case in
+modules)
+	command -v cc >/dev/null || { echo "skipped: no cc for the module's file"; exit 77; }
+	mkdir -p "$dir/mods/kernel/drivers" || exit 1
+	printf 'int mod_a(int x) { return x + 1; }\nint mod_b(int x) { return x * x + 3; }\n' \
+	    >"$dir/mymod.c"
+	cc -c -O2 -fno-pic -o "$dir/mods/kernel/drivers/mymod.ko" "$dir/mymod.c" ||
+		fail "cc -c mymod.c"
+	a=$(nm "$dir/mods/kernel/drivers/mymod.ko" | awk '$3 == "mod_a" { print $1 }')
+	b=$(nm "$dir/mods/kernel/drivers/mymod.ko" | awk '$3 == "mod_b" { print $1 }')
+	[ -n "$a" ] && [ -n "$b" ] || fail "no mod_a, mod_b in mymod.ko"
+	printf 'mymod 4096 0 - Live 0xffffffffc0002000\nother 8192 1 mymod, Live 0xffffffffc0010000 (E)\n' \
+	    >"$dir/modules"
+	printf '0 0xffffffff%x\n0 0xffffffff%x\n0 0xffffffffc0002800\n0 0xffffffffc0010020\n0 0xffffffffc0030000\n' \
+	    $((0x$a + 0xc0002000 + 1)) $((0x$b + 0xc0002000 + 2)) >"$dir/mods.txt"
+	"$gen" -o "$dir/mods.log" -e 0x4c535408 -e 0x82e02000 -e 0xffffffff \
+	    <"$dir/mods.txt" || fail "test_flatlog mods.log"
+	run mods 0 -R "$dir/mods.log" --guest-symbols "$dir/base.map" \
+	    --guest-modules "$dir/modules" --guest-module-dir "$dir/mods"
+	same mods.err "$dir/mods.err" </dev/null
+	sed -n '3p;/self%/,/hottest/p' "$dir/mods.out" >"$dir/mods.part"
+	same mods.part "$dir/mods.part" <<EOF
+vpmustat: modules from $dir/modules: 2, 1 with their file under $dir/mods
+    self%      self  total%     total  function
+    20.00         1   20.00         1  0xffffffffc0030000
+    20.00         1   20.00         1  [mymod]
+    20.00         1   20.00         1  [other]
+    20.00         1   20.00         1  mod_a [mymod]
+    20.00         1   20.00         1  mod_b [mymod]
+  hottest addresses:
+EOF
+	grep -q '^ *20.00         1  0xffffffffc0010020 \[other\]+0x20$' "$dir/mods.out" ||
+		fail "mods: not [other]+0x20"
+	# Without the module files: every module address by module.
+	run nofiles 0 -R "$dir/mods.log" --guest-symbols "$dir/base.map" \
+	    --guest-modules "$dir/modules"
+	grep -q '^ *60.00         3   60.00         3  \[mymod\]$' "$dir/nofiles.out" ||
+		fail "nofiles: the three samples in mymod not [mymod]"
+	grep -qxF "vpmustat: modules from $dir/modules: 2, 0 with their file" "$dir/nofiles.out" ||
+		fail "nofiles: no note"
+	# Bad files: the message, and the kernel's names still there.
+	printf 'mymod 4096 0 - Live c0002000\n' >"$dir/bad.modules"
+	run badmod 0 -R "$dir/mods.log" --guest-symbols "$dir/base.map" \
+	    --guest-modules "$dir/bad.modules"
+	same badmod.err "$dir/badmod.err" <<EOF
+vpmustat: warning: --guest-modules $dir/bad.modules: line 1: the sixth field is not a hexadecimal address 0x...: "mymod 4096 0 - Live c0002000": module addresses are not named
+EOF
+	grep -q '^ *20.00         1   20.00         1  0xffffffffc0030000$' "$dir/badmod.out" ||
+		fail "badmod: no report"
+	printf 'mymod 4096 0 - Live 0x0000000000000000\n' >"$dir/zero.modules"
+	run zeromod 0 -R "$dir/mods.log" --guest-symbols "$dir/base.map" \
+	    --guest-modules "$dir/zero.modules"
+	grep -q "every address is 0: a /proc/modules read without privilege" "$dir/zeromod.err" ||
+		fail "zeromod: not said"
+	run nogsyms 2 -R "$dir/mods.log" --guest-modules "$dir/modules"
+	grep -qxF "vpmustat: --guest-modules and --guest-module-dir go with --guest-symbols (the kernel's symbols)" \
+	    "$dir/nogsyms.err" || fail "nogsyms: not said"
+	run nomods 2 -R "$dir/mods.log" --guest-symbols "$dir/base.map" --guest-module-dir "$dir/mods"
+	grep -qxF "vpmustat: --guest-module-dir $dir/mods: the modules' addresses come from --guest-modules (a copy of /proc/modules)" \
+	    "$dir/nomods.err" || fail "nomods: not said"
+	;;
 map)
 	run map 0 -R "$dir/slid.log" --guest-symbols "$dir/base.map" -G "$dir/map.graph" \
 	    --perf-script "$dir/map.perf"

@@ -146,12 +146,23 @@ struct vs_ksyms {
 	char	*path;
 	struct vs_symtab t;	/* the kernel's code symbols, at the file's addresses */
 	struct vs_symtab mods;	/* the modules' ("name [module]"): never moved */
+	struct vs_symtab kmods;	/* --guest-modules: functions of the modules' files */
+	struct vs_symtab kranges;	/* and each module whole, "[name]" */
+	char	 kmods_note[512];	/* what --guest-modules gave; "": none */
 	uint64_t at[VS_KSYM_N];	/* the named symbols in the file; 0: none */
 	bool	 slide_given;	/* --kaslr-slide */
 	uint64_t slide;
 	bool	 usable;	/* vs_ksyms_settle(): the file names kernel addresses */
 	char	 note[512];	/* vs_ksyms_settle()'s: the slide, or why there is none */
 };
+
+/*
+ * kmods.c: a copy of /proc/modules (and the module files under dir, NULL:
+ * none) into t (functions) and ranges (each module whole).  0 with note,
+ * or -1 and err.
+ */
+int  vs_kmods_load(struct vs_symtab *t, struct vs_symtab *ranges, const char *modules,
+    const char *dir, char *note, size_t notelen, char *err, size_t errlen);
 
 struct vs_profile;
 /* path read (told apart by content).  0, or -1 with the reason (its line) in err. */
