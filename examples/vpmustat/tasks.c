@@ -17,6 +17,10 @@
  * user mode under page-table isolation CR3 holds the user half of an
  * 8 KiB pair, the kernel's is the page below (bit 12 clear).
  *
+ * A vCPU's per-CPU area does not move once the kernel has set LSTAR (which
+ * it does after it set up the areas), so its base is kept, and read again
+ * from the MSRs every BASE_AGAIN samples: most samples make no system call.
+ *
  * A sample that cannot be named (before the kernel has set up its per-CPU
  * areas or LSTAR, a kernel without BTF, a symbol file without the
  * symbols) is left to libvpmu, which names the address space by CR3; the
@@ -37,6 +41,7 @@
 #define BTF_MAX			(64u << 20)	/* a vmlinux's is about 5 MiB */
 #define PTI_USER_BIT		(1ull << 12)
 #define CR0_PG			(1ull << 31)
+#define BASE_AGAIN		256	/* samples between reads of a kept base */
 
 static bool
 kernel_va(uint64_t va)
@@ -148,6 +153,28 @@ task_at(struct vs_tasks *t, struct vpmu_vm *vm, const struct vpmu_regs *r, uint6
 	return (0);
 }
 
+/* The task current in the per-CPU area at base: 0, or ENOENT (counted). */
+static int
+named(struct vs_tasks *t, struct vs_task_vcpu *tv, const struct vpmu_regs *r, uint64_t base,
+    struct vpmu_task *out)
+{
+	uint64_t task_va;
+
+	if (kread(tv->vm, r, base + t->current, &task_va, sizeof(task_va)) < 0 ||
+	    !kernel_va(task_va)) {
+		why(t, "no current task at per-CPU %#" PRIx64 " + %#" PRIx64, base,
+		    t->current);
+		t->unnamed++;
+		return (ENOENT);
+	}
+	if (task_at(t, tv->vm, r, task_va, out) < 0) {
+		t->unnamed++;
+		return (ENOENT);
+	}
+	t->named++;
+	return (0);
+}
+
 /* libvpmu's task function: the sampled vCPU's current Linux task. */
 static int
 task_fn(void *arg, unsigned cpu, const struct vpmu_regs *r, struct vpmu_task *out)
@@ -155,7 +182,7 @@ task_fn(void *arg, unsigned cpu, const struct vpmu_regs *r, struct vpmu_task *ou
 	struct vs_task_vcpu *tv = arg;
 	struct vs_tasks *t = tv->tasks;
 	uint32_t idx[3] = { MSR_GS_BASE, MSR_KERNEL_GS_BASE, VS_MSR_LSTAR };
-	uint64_t val[3] = { 0, 0, 0 }, base, task_va;
+	uint64_t val[3] = { 0, 0, 0 }, base;
 
 	(void)cpu;
 	if (!(r->cr0 & CR0_PG) || !r->long_mode) {
@@ -163,6 +190,8 @@ task_fn(void *arg, unsigned cpu, const struct vpmu_regs *r, struct vpmu_task *ou
 		t->unnamed++;
 		return (ENOENT);
 	}
+	if (tv->base != 0 && ++tv->uses % BASE_AGAIN != 0)
+		return (named(t, tv, r, tv->base, out));
 	if (vr_msrs(tv->fd, false, idx, val, 3) < 0) {
 		why(t, "KVM_GET_MSRS (the GS bases): %s", strerror(errno));
 		t->unnamed++;
@@ -193,18 +222,11 @@ task_fn(void *arg, unsigned cpu, const struct vpmu_regs *r, struct vpmu_task *ou
 		t->unnamed++;
 		return (ENOENT);
 	}
-	if (kread(tv->vm, r, base + t->current, &task_va, sizeof(task_va)) < 0 ||
-	    !kernel_va(task_va)) {
-		why(t, "no current task at per-CPU %#" PRIx64 " + %#" PRIx64, base,
-		    t->current);
-		t->unnamed++;
+	tv->base = 0;
+	if (named(t, tv, r, base, out) != 0)
 		return (ENOENT);
-	}
-	if (task_at(t, tv->vm, r, task_va, out) < 0) {
-		t->unnamed++;
-		return (ENOENT);
-	}
-	t->named++;
+	tv->base = base;		/* LSTAR is set: the area stays */
+	tv->uses = 0;
 	return (0);
 }
 

@@ -204,6 +204,8 @@ struct vs_task_vcpu {
 	struct vs_tasks *tasks;
 	struct vpmu_vm *vm;
 	int	 fd;		/* the vCPU's: its GS bases and LSTAR */
+	uint64_t base;		/* its per-CPU area, once known; 0: not yet */
+	unsigned uses;		/* samples since base was read */
 };
 /* A Linux guest's tasks named at its samples (--guest-symbols). */
 struct vs_tasks {
