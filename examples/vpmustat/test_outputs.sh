@@ -42,6 +42,9 @@
 #                  from profile.proto's field numbers (pprof.proto): the
 #                  stacks, the sums of samples and events, the sample types,
 #                  the period, the mapping's file, all exact
+#   pprof_go       the same profile read by go tool pprof -top (skipped
+#                  without Debian's golang-go): hot 3 of 4, cold 1, main
+#                  under 3
 #   quiet          -q: nothing on standard output or standard error but
 #                  errors; two files on standard output refused
 #   image          the image a log records (MAP_IN, then its build-id in
@@ -458,6 +461,20 @@ EOF
 	run rate 0 -R "$dir/rate.log" --perf-script "$dir/rate.perf" --event 'event 0xc0'
 	printf 'app.elf 1/1 [003] 0.000001: 1009 event_0xc0:\n\t%16x [unknown] ([unknown])\n\t%16x [unknown] ([unknown])\n\n' \
 	    $((hot + 4)) $((work + 0x10)) | same rate.perf "$dir/rate.perf"
+	;;
+pprof_go)
+	# The profile read by the reader pprof users have: go tool pprof
+	# (Debian's golang-go, not installed by cmake/deps.sh: a 335 MB toolchain).
+	command -v go >/dev/null || { echo "skipped: no go (golang-go): go tool pprof cannot read the profile here"; exit 77; }
+	"$gen" -r 1009 -o "$dir/rate.log" <"$dir/deep.txt" || fail "test_flatlog -r"
+	run rate 0 -R "$dir/rate.log" --elf "$elf" --pprof "$dir/rate.pb.gz"
+	HOME=$dir GOCACHE=$dir/gocache go tool pprof -top -nodecount=10 -sample_index=samples "$dir/rate.pb.gz" \
+	    >"$dir/top.txt" 2>"$dir/top.err" || { cat "$dir/top.err"; fail "go tool pprof -top"; }
+	cat "$dir/top.txt"
+	grep -q '^Type: samples$' "$dir/top.txt" || fail "go tool pprof: not Type: samples"
+	grep -Eq '^ +3 +75\.00% +75\.00% +3 +75\.00% +hot$' "$dir/top.txt" || fail "go tool pprof: hot is not 3 of 4 (75%)"
+	grep -Eq '^ +1 +25\.00% +100% +1 +25\.00% +cold$' "$dir/top.txt" || fail "go tool pprof: cold is not 1 of 4"
+	grep -Eq '^ +0 +0% +100% +3 +75\.00% +main$' "$dir/top.txt" || fail "go tool pprof: main is not on 3 of 4"
 	;;
 pprof)
 	decode() {
