@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "vpmustat.h"
@@ -209,12 +210,21 @@ vs_kmods_load(struct vs_symtab *t, struct vs_symtab *ranges, const char *modules
 	ssize_t len;
 	const char *why;
 	bool nonzero = false;
+	struct stat sb;
 	long got;
 	int ret = -1;
 
 	memset(t, 0, sizeof(*t));
 	memset(ranges, 0, sizeof(*ranges));
 	note[0] = '\0';
+	if (dir != NULL && stat(dir, &sb) < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return (-1);
+	}
+	if (dir != NULL && !S_ISDIR(sb.st_mode)) {
+		snprintf(err, errlen, "%s: not a directory", dir);
+		return (-1);
+	}
 	if ((f = fopen(modules, "r")) == NULL) {
 		snprintf(err, errlen, "%s: %s", modules, strerror(errno));
 		return (-1);

@@ -172,6 +172,11 @@ EOF
 	    --guest-modules "$dir/zero.modules"
 	grep -q "every address is 0: a /proc/modules read without privilege" "$dir/zeromod.err" ||
 		fail "zeromod: not said"
+	run nodir 0 -R "$dir/mods.log" --guest-symbols "$dir/base.map" \
+	    --guest-modules "$dir/modules" --guest-module-dir "$dir/modules"
+	same nodir.err "$dir/nodir.err" <<EOF
+vpmustat: warning: --guest-modules $dir/modules: not a directory: module addresses are not named
+EOF
 	run nogsyms 2 -R "$dir/mods.log" --guest-modules "$dir/modules"
 	grep -qxF "vpmustat: --guest-modules and --guest-module-dir go with --guest-symbols (the kernel's symbols)" \
 	    "$dir/nogsyms.err" || fail "nogsyms: not said"
