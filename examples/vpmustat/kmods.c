@@ -275,7 +275,8 @@ vs_kmods_load(struct vs_symtab *t, struct vs_symtab *ranges, const char *modules
 		    "privilege (read it as root, with kernel.kptr_restrict 0 or 1)", modules);
 		goto out;
 	}
-	qsort(t->s, t->n, sizeof(*t->s), sym_cmp);
+	if (t->n != 0)			/* no module file: no functions, no array */
+		qsort(t->s, t->n, sizeof(*t->s), sym_cmp);
 	qsort(ranges->s, ranges->n, sizeof(*ranges->s), sym_cmp);
 	snprintf(note, notelen, "vpmustat: modules from %s: %zu, %zu with their file%s%s",
 	    modules, nmods, nfiles, dir != NULL ? " under " : "", dir != NULL ? dir : "");

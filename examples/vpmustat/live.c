@@ -202,9 +202,10 @@ pmcs_setup(struct live *l)
 	/* hwpmc clamps a sampling rate below mincount: say so. */
 	if (l->sampling && vpmu_vm_get_tunable(l->vm->pmu, "mincount", &min) == 0 &&
 	    min > 0 && l->o->rate < (uint64_t)min) {
-		fprintf(stderr, "vpmustat: warning: -n %" PRIu64 " is below the tunable "
-		    "mincount (%ld): one sample every %ld events (--tunable mincount=N "
-		    "lowers it)\n", l->o->rate, min, min);
+		if (!l->o->outs->quiet)
+			fprintf(stderr, "vpmustat: warning: -n %" PRIu64 " is below the "
+			    "tunable mincount (%ld): one sample every %ld events (--tunable "
+			    "mincount=N lowers it)\n", l->o->rate, min, min);
 		l->o->rate = (uint64_t)min;
 	}
 
@@ -690,14 +691,16 @@ vs_live(struct vs_live_opts *o)
 	vm.mark_arg = &l;
 
 	l.progress = isatty(STDERR_FILENO) && l.sampling && !o->outs->quiet;
-	fprintf(stderr, "vpmustat: %s: model %s, source %s, %u vCPU%s", o->run.guest,
-	    s.modelstr, l.src, vm.nvcpus, vm.nvcpus == 1 ? "" : "s");
-	if (l.sampling)
-		fprintf(stderr, ", sampling every %" PRIu64 " events%s", o->rate,
-		    o->callchain ? " with call chains" : "");
-	fprintf(stderr, "\n");
-	if (o->run.pmu_mode_given)
-		fprintf(stderr, "vpmustat: guest PMU mode %s\n", vm.pmu_mode_why);
+	if (!o->outs->quiet) {		/* -q: errors only */
+		fprintf(stderr, "vpmustat: %s: model %s, source %s, %u vCPU%s",
+		    o->run.guest, s.modelstr, l.src, vm.nvcpus, vm.nvcpus == 1 ? "" : "s");
+		if (l.sampling)
+			fprintf(stderr, ", sampling every %" PRIu64 " events%s", o->rate,
+			    o->callchain ? " with call chains" : "");
+		fprintf(stderr, "\n");
+		if (o->run.pmu_mode_given)
+			fprintf(stderr, "vpmustat: guest PMU mode %s\n", vm.pmu_mode_why);
+	}
 	if (l.counting && o->wait_s != 0)
 		count_header(&l);
 	/*
@@ -741,13 +744,15 @@ vs_live(struct vs_live_opts *o)
 	}
 	if (vpmu_vm_get_driverstats(vm.pmu, &caller, &st) != 0)
 		memset(&st, 0, sizeof(st));
-	run_end(&vm, o, secs);
-	if (l.sampling)
-		fprintf(stderr, "; %" PRIu32 " samples, %" PRIu32 " dropped (ring full), %"
-		    PRIu32 " log buffers unavailable", st.intr_processed, st.intr_bufferfull,
-		    st.buffer_requests_failed);
-	exact_stats(&vm);
-	fprintf(stderr, "\n");
+	if (!o->outs->quiet) {		/* -q: the exit status says how it ended */
+		run_end(&vm, o, secs);
+		if (l.sampling)
+			fprintf(stderr, "; %" PRIu32 " samples, %" PRIu32 " dropped (ring "
+			    "full), %" PRIu32 " log buffers unavailable", st.intr_processed,
+			    st.intr_bufferfull, st.buffer_requests_failed);
+		exact_stats(&vm);
+		fprintf(stderr, "\n");
+	}
 	if (l.tasks != NULL && !o->outs->quiet)
 		tasks_end(&l);
 	if (o->from_mark >= 0 && !l.started)
