@@ -1117,11 +1117,15 @@ proc_total_cmp(const void *a, const void *b)
 	return (x->pid < y->pid ? -1 : x->pid > y->pid);
 }
 
-/* "comm[pid]", "cr3:0x...", or "pid N". */
+/*
+ * "comm[pid]", "cr3:0x...", or "pid N"; a comm comes from the log: bytes
+ * below 0x20, DEL and ';' (the folded stacks' separator) become '_'.
+ */
 static void
 proc_label(const struct vs_profile *p, uint32_t pid, char *buf, size_t len)
 {
 	const char *name = vs_profile_proc(p, pid);
+	unsigned char *c;
 
 	if (name != NULL && (pid & VPMU_PID_ASPACE))
 		snprintf(buf, len, "%s", name);
@@ -1129,6 +1133,9 @@ proc_label(const struct vs_profile *p, uint32_t pid, char *buf, size_t len)
 		snprintf(buf, len, "%s[%" PRIu32 "]", name, pid);
 	else
 		snprintf(buf, len, "pid %" PRIu32, pid);
+	for (c = (unsigned char *)buf; *c != '\0'; c++)
+		if (*c < 0x20 || *c == 0x7f || *c == ';')
+			*c = '_';
 }
 
 /*
@@ -1387,7 +1394,7 @@ folded_node(FILE *f, const struct vs_evprof *e, const struct vs_node *n, uint32_
 	size_t i, k;
 
 	if (n->func != ROOT) {
-		if (depth == VPMU_PMCLOG_CALLCHAIN_MAX)
+		if (depth == VS_TREE_DEPTH_MAX)
 			return;
 		path[depth++] = n->func;
 	}
@@ -1405,7 +1412,7 @@ folded_node(FILE *f, const struct vs_evprof *e, const struct vs_node *n, uint32_
 void
 vs_folded(FILE *f, const struct vs_evprof *e)
 {
-	uint32_t path[VPMU_PMCLOG_CALLCHAIN_MAX];
+	uint32_t path[VS_TREE_DEPTH_MAX];
 
 	folded_node(f, e, vs_evprof_tree(e), path, 0);
 }

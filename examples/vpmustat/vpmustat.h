@@ -425,6 +425,8 @@ const struct vs_sym *vs_profile_sym(const struct vs_profile *p, uint64_t pc, boo
 /* "name+0xoff" of vs_profile_sym(), or "" if none. */
 void vs_profile_format(const struct vs_profile *p, uint64_t pc, bool user, char *buf,
     size_t len);
+/* The deepest chain of a tree: a call chain's frames, and its process's (proot). */
+#define VS_TREE_DEPTH_MAX	(VPMU_PMCLOG_CALLCHAIN_MAX + 1)
 /* The tree the flame graph and the folded stacks draw: proot if it has samples, else root. */
 const struct vs_node *vs_evprof_tree(const struct vs_evprof *e);
 /* The name the log gives process pid, or NULL. */

@@ -180,7 +180,7 @@ check_folded(const char *s, size_t n)
 				frames++;
 			}
 		CHECK(sp[-2] != ';');
-		CHECK(frames <= VPMU_PMCLOG_CALLCHAIN_MAX);
+		CHECK(frames <= VS_TREE_DEPTH_MAX);	/* a chain and its process */
 		sum += count;
 	}
 	return (sum);
@@ -246,6 +246,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		e = &none;
 	}
 	CHECK(e->root.total == e->samples);
+	CHECK(vs_evprof_tree(e)->total == e->samples);
 
 	CHECK((f = open_memstream(&out, &n)) != NULL);
 	vs_callgraph(f, e);
