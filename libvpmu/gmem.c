@@ -33,19 +33,19 @@ struct pgfmt {
 	uint64_t addr_mask;		/* entry bits that locate a table or page */
 };
 
-#define ADDR_52	0x000FFFFFFFFFF000ull		/* MAXPHYADDR up to 52 */
 
 /* 4-level paging (4.5): PML4, PDPT (1 GiB pages), PD (2 MiB pages), PT. */
 static const struct pgfmt fmt_4level = {
-	8, 4, { 39, 30, 21, 12 }, { 9, 9, 9, 9 }, { 0, 1, 1, 0 }, ADDR_52, ADDR_52
+	8, 4, { 39, 30, 21, 12 }, { 9, 9, 9, 9 }, { 0, 1, 1, 0 }, VPMU_GMEM_ADDR_52, VPMU_GMEM_ADDR_52
 };
 /* 5-level paging (4.5, CR4.LA57): PML5 on top. */
 static const struct pgfmt fmt_5level = {
-	8, 5, { 48, 39, 30, 21, 12 }, { 9, 9, 9, 9, 9 }, { 0, 0, 1, 1, 0 }, ADDR_52, ADDR_52
+	8, 5, { 48, 39, 30, 21, 12 }, { 9, 9, 9, 9, 9 }, { 0, 0, 1, 1, 0 }, VPMU_GMEM_ADDR_52,
+	VPMU_GMEM_ADDR_52
 };
 /* PAE paging (4.4): four PDPTEs at CR3[31:5], PD (2 MiB pages), PT. */
 static const struct pgfmt fmt_pae = {
-	8, 3, { 30, 21, 12 }, { 2, 9, 9 }, { 0, 1, 0 }, 0xFFFFFFE0ull, ADDR_52
+	8, 3, { 30, 21, 12 }, { 2, 9, 9 }, { 0, 1, 0 }, 0xFFFFFFE0ull, VPMU_GMEM_ADDR_52
 };
 /* 32-bit paging (4.3): PD (4 MiB pages with CR4.PSE), PT. */
 static const struct pgfmt fmt_32bit = {

@@ -55,6 +55,8 @@ struct vpmu_gmem_paging {
 #define VPMU_CR4_CET	(1ull << 23)
 #define VPMU_CR0_WP	(1ull << 16)
 #define VPMU_EFER_LMA	(1ull << 10)
+/* A page frame's address bits in CR3 and the 64-bit paging entries (MAXPHYADDR <= 52). */
+#define VPMU_GMEM_ADDR_52	0x000FFFFFFFFFF000ull
 
 /* An empty set of slots (a zeroed struct is one too). */
 void	vpmu__gmem_init(struct vpmu_gmem *mem);

@@ -56,7 +56,7 @@ void
 vpmu__task_of(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_regs *r, struct vpmu_task *t)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
-	uint64_t cr3 = (r->cr0 & VPMU_CR0_PG) ? r->cr3 & 0xFFFFFFFFFF000ull : 0;	/* 52 bits */
+	uint64_t cr3 = (r->cr0 & VPMU_CR0_PG) ? r->cr3 & VPMU_GMEM_ADDR_52 : 0;
 
 	memset(t, 0, sizeof(*t));
 	t->pid = t->tid = -1;

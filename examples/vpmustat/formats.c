@@ -288,7 +288,6 @@ pprof_encode(struct pb *out, const struct vs_profile *p, const struct vs_evprof 
 	const struct vs_stack *s;
 	const char *image = vs_image(p);
 	uint64_t *ids = NULL, v[2], nlocs = 0, lo, hi, d, n;
-	struct vs_map procs = { 0 };
 	size_t i, maxpc = 0;
 	int64_t pf;
 	bool byproc;
@@ -310,9 +309,6 @@ pprof_encode(struct pb *out, const struct vs_profile *p, const struct vs_evprof 
 	 * pprof's -tagfocus and fleet profilers group by.
 	 */
 	byproc = p->nprocs != 0;
-	for (i = 0; i < e->nfuncs; i++)
-		if (e->funcs[i].proc)
-			vs_map_put(&procs, e->funcs[i].pid, (uint32_t)i);
 	for (i = 0; i < (byproc ? e->npst : e->nstacks); i++) {
 		s = &e->stacks[byproc ? e->pst[i].stack : i];
 		n = byproc ? e->pst[i].samples : s->count;
@@ -326,7 +322,7 @@ pprof_encode(struct pb *out, const struct vs_profile *p, const struct vs_evprof 
 			pb_int(&sub, LABEL_KEY, S_PID);
 			pb_int(&sub, LABEL_NUM, e->pst[i].pid);
 			pb_msg(&tmp, SAMPLE_LABEL, &sub);
-			if ((pf = vs_map_get(&procs, e->pst[i].pid)) >= 0) {
+			if ((pf = vs_map_get(&e->proc_funcs, e->pst[i].pid)) >= 0) {
 				pb_int(&sub, LABEL_KEY, S_PROCESS);
 				pb_int(&sub, LABEL_STR, S_FUNCS + (uint64_t)pf);
 				pb_msg(&tmp, SAMPLE_LABEL, &sub);
@@ -334,7 +330,6 @@ pprof_encode(struct pb *out, const struct vs_profile *p, const struct vs_evprof 
 		}
 		pb_msg(out, PROFILE_SAMPLE, &tmp);
 	}
-	vs_map_free(&procs);
 	free(ids);
 	vs_map_free(&m[0]);
 	vs_map_free(&m[1]);

@@ -7,7 +7,7 @@
  * of the module's core (its text first).  An address in [ADDRESS,
  * ADDRESS + SIZE) that no function of the module's file holds (or with no
  * file) is named "[NAME]+0xoff".  With
- * --guest-module-dir, the directory is searched (recursively) for
+ * --guest-module-dir, the directory is walked once (recursively) for
  * NAME.ko, '-' and '_' taken as one: its functions are placed as the
  * kernel lays a module's core text out -- the sections that are both
  * allocated and executable, init sections (".init*") left out, in the
@@ -48,26 +48,61 @@ same_name(const char *a, const char *b)
 	return (*a == *b);
 }
 
-/* nftw's search: the first NAME.ko under the directory. */
-static const char *want_name;
-static char found_path[4096];
+/* The .ko files under the directory, listed by one walk (nftw has no argument). */
+static struct ko {
+	char	*path;
+	char	*stem;		/* the file name without ".ko": the module's name */
+} *kos;
+static size_t nkos, capkos;
 
 static int
-find_ko(const char *path, const struct stat *st, int type, struct FTW *ftw)
+list_ko(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
 	const char *base = path + ftw->base;
 	size_t n = strlen(base);
-	char stem[256];
+	void *p;
 
 	(void)st;
-	if (type != FTW_F || n < 4 || n - 3 >= sizeof(stem) || strcmp(base + n - 3, ".ko") != 0)
+	if (type != FTW_F || n < 4 || strcmp(base + n - 3, ".ko") != 0)
 		return (0);
-	memcpy(stem, base, n - 3);
-	stem[n - 3] = '\0';
-	if (!same_name(stem, want_name))
-		return (0);
-	snprintf(found_path, sizeof(found_path), "%s", path);
-	return (1);
+	if (nkos == capkos) {
+		capkos = capkos != 0 ? capkos * 2 : 256;
+		if ((p = realloc(kos, capkos * sizeof(*kos))) == NULL)
+			return (-1);
+		kos = p;
+	}
+	if ((kos[nkos].path = strdup(path)) == NULL ||
+	    (kos[nkos].stem = strndup(base, n - 3)) == NULL) {
+		free(kos[nkos].path);
+		return (-1);
+	}
+	nkos++;
+	return (0);
+}
+
+static void
+kos_free(void)
+{
+	while (nkos > 0) {
+		nkos--;
+		free(kos[nkos].path);
+		free(kos[nkos].stem);
+	}
+	free(kos);
+	kos = NULL;
+	capkos = 0;
+}
+
+/* The listed file of module name, or NULL. */
+static const char *
+ko_of(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < nkos; i++)
+		if (same_name(kos[i].stem, name))
+			return (kos[i].path);
+	return (NULL);
 }
 
 static int
@@ -207,12 +242,11 @@ vs_kmods_load(struct vs_symtab *t, struct vs_symtab *ranges, const char *modules
 	FILE *f;
 	char *buf = NULL, kerr[256];
 	size_t bufcap = 0, line = 0, cap = 0, rcap = 0, nmods = 0, nfiles = 0;
-	ssize_t len;
 	const char *why;
 	bool nonzero = false;
 	struct stat sb;
-	long got;
-	int ret = -1;
+	const char *ko;
+	int ret = -1, got;
 
 	memset(t, 0, sizeof(*t));
 	memset(ranges, 0, sizeof(*ranges));
@@ -225,19 +259,19 @@ vs_kmods_load(struct vs_symtab *t, struct vs_symtab *ranges, const char *modules
 		snprintf(err, errlen, "%s: not a directory", dir);
 		return (-1);
 	}
+	errno = 0;
+	if (dir != NULL && nftw(dir, list_ko, 16, FTW_PHYS) != 0) {
+		snprintf(err, errlen, "%s: %s", dir, errno != 0 ? strerror(errno) :
+		    "out of memory");
+		kos_free();
+		return (-1);
+	}
 	if ((f = fopen(modules, "r")) == NULL) {
 		snprintf(err, errlen, "%s: %s", modules, strerror(errno));
 		return (-1);
 	}
 	elf_version(EV_CURRENT);
-	while ((len = getline(&buf, &bufcap, f)) > 0) {
-		line++;
-		if (buf[len - 1] != '\n') {
-			snprintf(err, errlen, "%s: line %zu: no newline at its end: the file is "
-			    "cut short", modules, line);
-			goto out;
-		}
-		buf[len - 1] = '\0';
+	while ((got = vs_text_line(f, modules, &buf, &bufcap, &line, err, errlen)) > 0) {
 		if (parse_module(buf, &m, &why) < 0) {
 			snprintf(err, errlen, "%s: line %zu: %s: \"%.60s\"", modules, line, why,
 			    buf);
@@ -245,16 +279,12 @@ vs_kmods_load(struct vs_symtab *t, struct vs_symtab *ranges, const char *modules
 		}
 		nmods++;
 		nonzero |= m.base != 0;
-		got = 0;
-		if (dir != NULL) {
-			want_name = m.name;
-			found_path[0] = '\0';
-			if (nftw(dir, find_ko, 16, FTW_PHYS) == 1 &&
-			    (got = load_ko(t, &cap, &m, found_path, kerr, sizeof(kerr))) < 0) {
+		if ((ko = ko_of(m.name)) != NULL) {
+			if (load_ko(t, &cap, &m, ko, kerr, sizeof(kerr)) < 0) {
 				snprintf(err, errlen, "%s", kerr);
 				goto out;
 			}
-			nfiles += found_path[0] != '\0';
+			nfiles++;
 		}
 		/* The module as a whole, for addresses no function of its file holds. */
 		if (add_sym(ranges, &rcap, m.base, m.size, NULL, m.name) < 0) {
@@ -262,10 +292,8 @@ vs_kmods_load(struct vs_symtab *t, struct vs_symtab *ranges, const char *modules
 			goto out;
 		}
 	}
-	if (ferror(f)) {
-		snprintf(err, errlen, "%s: %s", modules, strerror(errno));
+	if (got < 0)
 		goto out;
-	}
 	if (nmods == 0) {
 		snprintf(err, errlen, "%s: no modules (an empty file)", modules);
 		goto out;
@@ -284,6 +312,7 @@ vs_kmods_load(struct vs_symtab *t, struct vs_symtab *ranges, const char *modules
 out:
 	free(buf);
 	fclose(f);
+	kos_free();
 	if (ret < 0) {
 		vs_symtab_free(t);
 		vs_symtab_free(ranges);

@@ -152,6 +152,30 @@ take(struct vs_symtab *t, const struct mline *m, size_t n, bool module)
 	return (0);
 }
 
+int
+vs_text_line(FILE *f, const char *path, char **buf, size_t *cap, size_t *line, char *err,
+    size_t errlen)
+{
+	ssize_t len;
+
+	if ((len = getline(buf, cap, f)) <= 0) {
+		if (!ferror(f))
+			return (0);
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return (-1);
+	}
+	++*line;
+	if ((*buf)[len - 1] != '\n') {
+		snprintf(err, errlen, "%s: line %zu: no newline at its end: the file is "
+		    "cut short", path, *line);
+		return (-1);
+	}
+	(*buf)[--len] = '\0';
+	if (len > 0 && (*buf)[len - 1] == '\r')
+		(*buf)[len - 1] = '\0';
+	return (1);
+}
+
 /* A map's lines into k.  0, or -1 with the reason (and the line) in err. */
 static int
 load_map(struct vs_ksyms *k, FILE *f, const char *path, char *err, size_t errlen)
@@ -160,18 +184,12 @@ load_map(struct vs_ksyms *k, FILE *f, const char *path, char *err, size_t errlen
 	size_t n = 0, cap = 0, line = 0, back = 0, i, j;
 	char *buf = NULL;
 	size_t bufcap = 0;
-	ssize_t len;
 	const char *why;
-	bool modules = false, nonzero = false, ended = true;
+	bool modules = false, nonzero = false;
 	void *p;
-	int ret = -1;
+	int ret = -1, got;
 
-	while ((len = getline(&buf, &bufcap, f)) > 0) {
-		line++;
-		ended = buf[len - 1] == '\n';
-		buf[len - (ended ? 1 : 0)] = '\0';
-		if (ended && len > 1 && buf[len - 2] == '\r')
-			buf[len - 2] = '\0';
+	while ((got = vs_text_line(f, path, &buf, &bufcap, &line, err, errlen)) > 0) {
 		if (n == cap) {
 			cap = cap ? cap * 2 : 1024;
 			if ((p = realloc(m, cap * sizeof(*m))) == NULL) {
@@ -181,8 +199,6 @@ load_map(struct vs_ksyms *k, FILE *f, const char *path, char *err, size_t errlen
 			m = p;
 		}
 		if (parse_line(buf, &m[n], &why) < 0) {
-			if (!ended)
-				break;	/* the last line, cut short: said below */
 			snprintf(err, errlen, "%s: line %zu: %s: \"%.60s\"", path, line, why,
 			    buf);
 			goto out;
@@ -194,17 +210,10 @@ load_map(struct vs_ksyms *k, FILE *f, const char *path, char *err, size_t errlen
 			back = n;
 		n++;
 	}
-	if (ferror(f)) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if (got < 0)
 		goto out;
-	}
 	if (line == 0) {
 		snprintf(err, errlen, "%s: an empty file", path);
-		goto out;
-	}
-	if (!ended) {
-		snprintf(err, errlen, "%s: line %zu: no newline at its end: the file is "
-		    "cut short", path, line);
 		goto out;
 	}
 	if (!nonzero) {

@@ -439,21 +439,6 @@ finish_log(struct live *l)
 	return (ret);
 }
 
-/* Does path begin as an ELF file does? */
-static bool
-is_elf(const char *path)
-{
-	unsigned char m[4] = { 0 };
-	FILE *f;
-	bool elf;
-
-	if ((f = fopen(path, "rb")) == NULL)
-		return (true);		/* the loader's error says why */
-	elf = fread(m, 1, 4, f) == 4 && memcmp(m, "\177ELF", 4) == 0;
-	fclose(f);
-	return (elf);
-}
-
 /*
  * The log read back: the report, and the files asked for if write (the
  * run ended as a run should) and the log is read whole.
@@ -468,7 +453,8 @@ report(struct live *l, bool write)
 	int fd, ret;
 
 	/* A bzImage or an a.out has no symbols to read: said only of an ELF. */
-	if (vs_symtab_load(&syms, l->o->run.guest, err, sizeof(err)) < 0 && is_elf(l->o->run.guest))
+	errno = 0;
+	if (vs_symtab_load(&syms, l->o->run.guest, err, sizeof(err)) < 0 && errno != ENOEXEC)
 		fprintf(stderr, "vpmustat: warning: symbols: %s\n", err);
 	vs_profile_init(&p, &syms);
 	p.ksyms = l->o->ksyms;

@@ -222,6 +222,7 @@ vs_profile_free(struct vs_profile *p)
 		e = &p->ev[i];
 		node_free(&e->root);
 		node_free(&e->proot);
+		vs_map_free(&e->proc_funcs);
 		for (j = 0; j < e->nfuncs; j++)
 			free(e->funcs[j].name);
 		free(e->funcs);
@@ -701,12 +702,12 @@ static uint32_t
 proc_func(const struct vs_profile *p, struct vs_evprof *e, uint32_t pid)
 {
 	char label[96];
-	size_t i;
+	int64_t known;
 
+	if ((known = vs_map_get(&e->proc_funcs, pid)) >= 0)
+		return ((uint32_t)known);
 	proc_label(p, pid, label, sizeof(label));
-	for (i = 0; i < e->nfuncs; i++)
-		if (e->funcs[i].proc && strcmp(e->funcs[i].name, label) == 0)
-			return ((uint32_t)i);
+	vs_map_put(&e->proc_funcs, pid, (uint32_t)e->nfuncs);
 	e->funcs = grow(e->funcs, &e->capfuncs, e->nfuncs, sizeof(*e->funcs));
 	memset(&e->funcs[e->nfuncs], 0, sizeof(e->funcs[0]));
 	if ((e->funcs[e->nfuncs].name = strdup(label)) == NULL)
@@ -719,7 +720,7 @@ proc_func(const struct vs_profile *p, struct vs_evprof *e, uint32_t pid)
 const struct vs_node *
 vs_evprof_tree(const struct vs_evprof *e)
 {
-	return (e->proot.total != 0 ? &e->proot : &e->root);
+	return (e->by_proc ? &e->proot : &e->root);
 }
 
 /*
@@ -758,9 +759,8 @@ funcs(const struct vs_profile *p, struct vs_evprof *e)
 		}
 		n->self += st->count;
 	}
-	if (p->nprocs == 0)
-		return;
 	/* By process: each (process, chain) under its process's frame. */
+	e->by_proc = p->nprocs != 0;
 	for (k = 0; k < e->npst; k++) {
 		st = &e->stacks[e->pst[k].stack];
 		n = &e->proot;
@@ -1101,20 +1101,28 @@ report_cpus(FILE *f, const struct vs_evprof *e)
 	free(c);
 }
 
-/* One process's samples of an event, for report_procs(). */
-struct proc_total {
-	uint32_t pid;
-	uint64_t samples;
-};
-
+/* Processes by their samples, most first (then by pid), for report_procs(). */
 static int
-proc_total_cmp(const void *a, const void *b)
+proc_node_cmp(const void *a, const void *b)
 {
-	const struct proc_total *x = a, *y = b;
+	const struct vs_node *x = *(const struct vs_node *const *)a;
+	const struct vs_node *y = *(const struct vs_node *const *)b;
+	uint32_t xp = sort_ev->funcs[x->func].pid, yp = sort_ev->funcs[y->func].pid;
 
-	if (x->samples != y->samples)
-		return (x->samples > y->samples ? -1 : 1);
-	return (x->pid < y->pid ? -1 : x->pid > y->pid);
+	if (x->total != y->total)
+		return (x->total > y->total ? -1 : 1);
+	return (xp < yp ? -1 : xp > yp);
+}
+
+/* The samples under n whose leaf each function is, added to self[func]. */
+static void
+leaf_self(const struct vs_node *n, uint64_t *self)
+{
+	const struct vs_node *c;
+
+	self[n->func] += n->self;
+	for (c = n->child; c != NULL; c = c->next)
+		leaf_self(c, self);
 }
 
 /*
@@ -1139,72 +1147,50 @@ proc_label(const struct vs_profile *p, uint32_t pid, char *buf, size_t len)
 }
 
 /*
- * The samples by process (the records' pid), as perf report's comm column
- * groups them, each with its hottest functions (the leaf's): when the log
- * names processes or its samples come from more than one.
+ * The samples by process (proot's processes), as perf report's comm
+ * column groups them, each with its three hottest functions (the leaf's):
+ * when the log names processes or its samples come from more than one.
  */
 static void
 report_procs(FILE *f, const struct vs_profile *p, const struct vs_evprof *e, unsigned top)
 {
-	struct proc_total *pt = NULL;
-	struct fcount { const char *name; uint64_t n; } *fc, tmp;
-	struct vs_map idx = { 0 };
-	size_t npt = 0, cappt = 0, i, j, k, m, best, nfc, shown;
-	const struct vs_stack *st;
-	const char *name;
-	char label[96];
-	int64_t at;
+	const struct vs_node **procs, *c;
+	uint64_t *self;
+	size_t n = 0, i, k, m, best, shown;
 
-	for (i = 0; i < e->npst; i++) {
-		if ((at = vs_map_get(&idx, e->pst[i].pid)) < 0) {
-			pt = grow(pt, &cappt, npt, sizeof(*pt));
-			vs_map_put(&idx, e->pst[i].pid, (uint32_t)npt);
-			at = (int64_t)npt;
-			pt[npt++] = (struct proc_total){ e->pst[i].pid, 0 };
-		}
-		pt[at].samples += e->pst[i].samples;
-	}
-	vs_map_free(&idx);
-	if (npt < 2 && p->nprocs == 0) {
-		free(pt);
+	for (c = e->proot.child; c != NULL; c = c->next)
+		n++;
+	if (n < 2 && p->nprocs == 0)
 		return;
-	}
-	qsort(pt, npt, sizeof(*pt), proc_total_cmp);
-	shown = top != 0 && top < npt ? top : npt;
-	fprintf(f, "  by process (%zu):\n", npt);
-	if ((fc = malloc(e->npst * sizeof(*fc))) == NULL)
+	if ((procs = malloc(n * sizeof(*procs))) == NULL ||
+	    (self = malloc(e->nfuncs * sizeof(*self))) == NULL)
 		oom();
+	for (n = 0, c = e->proot.child; c != NULL; c = c->next)
+		procs[n++] = c;
+	sort_ev = e;
+	qsort(procs, n, sizeof(*procs), proc_node_cmp);
+	shown = top != 0 && top < n ? top : n;
+	fprintf(f, "  by process (%zu):\n", n);
 	for (i = 0; i < shown; i++) {
-		proc_label(p, pt[i].pid, label, sizeof(label));
-		fprintf(f, "  %7.2f %9" PRIu64 "  %s\n", pct(pt[i].samples, e->samples),
-		    pt[i].samples, label);
-		/* its leaf functions, summed by name */
-		for (nfc = 0, j = 0; j < e->npst; j++) {
-			if (e->pst[j].pid != pt[i].pid)
-				continue;
-			st = &e->stacks[e->pst[j].stack];
-			name = e->funcs[st->func[0]].name;	/* the leaf's, as funcs() named it */
-			for (k = 0; k < nfc && strcmp(fc[k].name, name) != 0; k++)
-				;
-			if (k == nfc)
-				fc[nfc++] = (struct fcount){ name, 0 };
-			fc[k].n += e->pst[j].samples;
-		}
-		for (k = 0; k < 3 && k < nfc; k++) {	/* the three largest, in order */
-			for (best = k, m = k + 1; m < nfc; m++)
-				if (fc[m].n > fc[best].n)
+		fprintf(f, "  %7.2f %9" PRIu64 "  %s\n", pct(procs[i]->total, e->samples),
+		    procs[i]->total, e->funcs[procs[i]->func].name);
+		memset(self, 0, e->nfuncs * sizeof(*self));
+		leaf_self(procs[i], self);
+		for (k = 0; k < 3; k++) {	/* the three largest, in order */
+			for (best = e->nfuncs, m = 0; m < e->nfuncs; m++)
+				if (self[m] != 0 && (best == e->nfuncs || self[m] > self[best]))
 					best = m;
-			tmp = fc[k];
-			fc[k] = fc[best];
-			fc[best] = tmp;
-			fprintf(f, "  %7.2f %9" PRIu64 "      %s\n", pct(fc[k].n, e->samples),
-			    fc[k].n, fc[k].name);
+			if (best == e->nfuncs)
+				break;
+			fprintf(f, "  %7.2f %9" PRIu64 "      %s\n", pct(self[best], e->samples),
+			    self[best], e->funcs[best].name);
+			self[best] = 0;
 		}
 	}
-	if (shown < npt)
-		fprintf(f, "  (%zu more processes)\n", npt - shown);
-	free(fc);
-	free(pt);
+	if (shown < n)
+		fprintf(f, "  (%zu more processes)\n", n - shown);
+	free(self);
+	free(procs);
 }
 
 static void

@@ -168,6 +168,7 @@ vs_elf_open(const char *path, int *fdp, char *err, size_t errlen)
 		if (e != NULL)
 			elf_end(e);
 		close(fd);
+		errno = ENOEXEC;	/* not an ELF: the caller may say nothing */
 		return (NULL);
 	}
 	*fdp = fd;

@@ -104,7 +104,11 @@ struct vs_symtab {
 	size_t	 ncode;
 };
 
-/* path opened and begun with libelf (an Elf *; *fdp its descriptor), or NULL and err. */
+/*
+ * path opened and begun with libelf (an Elf *; *fdp its descriptor), or
+ * NULL and err; errno ENOEXEC when the file is not an ELF, and then
+ * vs_symtab_load() and vs_symtab_load_at() fail with it too.
+ */
 struct Elf;
 struct Elf *vs_elf_open(const char *path, int *fdp, char *err, size_t errlen);
 /* The FUNC symbols and the code of an ELF file; 0, or -1 with the reason in err. */
@@ -156,6 +160,13 @@ struct vs_ksyms {
 	char	 note[512];	/* vs_ksyms_settle()'s: the slide, or why there is none */
 };
 
+/*
+ * The next line of a text file into *buf (grown), its newline (and a CR
+ * before it) removed, *line counted: 1; 0 at the end; -1 and err on a read
+ * error or a last line without its newline (a file cut short).
+ */
+int  vs_text_line(FILE *f, const char *path, char **buf, size_t *cap, size_t *line,
+    char *err, size_t errlen);
 /*
  * kmods.c: a copy of /proc/modules (and the module files under dir, NULL:
  * none) into t (functions) and ranges (each module whole).  0 with note,
@@ -323,10 +334,14 @@ struct vs_evprof {
 	struct vs_node root;	/* func UINT32_MAX: "all" */
 	/*
 	 * The same chains under a frame for their process ("dd[42]", as
-	 * stackcollapse-perf roots them), when the log names processes: the
-	 * flame graph's and the folded stacks' tree then (vs_evprof_tree)
+	 * stackcollapse-perf roots them; proc_funcs: pid -> that frame's
+	 * function): the report's processes, and the flame graph's and the
+	 * folded stacks' tree when the log names processes (by_proc,
+	 * vs_evprof_tree)
 	 */
 	struct vs_node proot;
+	struct vs_map proc_funcs;
+	bool	 by_proc;
 	struct vs_func *funcs;
 	size_t	 nfuncs, capfuncs;
 	struct vs_edge *edges;	/* none: every chain kept is one frame deep */

@@ -35,20 +35,6 @@ scripted(void *arg, unsigned cpu, const struct vpmu_regs *r, struct vpmu_task *t
 	return (s->a[s->calls++].ret);
 }
 
-static vpmu_vm *
-vm_new(void)
-{
-	vpmu_config *cfg;
-	vpmu_vm *vm;
-
-	assert_int_equal(vpmu_config_create(&cfg), 0);
-	assert_int_equal(vpmu_config_set_vcpus(cfg, 1), 0);
-	assert_int_equal(vpmu_vm_create(cfg, &vm), 0);
-	vpmu_config_destroy(cfg);
-	assert_int_equal(vpmu_proc_create(vm, &ROOT, 0), 0);
-	return (vm);
-}
-
 /* A 1 ms run exiting at rip with CR3 cr3 (paging on): one sample. */
 static void
 run(vpmu_vm *vm, uint64_t rip, uint64_t cr3)
@@ -107,14 +93,13 @@ samples_name_their_task_once(void **state)
 		{ 0, { .pid = -1, .tid = 3 } },		/* a negative pid: not named */
 		TASK(0, 0, "swapper/0", "swapper/0"),	/* pid 0 is a task too */
 	} };
-	vpmu_vm *vm = vm_new();
+	vpmu_vm *vm = ((struct fx *)*state)->vm;
 	struct vpmu_op_configurelog cl = { .flags = 0 };
 	struct vpmu_pmc_alloc a = { .cpu = 0, .cls = VPMU_CLASS_PV,
 	    .event = VPMU_EV_CPU_CLOCK, .mode = VPMU_MODE_SS, .count = 1 * MS,
 	    .flags = VPMU_F_CALLCHAIN };
 	int fd;
 
-	(void)state;
 	fd = fx_logfd();
 	cl.logfd = fd;
 	assert_int_equal(vpmu_pmc_allocate(vm, &ROOT, &a), 0);
@@ -146,19 +131,16 @@ samples_name_their_task_once(void **state)
 	run(vm, 0xA007, 0x1000);
 	assert_int_equal(vpmu_vm_op(vm, &ROOT, VPMU_OP_FLUSHLOG, NULL), 0);
 	assert_non_null(strstr(log_lines(fd), "C 0 0 0xa007\n"));
-	vpmu_vm_destroy(vm);
 	close(fd);
 }
 
 static void
 set_task_fn_errors(void **state)
 {
-	vpmu_vm *vm = vm_new();
+	vpmu_vm *vm = ((struct fx *)*state)->vm;	/* two vCPUs */
 
-	(void)state;
 	assert_int_equal(vpmu_vcpu_set_task_fn(NULL, 0, scripted, NULL), EINVAL);
-	assert_int_equal(vpmu_vcpu_set_task_fn(vm, 1, scripted, NULL), EINVAL);
-	vpmu_vm_destroy(vm);
+	assert_int_equal(vpmu_vcpu_set_task_fn(vm, 2, scripted, NULL), EINVAL);
 }
 
 /*
@@ -170,10 +152,9 @@ vm_read_reads_guest_memory(void **state)
 {
 	static uint8_t ram[8192];
 	struct vpmu_regs r = { .cr0 = 1 };
-	vpmu_vm *vm = vm_new();
+	vpmu_vm *vm = ((struct fx *)*state)->vm;
 	uint8_t buf[16];
 
-	(void)state;
 	memcpy(ram + 8180, "0123456789ab", 12);
 	assert_int_equal(vpmu_vm_add_memory(vm, 0x10000, sizeof(ram), ram), 0);
 	memset(buf, 0, sizeof(buf));
@@ -187,16 +168,17 @@ vm_read_reads_guest_memory(void **state)
 	assert_int_equal(vpmu_vm_read(NULL, &r, 0x10000, buf, 1), EINVAL);
 	assert_int_equal(vpmu_vm_read(vm, NULL, 0x10000, buf, 1), EINVAL);
 	assert_int_equal(vpmu_vm_read(vm, &r, 0x10000, NULL, 1), EINVAL);
-	vpmu_vm_destroy(vm);
 }
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(samples_name_their_task_once),
-		cmocka_unit_test(set_task_fn_errors),
-		cmocka_unit_test(vm_read_reads_guest_memory),
+		cmocka_unit_test_setup_teardown(samples_name_their_task_once, fx_setup,
+		    fx_teardown),
+		cmocka_unit_test_setup_teardown(set_task_fn_errors, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(vm_read_reads_guest_memory, fx_setup,
+		    fx_teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
