@@ -6,7 +6,8 @@
 # fuzz-long (every fuzz target for 10 M executions: test/fuzz/README.md), make
 # linux-demo (Debian's kernel and perf under vpmu-run: test/linux/README.md),
 # make linux-profile (that kernel profiled from the host by vpmustat, its
-# processes named: test/linux/README.md),
+# processes named: test/linux/README.md), make bench-linux (the cost of
+# profiling that kernel's boot: test/bench/README.md),
 # make build, make bench, make install PREFIX=..., make clean.
 
 BUILD    ?= build
@@ -17,7 +18,7 @@ JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 WERROR   ?= ON
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build demo check check-long fuzz-long linux-demo linux-profile bench install clean
+.PHONY: all deps configure build demo check check-long fuzz-long linux-demo linux-profile bench bench-linux install clean
 
 all: build
 
@@ -92,6 +93,9 @@ linux-profile: build
 
 bench: build
 	@cmake --build $(BUILD) --target bench
+
+bench-linux: build
+	@sh test/bench/boot_profile.sh $(BUILD)
 
 install: build
 	@cmake --install $(BUILD)

@@ -477,8 +477,10 @@ watchdog(void *arg)
 		for (i = 0; i < vm->nvcpus; i++) {
 			since = __atomic_load_n(&vm->vcpu[i].in_run, __ATOMIC_ACQUIRE);
 			if (vm->vcpu[i].started && since != 0 && t - since > WATCHDOG_NS &&
-			    blocked(&vm->vcpu[i]))
+			    blocked(&vm->vcpu[i])) {
+				__atomic_store_n(&vm->vcpu[i].looked, true, __ATOMIC_RELEASE);
 				pthread_kill(vm->vcpu[i].thread, SIG_KICK);
+			}
 		}
 	}
 	pthread_mutex_unlock(&vm->lock);
@@ -574,8 +576,15 @@ vcpu_run(void *arg)
 			}
 			break;
 		case KVM_EXIT_INTR:
-			/* A kick: the end of the run, or the watchdog's look. */
-			if (vm->irqchip_kernel && !stopping(vm) && halted_cli(c)) {
+			/*
+			 * A kick: the end of the run (a stop, libvpmu's time
+			 * sample), or the watchdog's look, the only one that
+			 * asks KVM whether the vCPU is halted for good (an
+			 * ioctl per time sample would cost the profile).
+			 */
+			if (vm->irqchip_kernel && !stopping(vm) &&
+			    __atomic_exchange_n(&c->looked, false, __ATOMIC_ACQ_REL) &&
+			    halted_cli(c)) {
 				run->exit_reason = KVM_EXIT_HLT;	/* for the message */
 				guest_fail(c, "HLT with interrupts off: nothing can "
 				    "wake the vCPU");

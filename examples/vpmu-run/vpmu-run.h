@@ -102,6 +102,7 @@ struct vr_vcpu {
 	pthread_t	 thread;
 	bool		 started;	/* thread created */
 	uint64_t	 in_run;	/* ns KVM_RUN was entered, 0: not in it (atomic) */
+	bool		 looked;	/* the watchdog kicked the run (atomic) */
 	uint64_t	 pmis;		/* PMIs delivered, as last seen (lvtpc_rearm) */
 	int		 stats_fd;	/* KVM_GET_STATS_FD, -1: none (watchdog) */
 	uint64_t	 blocking_off;	/* its "blocking" statistic's offset */

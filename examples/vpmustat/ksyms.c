@@ -37,14 +37,6 @@ const char *const vs_ksym_names[VS_KSYM_N] = {
 	[VS_KSYM_STOP_BTF] = "__stop_BTF",
 };
 
-/* A line of a map, with the file's line number. */
-struct mline {
-	uint64_t addr;
-	char	 type;
-	char	*name;		/* "name" or "name [module]" */
-	bool	 module;
-	size_t	 line;
-};
 
 static bool
 is_code(char type)
@@ -62,7 +54,7 @@ type_rank(char type)
 static int
 mline_cmp(const void *a, const void *b)
 {
-	const struct mline *x = a, *y = b;
+	const struct vs_mline *x = a, *y = b;
 
 	if (x->addr != y->addr)
 		return (x->addr < y->addr ? -1 : 1);
@@ -78,7 +70,7 @@ mline_cmp(const void *a, const void *b)
  * is wrong in why.
  */
 static int
-parse_line(const char *s, struct mline *m, const char **why)
+parse_line(const char *s, struct vs_mline *m, const char **why)
 {
 	const char *name, *mod;
 	char *end;
@@ -130,7 +122,7 @@ parse_line(const char *s, struct mline *m, const char **why)
 
 /* The code symbols of m[0 .. n) (sorted) that are modules' or not, into t. */
 static int
-take(struct vs_symtab *t, const struct mline *m, size_t n, bool module)
+take(struct vs_symtab *t, const struct vs_mline *m, size_t n, bool module)
 {
 	size_t i, j;
 
@@ -180,8 +172,8 @@ vs_text_line(FILE *f, const char *path, char **buf, size_t *cap, size_t *line, c
 static int
 load_map(struct vs_ksyms *k, FILE *f, const char *path, char *err, size_t errlen)
 {
-	struct mline *m = NULL;
-	size_t n = 0, cap = 0, line = 0, back = 0, i, j;
+	struct vs_mline *m = NULL;
+	size_t n = 0, cap = 0, line = 0, back = 0;
 	char *buf = NULL;
 	size_t bufcap = 0;
 	const char *why;
@@ -228,26 +220,43 @@ load_map(struct vs_ksyms *k, FILE *f, const char *path, char *err, size_t errlen
 		    m[back].line, m[back].addr, m[back - 1].line, m[back - 1].addr);
 		goto out;
 	}
+	ret = vs_ksyms_build(k, m, n, path, err, errlen);
+out:
+	vs_mlines_free(m, n);
+	free(buf);
+	return (ret);
+}
+
+int
+vs_ksyms_build(struct vs_ksyms *k, struct vs_mline *m, size_t n, const char *path,
+    char *err, size_t errlen)
+{
+	size_t i, j;
+
 	qsort(m, n, sizeof(*m), mline_cmp);
 	if (take(&k->t, m, n, false) < 0 || take(&k->mods, m, n, true) < 0) {
 		snprintf(err, errlen, "%s: out of memory", path);
-		goto out;
+		return (-1);
 	}
 	if (k->t.n == 0 && k->mods.n == 0) {
 		snprintf(err, errlen, "%s: no code symbols (types t, T, W, w, i)", path);
-		goto out;
+		return (-1);
 	}
 	for (i = 0; i < n; i++)
 		for (j = 0; j < VS_KSYM_N && !m[i].module; j++)
 			if (k->at[j] == 0 && strcmp(m[i].name, vs_ksym_names[j]) == 0)
 				k->at[j] = m[i].addr;
-	ret = 0;
-out:
+	return (0);
+}
+
+void
+vs_mlines_free(struct vs_mline *m, size_t n)
+{
+	size_t i;
+
 	for (i = 0; i < n; i++)
 		free(m[i].name);
 	free(m);
-	free(buf);
-	return (ret);
 }
 
 int

@@ -74,6 +74,16 @@ struct live {
 	struct timespec t0;
 	const char *src;		/* the source's name */
 	struct vs_tasks *tasks;		/* --guest-symbols: samples name their task */
+	/*
+	 * The kernel's symbols: --guest-symbols' (o->ksyms), or those of its
+	 * own table in guest memory (kallsyms), read once: by the first
+	 * sample after the kernel set LSTAR, else after the run.
+	 */
+	struct vs_ksyms *ksyms;
+	bool	 kallsyms;		/* from guest memory */
+	int	 kallsyms_read;		/* 0: not yet; 1: in memk; -1: failed, why */
+	struct vs_ksyms memk;
+	char	 kallsyms_why[512];
 	bool	 started, stopped;	/* --from-mark, --to-mark taken (atomic) */
 	double	 from_s, to_s;		/* when, s since t0 */
 };
@@ -369,9 +379,30 @@ totals(struct live *l)
 }
 
 /*
- * --guest-symbols: each sample names the Linux task it came from (tasks.c),
- * when the file has what that takes; else said, and samples name the
- * address space.
+ * The kernel's symbols from guest memory (kallsyms.c), read once: the
+ * first call reads them, later ones give what it found.  NULL, and why in
+ * err, when the guest's memory holds no table.
+ */
+static const struct vs_ksyms *
+kallsyms_load(void *arg, char *err, size_t errlen)
+{
+	struct live *l = arg;
+
+	if (l->kallsyms_read == 0)
+		l->kallsyms_read = vs_kallsyms_read(&l->memk, l->vm->ram, l->vm->ram_size,
+		    l->o->save_ksyms, l->kallsyms_why, sizeof(l->kallsyms_why)) == 0 ? 1 : -1;
+	if (l->kallsyms_read < 0) {
+		snprintf(err, errlen, "%s", l->kallsyms_why);
+		return (NULL);
+	}
+	l->ksyms = &l->memk;
+	return (&l->memk);
+}
+
+/*
+ * Samples name the Linux task they came from (tasks.c), when the symbols
+ * have what that takes; else said, and samples name the address space.
+ * Symbols from guest memory come at the first sample that can use them.
  */
 static void
 tasks_setup(struct live *l)
@@ -379,7 +410,9 @@ tasks_setup(struct live *l)
 	static struct vs_tasks tasks;	/* large */
 	char err[512];
 
-	if (vs_tasks_init(&tasks, l->o->ksyms, err, sizeof(err)) < 0) {
+	if (l->kallsyms)
+		vs_tasks_init_lazy(&tasks, kallsyms_load, l);
+	else if (vs_tasks_init(&tasks, l->o->ksyms, err, sizeof(err)) < 0) {
 		if (!l->o->outs->quiet)
 			fprintf(stderr, "vpmustat: guest tasks not named: %s\n", err);
 		return;
@@ -457,7 +490,7 @@ report(struct live *l, bool write)
 	if (vs_symtab_load(&syms, l->o->run.guest, err, sizeof(err)) < 0 && errno != ENOEXEC)
 		fprintf(stderr, "vpmustat: warning: symbols: %s\n", err);
 	vs_profile_init(&p, &syms);
-	p.ksyms = l->o->ksyms;
+	p.ksyms = l->ksyms;
 	p.keep_samples = l->o->outs->perf.path != NULL;
 	for (i = 0; i < l->npmc; i++) {
 		vs_profile_name_pmc(&p, l->pmc[i].id, l->pmc[i].ev->name);
@@ -671,7 +704,9 @@ vs_live(struct vs_live_opts *o)
 	}
 	if ((ret = pmcs_setup(&l)) != 0)
 		goto out;
-	if (l.sampling && o->ksyms != NULL)
+	l.ksyms = o->ksyms;
+	l.kallsyms = o->ksyms == NULL && (o->guest_kallsyms || vm.bzimage);
+	if (l.sampling && (o->ksyms != NULL || l.kallsyms))
 		tasks_setup(&l);
 	vm.mark_hook = at_mark;
 	vm.mark_arg = &l;
@@ -741,6 +776,14 @@ vs_live(struct vs_live_opts *o)
 	}
 	if (l.tasks != NULL && !o->outs->quiet)
 		tasks_end(&l);
+	/* The vCPUs stopped: guest memory is as they left it. */
+	if (l.kallsyms && (l.sampling || o->save_ksyms != NULL)) {
+		char why[512];
+
+		if (kallsyms_load(&l, why, sizeof(why)) == NULL && !o->outs->quiet)
+			fprintf(stderr, "vpmustat: warning: %s; kernel addresses are not "
+			    "named\n", why);
+	}
 	if (o->from_mark >= 0 && !l.started)
 		fprintf(stderr, "vpmustat: the guest never took mark %" PRId64 " (--from-mark): "
 		    "the PMCs never started\n", o->from_mark);
@@ -765,5 +808,6 @@ out:
 	vr_setup_teardown(&s, &vm);
 	if (l.logfd >= 0)
 		close(l.logfd);
+	vs_ksyms_free(&l.memk);
 	return (ret);
 }

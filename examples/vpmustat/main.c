@@ -37,7 +37,7 @@
 enum {
 	O_ELF = 256, O_FOLDED, O_SVG, O_EVENT, O_TOP, O_DUMP, O_LIST, O_TUNABLE,
 	O_PERF_SCRIPT, O_PPROF, O_GUEST_SYMBOLS, O_KASLR_SLIDE, O_FROM_MARK, O_TO_MARK,
-	O_GUEST_MODULES, O_GUEST_MODULE_DIR,
+	O_GUEST_MODULES, O_GUEST_MODULE_DIR, O_GUEST_KALLSYMS, O_SAVE_GUEST_SYMBOLS,
 	O_RUN = 512,		/* + enum vr_opt_id: the run's options, vpmu-run's */
 };
 
@@ -45,6 +45,8 @@ enum {
 static const struct option ownopts[] = {
 	{ "elf",		required_argument, NULL, O_ELF },
 	{ "guest-symbols",	required_argument, NULL, O_GUEST_SYMBOLS },
+	{ "guest-kallsyms",	no_argument,	   NULL, O_GUEST_KALLSYMS },
+	{ "save-guest-symbols",	required_argument, NULL, O_SAVE_GUEST_SYMBOLS },
 	{ "guest-modules",	required_argument, NULL, O_GUEST_MODULES },
 	{ "guest-module-dir",	required_argument, NULL, O_GUEST_MODULE_DIR },
 	{ "kaslr-slide",	required_argument, NULL, O_KASLR_SLIDE },
@@ -92,6 +94,9 @@ usage(FILE *f)
 	    "  --from-mark N    start the PMCs when the guest takes mark N (an OUT of N\n"
 	    "                   to port 0xf6), not at the start\n"
 	    "  --to-mark N      stop them when it takes mark N\n"
+	    "  --guest-kallsyms  a Linux guest's kernel symbols from its own table in guest\n"
+	    "                   memory (kallsyms; a bzImage's default without --guest-symbols)\n"
+	    "  --save-guest-symbols FILE  those symbols, as /proc/kallsyms lists them\n"
 	    "the run's options, as vpmu-run's (vpmu-run(1)):\n", VS_RATE_DEFAULT);
 	vr_runopts_usage(f, false);
 	fprintf(f,
@@ -547,6 +552,14 @@ main(int argc, char **argv)
 		case O_GUEST_SYMBOLS:
 			gsyms = optarg;
 			break;
+		case O_GUEST_KALLSYMS:
+			o.guest_kallsyms = true;
+			live_only = true;
+			break;
+		case O_SAVE_GUEST_SYMBOLS:
+			o.save_ksyms = optarg;
+			live_only = true;
+			break;
 		case O_GUEST_MODULES:
 			modules = optarg;
 			break;
@@ -624,6 +637,10 @@ main(int argc, char **argv)
 	if (moddir != NULL && modules == NULL)
 		return (bad("--guest-module-dir %s: the modules' addresses come from "
 		    "--guest-modules (a copy of /proc/modules)%s", moddir, ""));
+	if (gsyms != NULL && (o.guest_kallsyms || o.save_ksyms != NULL))
+		return (bad("--guest-symbols %s: the kernel's symbols come from that file, "
+		    "not from guest memory (--guest-kallsyms, --save-guest-symbols)%s",
+		    gsyms, ""));
 	if (slide != NULL && gsyms == NULL)
 		return (bad("--kaslr-slide %s moves --guest-symbols' addresses: give "
 		    "that file%s", slide, ""));

@@ -175,6 +175,10 @@ named(struct vs_tasks *t, struct vs_task_vcpu *tv, const struct vpmu_regs *r, ui
 	return (0);
 }
 
+static int load(struct vs_tasks *t, uint64_t lstar);
+static int from_ksyms(struct vs_tasks *t, const struct vs_ksyms *k, char *err,
+    size_t errlen);
+
 /* libvpmu's task function: the sampled vCPU's current Linux task. */
 static int
 task_fn(void *arg, unsigned cpu, const struct vpmu_regs *r, struct vpmu_task *out)
@@ -192,8 +196,16 @@ task_fn(void *arg, unsigned cpu, const struct vpmu_regs *r, struct vpmu_task *ou
 	}
 	if (tv->base != 0 && ++tv->uses % BASE_AGAIN != 0)
 		return (named(t, tv, r, tv->base, out));
+	if (t->nosyms) {
+		t->unnamed++;
+		return (ENOENT);
+	}
 	if (vr_msrs(tv->fd, false, idx, val, 3) < 0) {
 		why(t, "KVM_GET_MSRS (the GS bases): %s", strerror(errno));
+		t->unnamed++;
+		return (ENOENT);
+	}
+	if (t->load != NULL && load(t, val[2]) < 0) {
 		t->unnamed++;
 		return (ENOENT);
 	}
@@ -230,10 +242,37 @@ task_fn(void *arg, unsigned cpu, const struct vpmu_regs *r, struct vpmu_task *ou
 	return (0);
 }
 
-int
-vs_tasks_init(struct vs_tasks *t, const struct vs_ksyms *k, char *err, size_t errlen)
+/*
+ * The symbols from the loader, once the kernel has set LSTAR (its own
+ * table is unpacked by then): 0, or -1 (said).  A loader that fails is
+ * not asked again.
+ */
+static int
+load(struct vs_tasks *t, uint64_t lstar)
 {
-	memset(t, 0, sizeof(*t));
+	const struct vs_ksyms *k;
+	char err[512];
+
+	if (lstar == 0) {
+		why(t, "LSTAR 0: the kernel has not set its system call entry yet");
+		return (-1);
+	}
+	t->tried = true;		/* a reason from here on holds for every sample */
+	k = t->load(t->load_arg, err, sizeof(err));
+	t->load = NULL;
+	if (k == NULL || from_ksyms(t, k, err, sizeof(err)) < 0) {
+		why(t, "%s", err);
+		t->nosyms = true;
+		return (-1);
+	}
+	t->tried = false;
+	return (0);
+}
+
+/* The symbols' part of t: 0, or -1 and why k cannot name tasks. */
+static int
+from_ksyms(struct vs_tasks *t, const struct vs_ksyms *k, char *err, size_t errlen)
+{
 	t->current = k->at[VS_KSYM_PCPU_HOT] != 0 ? k->at[VS_KSYM_PCPU_HOT] :
 	    k->at[VS_KSYM_CURRENT_TASK];
 	t->btf_start = k->at[VS_KSYM_START_BTF];
@@ -258,6 +297,21 @@ vs_tasks_init(struct vs_tasks *t, const struct vs_ksyms *k, char *err, size_t er
 		return (-1);
 	}
 	return (0);
+}
+
+int
+vs_tasks_init(struct vs_tasks *t, const struct vs_ksyms *k, char *err, size_t errlen)
+{
+	memset(t, 0, sizeof(*t));
+	return (from_ksyms(t, k, err, errlen));
+}
+
+void
+vs_tasks_init_lazy(struct vs_tasks *t, vs_ksyms_loader *fn, void *arg)
+{
+	memset(t, 0, sizeof(*t));
+	t->load = fn;
+	t->load_arg = arg;
 }
 
 int

@@ -14,6 +14,8 @@
  *   ksyms.c    a Linux guest's kernel symbols (--guest-symbols): a
  *              System.map, a kallsyms copy or a vmlinux; the KASLR slide
  *              from the guest's LSTAR or --kaslr-slide
+ *   kallsyms.c a Linux guest's kernel symbols from its own table in guest
+ *              memory (--guest-kallsyms)
  *   tasks.c    the Linux task of each sample, from guest memory: the
  *              per-CPU current task, its pid, tgid and comm
  *   btf.c      a struct member's offset from BTF (the kernel's own)
@@ -175,6 +177,19 @@ int  vs_text_line(FILE *f, const char *path, char **buf, size_t *cap, size_t *li
 int  vs_kmods_load(struct vs_symtab *t, struct vs_symtab *ranges, const char *modules,
     const char *dir, char *note, size_t notelen, char *err, size_t errlen);
 
+/* A symbol as a map's line gives it ("ADDRESS TYPE NAME [module]"). */
+struct vs_mline {
+	uint64_t addr;
+	char	 type;
+	char	*name;		/* "name" or "name [module]" */
+	bool	 module;
+	size_t	 line;		/* in its file */
+};
+/* m[0 .. n) (sorted here) into k (names copied).  0, or -1 and err. */
+int  vs_ksyms_build(struct vs_ksyms *k, struct vs_mline *m, size_t n, const char *path,
+    char *err, size_t errlen);
+void vs_mlines_free(struct vs_mline *m, size_t n);
+
 struct vs_profile;
 /* path read (told apart by content).  0, or -1 with the reason (its line) in err. */
 int  vs_ksyms_load(struct vs_ksyms *k, const char *path, char *err, size_t errlen);
@@ -188,6 +203,17 @@ void vs_ksyms_settle(struct vs_ksyms *k, const struct vs_profile *p);
 /* The symbol holding the guest address addr once slid, or NULL; *start its slid address. */
 const struct vs_sym *vs_ksyms_find(const struct vs_ksyms *k, uint64_t addr,
     uint64_t *start);
+
+/* ---- kallsyms.c ---------------------------------------------------------------- */
+
+/*
+ * The kernel's own symbol table (kallsyms) found in guest memory
+ * mem[0 .. len) (guest-physical 0 on) into k, at the running kernel's
+ * addresses; with save, also written there as /proc/kallsyms lists it.
+ * 0, or -1 and err.
+ */
+int  vs_kallsyms_read(struct vs_ksyms *k, const uint8_t *mem, size_t len, const char *save,
+    char *err, size_t errlen);
 
 /* ---- btf.c ------------------------------------------------------------------- */
 
@@ -211,6 +237,7 @@ enum { VS_TASK_PID, VS_TASK_TGID, VS_TASK_COMM, VS_TASK_LEADER, VS_TASK_NOFF };
 #define VS_TASK_COMM_LEN	16	/* task_struct.comm: TASK_COMM_LEN */
 
 struct vs_tasks;
+typedef const struct vs_ksyms *vs_ksyms_loader(void *arg, char *err, size_t errlen);
 struct vs_task_vcpu {
 	struct vs_tasks *tasks;
 	struct vpmu_vm *vm;
@@ -231,9 +258,18 @@ struct vs_tasks {
 	char	 why[256];	/* why samples went unnamed: the first reason, or
 				   the BTF's, which holds for all after it */
 	struct vs_task_vcpu vcpu[VR_MAX_VCPUS];
+	vs_ksyms_loader *load;	/* vs_tasks_init_lazy()'s, until called */
+	bool	 nosyms;	/* it gave none: no task is named */
+	void	*load_arg;
 };
 /* From the symbol file: 0, or -1 and why the file cannot name tasks. */
 int  vs_tasks_init(struct vs_tasks *t, const struct vs_ksyms *k, char *err, size_t errlen);
+/*
+ * With symbols from fn, called once at the first sample after the kernel
+ * set LSTAR (on that vCPU's thread, under libvpmu's VM lock): fn gives
+ * them, or NULL and why in err.
+ */
+void vs_tasks_init_lazy(struct vs_tasks *t, vs_ksyms_loader *fn, void *arg);
 /* Name tasks at every sample on vm's vCPUs (before they run): 0, or -1 and errno. */
 int  vs_tasks_attach(struct vs_tasks *t, struct vr_vm *vm);
 
@@ -506,6 +542,8 @@ struct vs_live_opts {
 	struct { const char *name; long value; } tunables[16];
 	unsigned ntunables;
 	struct vs_ksyms *ksyms;		/* --guest-symbols, loaded; NULL: none */
+	bool	 guest_kallsyms;	/* --guest-kallsyms */
+	const char *save_ksyms;		/* --save-guest-symbols */
 	int64_t	 from_mark, to_mark;	/* --from-mark, --to-mark; -1: none */
 	/* the run's options, vpmu-run's (runopts.c); the guest */
 	struct vr_runopts run;

@@ -17,3 +17,12 @@ if(TARGET hot)
     add_dependencies(${t} hot)
   endforeach()
 endif()
+
+# vpmustat --guest-kallsyms (examples/vpmustat/kallsyms.c): the search of
+# fuzzed guest memory for the kernel's symbol table.  Seeds: tables made by
+# test/guests/kallsyms_make.c amid other bytes.
+add_executable(kallsyms_seed kallsyms_seed.c ${PROJECT_SOURCE_DIR}/test/guests/kallsyms_make.c)
+target_include_directories(kallsyms_seed PRIVATE ${PROJECT_SOURCE_DIR}/test/guests)
+vpmu_fuzz(kallsyms SOURCES fuzz_kallsyms.c ${vs_src}/kallsyms.c ${vs_src}/ksyms.c
+  ${vs_src}/symbols.c
+  INCLUDES ${vs_src} ${LIBELF_INCLUDE_DIR} LIBS ${LIBELF_LIBRARY} SEED kallsyms_seed)

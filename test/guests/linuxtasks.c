@@ -12,6 +12,8 @@
  *                      an anonymous struct member
  *   BTF                btf_blob, the kernel's own type information for
  *                      them (the map's __start_BTF and __stop_BTF)
+ *   kallsyms           kallsyms_area, where linuxkallsyms.sh writes the
+ *                      kernel's own symbol table (mkkallsyms.c)
  *
  * It runs pre_hot() before any of that exists, then, through the alias,
  * alpha_hot() as task alpha (pid 100), worker_hot() as its thread
@@ -104,6 +106,9 @@ struct task_struct alpha = { .pid = 100, .tgid = 100, .comm = "alpha" };
 struct task_struct worker = { .pid = 101, .tgid = 100, .comm = "alpha-worker" };
 struct task_struct gamma = { .pid = 200, .tgid = 200, .comm = "gamma" };
 uint8_t percpu[4096] __attribute__((aligned(4096)));
+/* Zeros: no symbol table; linuxkallsyms.sh writes one here (mkkallsyms). */
+const uint8_t kallsyms_area[16384] __attribute__((section(".rodata.kallsyms"),
+    aligned(8), used)) = { 0 };
 volatile uint64_t sink;
 
 void entry_SYSCALL_64(void);

@@ -6,7 +6,9 @@
 # user-mode loop), which vpmustat samples on cpu-clock at 1 kHz
 # (--from-mark 1 --to-mark 2), naming kernel functions from the kernel's
 # System.map (linux-image-VERSION-dbg) and each sample's process from guest
-# memory.  Then the checks.
+# memory.  Then a minute of the same boot with no symbol file: the
+# kernel's own table (kallsyms), read from guest memory and saved.  Then
+# the checks (the saved table against the System.map among them).
 #
 # Environment: VPMU_PROFILE_RATE (ns of guest run time per sample, default
 # 1000000), VPMU_PROFILE_VCPUS (default 1), VPMU_PROFILE_DD (dd's 4 KiB
@@ -23,6 +25,7 @@ set -u
 [ $# -eq 1 ] || { echo "usage: linux-profile.sh BUILD_DIR" >&2; exit 2; }
 SRC=$(cd "$(dirname "$0")" && pwd) || exit 1
 BUILD=$1
+ME=linux-profile
 VPMUSTAT=$BUILD/examples/vpmustat
 OUT=$BUILD/linux-profile
 RATE=${VPMU_PROFILE_RATE:-1000000}
@@ -32,34 +35,8 @@ DD=${VPMU_PROFILE_DD:-10000}
 APPEND="console=ttyS0 nmi_watchdog=0 cryptomgr.notests=1 rodata=off nosoftlockup sysctl.kernel.hung_task_timeout_secs=0 quiet vpmu.profile=1 vpmu.profile.dd=$DD"
 
 [ -x "$VPMUSTAT" ] || { echo "linux-profile: no $VPMUSTAT: build first" >&2; exit 1; }
-out=$(sh "$SRC/mkinitramfs.sh" "$BUILD/linux")
-st=$?
-[ $st -eq 77 ] && { echo "linux-profile: skipped: the packages cannot be fetched"; exit 77; }
-[ $st -eq 0 ] || { echo "linux-profile: mkinitramfs.sh failed (status $st)" >&2; exit 1; }
-echo "$out"
-KERNEL=$BUILD/linux/vmlinuz
-INITRAMFS=$BUILD/linux/initramfs.cpio
-CACHE=$BUILD/linux/linux-cache
-
-# The kernel's System.map: from linux-image-VERSION-dbg of the very
-# version the image's kernel came from (858 MB; only the map is unpacked).
-deb=$(ls "$CACHE"/linux-image-[0-9]*-amd64_*.deb 2>/dev/null | head -n 1)
-[ -n "$deb" ] || { echo "linux-profile: no kernel package in $CACHE" >&2; exit 1; }
-pkg=$(dpkg-deb -f "$deb" Package) && ver=$(dpkg-deb -f "$deb" Version) ||
-	{ echo "linux-profile: cannot read $deb" >&2; exit 1; }
-kver=${pkg#linux-image-}
-MAP=$CACHE/System.map-$kver
-if [ ! -s "$MAP" ]; then
-	echo "linux-profile: $pkg-dbg=$ver for the kernel's System.map"
-	(cd "$CACHE" && { apt-get download "$pkg-dbg=$ver" >/dev/null 2>&1 ||
-	    { apt-get update >/dev/null 2>&1 && apt-get download "$pkg-dbg=$ver" >/dev/null 2>&1; }; }) &&
-	    dbg=$(ls "$CACHE/$pkg"-dbg_*.deb) ||
-		{ echo "linux-profile: skipped: $pkg-dbg=$ver cannot be fetched"; exit 77; }
-	dpkg-deb --fsys-tarfile "$dbg" | tar -xO "./usr/lib/debug/boot/System.map-$kver" \
-	    >"$MAP.tmp" && [ -s "$MAP.tmp" ] && mv "$MAP.tmp" "$MAP" ||
-		{ echo "linux-profile: no System.map-$kver in $dbg" >&2; rm -f "$MAP.tmp"; exit 1; }
-	rm -f "$dbg"			# the map is all it is needed for
-fi
+# The image and the kernel's System.map (KERNEL, INITRAMFS, MAP).
+. "$SRC/profile-image.sh"
 
 if [ "${VPMU_PROFILE_RECHECK:-0}" = 1 ]; then
 	# The checks again, on the files of the last run.
@@ -82,6 +59,14 @@ cat "$OUT/stderr.txt"
 echo "== vpmustat exited with status $st after $((t1 - t0)) s"
 echo "$st" >"$OUT/status"
 echo $((t1 - t0)) >"$OUT/seconds"
+# The kernel's own table (kallsyms) read from guest memory, no file given:
+# the first minute of the boot, the table saved.
+echo "== vpmustat -S cpu-clock --save-guest-symbols ... --timeout 60 $KERNEL"
+VPMU_SKIP_NO_KVM=1 "$VPMUSTAT" -S cpu-clock -n "$RATE" --source synthetic \
+    --save-guest-symbols "$OUT/kallsyms.txt" -O "$OUT/kallsyms.log" --mem 1024 \
+    --timeout 60 --append "$APPEND" --initrd "$INITRAMFS" "$KERNEL" \
+    >"$OUT/kallsyms.console" 2>"$OUT/kallsyms.stderr"
+echo $? >"$OUT/kallsyms.status"
 fi
 
 fails=0
@@ -138,6 +123,21 @@ check "loop's hottest include a user-mode address" [ "$loop_user" -ge 1 ]
 check "perf script names dd" has '^dd [0-9]+/[0-9]+ ' "$OUT/profile.perf"
 check "the pprof profile is whole gzip" gzip -t "$OUT/profile.pb.gz"
 check "the SVG names a kernel function" has "$top" "$OUT/profile.svg"
+# kallsyms from guest memory: its code symbols are the System.map's, each
+# at the map's address (the guest's slide is 0 under this boot protocol, or
+# the report says otherwise), and the report names its top function.
+check "the 60 s run ended by its timeout (status 124)" [ "$(cat "$OUT/kallsyms.status")" = 124 ]
+check "the kernel's table read from guest memory" has \
+    '^vpmustat: kernel symbols from guest memory \(kallsyms, [0-9]+ symbols at guest-physical 0x[0-9a-f]+\), KASLR slide 0 ' \
+    "$OUT/kallsyms.stderr"
+awk '$2 ~ /^[tT]$/ { print $1, $3 }' "$OUT/kallsyms.txt" | sort >"$OUT/kallsyms.code"
+awk '$2 ~ /^[tTwW]$/ { print $1, $3 }' "$MAP" | sort >"$OUT/map.code"
+ncode=$(wc -l <"$OUT/kallsyms.code")
+nodd=$(comm -23 "$OUT/kallsyms.code" "$OUT/map.code" | wc -l)
+check "each of the table's $ncode code symbols is the map's ($nodd are not)" \
+    [ "$ncode" -ge 1000 -a "$nodd" -eq 0 ]
+ktop=$(sed -n '/self%.*function$/{n;p;q}' "$OUT/kallsyms.stderr" | awk '{ print $5 }')
+check "the table names the top function ($ktop)" sh -c "case '$ktop' in ''|0x*) exit 1;; esac"
 if [ $fails -ne 0 ]; then
 	echo "linux-profile: $fails check(s) failed"
 	exit 1
