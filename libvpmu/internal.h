@@ -262,6 +262,8 @@ struct vpmu_vcpu {
 	void *regs_arg;
 	vpmu_task_fn *task_fn;		/* names a sample's guest task (task.c) */
 	void *task_arg;
+	vpmu_unwind_fn *unwind_fn;	/* a sample's call chain (vcpu.c) */
+	void *unwind_arg;
 	uint64_t entered;		/* thread CPU ns at entry while a PMC wanted to
 					   count; 0: none */
 	pthread_t entered_by;		/* the thread of that entry (its CPU time) */

@@ -69,6 +69,18 @@ vpmu_vcpu_set_regs_fn(struct vpmu_vm *vm, unsigned cpu, vpmu_regs_fn *fn, void *
 }
 
 int
+vpmu_vcpu_set_unwind_fn(struct vpmu_vm *vm, unsigned cpu, vpmu_unwind_fn *fn, void *arg)
+{
+	if (vm == NULL || cpu >= vm->nvcpus)
+		return (EINVAL);
+	vpmu__vm_lock(vm);			/* not while a sample calls the old one */
+	vm->vcpu[cpu].unwind_fn = fn;
+	vm->vcpu[cpu].unwind_arg = arg;
+	vpmu__vm_unlock(vm);
+	return (0);
+}
+
+int
 vpmu_vm_add_memory(struct vpmu_vm *vm, uint64_t gpa, uint64_t size, void *hva)
 {
 	int error;
@@ -270,7 +282,12 @@ sample(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_regs *r)
 		depth = VPMU_PMCLOG_CALLCHAIN_MAX;
 	struct vpmu_task task;
 
-	n = vpmu__gmem_callchain(&vm->mem, &pg, r->rip, r->rbp, pc, depth);
+	n = 0;
+	if (vm->vcpu[cpu].unwind_fn != NULL && depth > 0 &&
+	    (n = vm->vcpu[cpu].unwind_fn(vm->vcpu[cpu].unwind_arg, cpu, r, pc, depth)) > depth)
+		n = depth;		/* the VMM's count, bounded */
+	if (n == 0)
+		n = vpmu__gmem_callchain(&vm->mem, &pg, r->rip, r->rbp, pc, depth);
 	if (vm->vcpu[cpu].task_fn != NULL)
 		vpmu__task_of(vm, cpu, r, &task);
 	vpmu__sample_take(vm, cpu, pc, n, r->cpl > 0,

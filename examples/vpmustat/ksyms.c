@@ -35,6 +35,10 @@ const char *const vs_ksym_names[VS_KSYM_N] = {
 	[VS_KSYM_CURRENT_TASK] = "current_task",
 	[VS_KSYM_START_BTF] = "__start_BTF",
 	[VS_KSYM_STOP_BTF] = "__stop_BTF",
+	[VS_KSYM_ORC_IP_START] = "__start_orc_unwind_ip",
+	[VS_KSYM_ORC_IP_STOP] = "__stop_orc_unwind_ip",
+	[VS_KSYM_ORC] = "__start_orc_unwind",
+	[VS_KSYM_BANNER] = "linux_banner",
 };
 
 

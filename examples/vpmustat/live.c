@@ -433,6 +433,14 @@ tasks_end(struct live *l)
 	fprintf(stderr, "vpmustat: guest tasks: %" PRIu64 " samples named their task, %"
 	    PRIu64 " their address space%s%s\n", t->named, t->unnamed,
 	    t->unnamed != 0 ? ": " : "", t->unnamed != 0 ? t->why : "");
+	if (t->orc.n != 0)
+		fprintf(stderr, "vpmustat: kernel call chains unwound by the kernel's ORC "
+		    "tables (%zu entries, the format of Linux %s)\n", t->orc.n,
+		    t->orc.version == 1 ? "before 6.3" : t->orc.version == 2 ? "6.3" :
+		    "6.4 on");
+	else if (t->orc_tried)
+		fprintf(stderr, "vpmustat: kernel call chains by frame pointers: %s\n",
+		    t->orc_why);
 }
 
 /*
@@ -808,6 +816,8 @@ out:
 	vr_setup_teardown(&s, &vm);
 	if (l.logfd >= 0)
 		close(l.logfd);
+	if (l.tasks != NULL)
+		vs_tasks_fini(l.tasks);
 	vs_ksyms_free(&l.memk);
 	return (ret);
 }

@@ -49,9 +49,8 @@ kernel_va(uint64_t va)
 	return (va >= VS_KERNEL_HALF);
 }
 
-/* len bytes at kernel address va, through the kernel's page tables. */
-static int
-kread(struct vpmu_vm *vm, const struct vpmu_regs *r, uint64_t va, void *buf, size_t len)
+int
+vs_kread(struct vpmu_vm *vm, const struct vpmu_regs *r, uint64_t va, void *buf, size_t len)
 {
 	struct vpmu_regs k;
 
@@ -101,7 +100,7 @@ offsets(struct vs_tasks *t, struct vpmu_vm *vm, const struct vpmu_regs *r)
 		why(t, "out of memory for the kernel's BTF (%" PRIu64 " bytes)", len);
 		return (-1);
 	}
-	if (kread(vm, r, lo, buf, len) < 0) {
+	if (vs_kread(vm, r, lo, buf, len) < 0) {
 		why(t, "the kernel's BTF at %#" PRIx64 " (%" PRIu64 " bytes) is not all "
 		    "mapped", lo, len);
 		free(buf);
@@ -135,17 +134,17 @@ task_at(struct vs_tasks *t, struct vpmu_vm *vm, const struct vpmu_regs *r, uint6
 	int32_t pid, tgid;
 	uint64_t leader;
 
-	if (kread(vm, r, task_va + t->off[VS_TASK_PID], &pid, sizeof(pid)) < 0 ||
-	    kread(vm, r, task_va + t->off[VS_TASK_TGID], &tgid, sizeof(tgid)) < 0 ||
-	    kread(vm, r, task_va + t->off[VS_TASK_COMM], out->comm, VS_TASK_COMM_LEN) < 0 ||
-	    kread(vm, r, task_va + t->off[VS_TASK_LEADER], &leader, sizeof(leader)) < 0 ||
+	if (vs_kread(vm, r, task_va + t->off[VS_TASK_PID], &pid, sizeof(pid)) < 0 ||
+	    vs_kread(vm, r, task_va + t->off[VS_TASK_TGID], &tgid, sizeof(tgid)) < 0 ||
+	    vs_kread(vm, r, task_va + t->off[VS_TASK_COMM], out->comm, VS_TASK_COMM_LEN) < 0 ||
+	    vs_kread(vm, r, task_va + t->off[VS_TASK_LEADER], &leader, sizeof(leader)) < 0 ||
 	    pid < 0 || tgid < 0) {
 		why(t, "the task_struct at %#" PRIx64 " could not be read", task_va);
 		return (-1);
 	}
 	out->comm[VS_TASK_COMM_LEN - 1] = '\0';
 	if (!kernel_va(leader) || leader == task_va ||
-	    kread(vm, r, leader + t->off[VS_TASK_COMM], out->pcomm, VS_TASK_COMM_LEN) < 0)
+	    vs_kread(vm, r, leader + t->off[VS_TASK_COMM], out->pcomm, VS_TASK_COMM_LEN) < 0)
 		memcpy(out->pcomm, out->comm, VS_TASK_COMM_LEN);
 	out->pcomm[VS_TASK_COMM_LEN - 1] = '\0';
 	out->pid = tgid;
@@ -160,7 +159,7 @@ named(struct vs_tasks *t, struct vs_task_vcpu *tv, const struct vpmu_regs *r, ui
 {
 	uint64_t task_va;
 
-	if (kread(tv->vm, r, base + t->current, &task_va, sizeof(task_va)) < 0 ||
+	if (vs_kread(tv->vm, r, base + t->current, &task_va, sizeof(task_va)) < 0 ||
 	    !kernel_va(task_va)) {
 		why(t, "no current task at per-CPU %#" PRIx64 " + %#" PRIx64, base,
 		    t->current);
@@ -273,6 +272,8 @@ load(struct vs_tasks *t, uint64_t lstar)
 static int
 from_ksyms(struct vs_tasks *t, const struct vs_ksyms *k, char *err, size_t errlen)
 {
+	t->orcsyms = (struct vs_orc_syms){ k->at[VS_KSYM_ORC_IP_START],
+	    k->at[VS_KSYM_ORC_IP_STOP], k->at[VS_KSYM_ORC], k->at[VS_KSYM_BANNER] };
 	t->current = k->at[VS_KSYM_PCPU_HOT] != 0 ? k->at[VS_KSYM_PCPU_HOT] :
 	    k->at[VS_KSYM_CURRENT_TASK];
 	t->btf_start = k->at[VS_KSYM_START_BTF];
@@ -314,6 +315,36 @@ vs_tasks_init_lazy(struct vs_tasks *t, vs_ksyms_loader *fn, void *arg)
 	t->load_arg = arg;
 }
 
+/*
+ * libvpmu's unwind function: a kernel-mode sample's chain by the kernel's
+ * ORC tables, read once the symbols and the slide are known; 0 (libvpmu
+ * walks the frame pointers) before, in user mode, or without the tables.
+ */
+static unsigned
+unwind_fn(void *arg, unsigned cpu, const struct vpmu_regs *r, uint64_t *pc, unsigned max)
+{
+	struct vs_task_vcpu *tv = arg;
+	struct vs_tasks *t = tv->tasks;
+	char err[256];
+
+	(void)cpu;
+	if (r->cpl != 0 || !kernel_va(r->rip) || !t->slide_known || t->load != NULL ||
+	    t->nosyms)
+		return (0);
+	if (!t->orc_tried) {
+		t->orc_tried = true;
+		if (vs_orc_load(&t->orc, tv->vm, r, &t->orcsyms, t->slide, err, sizeof(err)) < 0)
+			snprintf(t->orc_why, sizeof(t->orc_why), "%s", err);
+	}
+	return (t->orc.n != 0 ? vs_orc_unwind(&t->orc, tv->vm, r, pc, max) : 0);
+}
+
+void
+vs_tasks_fini(struct vs_tasks *t)
+{
+	vs_orc_free(&t->orc);
+}
+
 int
 vs_tasks_attach(struct vs_tasks *t, struct vr_vm *vm)
 {
@@ -323,7 +354,8 @@ vs_tasks_attach(struct vs_tasks *t, struct vr_vm *vm)
 	for (i = 0; i < vm->nvcpus; i++) {
 		t->vcpu[i] = (struct vs_task_vcpu){ .tasks = t, .vm = vm->pmu,
 		    .fd = vm->vcpu[i].fd };
-		if ((err = vpmu_vcpu_set_task_fn(vm->pmu, i, task_fn, &t->vcpu[i])) != 0) {
+		if ((err = vpmu_vcpu_set_task_fn(vm->pmu, i, task_fn, &t->vcpu[i])) != 0 ||
+		    (err = vpmu_vcpu_set_unwind_fn(vm->pmu, i, unwind_fn, &t->vcpu[i])) != 0) {
 			errno = err;
 			return (-1);
 		}

@@ -143,6 +143,10 @@ enum vs_ksym {
 	VS_KSYM_CURRENT_TASK,	/* current_task (before 6.2): per-CPU */
 	VS_KSYM_START_BTF,	/* __start_BTF, __stop_BTF: the kernel's own BTF */
 	VS_KSYM_STOP_BTF,
+	VS_KSYM_ORC_IP_START,	/* __start_orc_unwind_ip .. __stop_orc_unwind_ip, */
+	VS_KSYM_ORC_IP_STOP,	/* __start_orc_unwind: the kernel's ORC tables */
+	VS_KSYM_ORC,
+	VS_KSYM_BANNER,		/* linux_banner: "Linux version X.Y..." */
 	VS_KSYM_N
 };
 extern const char *const vs_ksym_names[VS_KSYM_N];
@@ -231,7 +235,36 @@ void vs_btf_free(struct vs_btf *b);
 /* The byte offset of member in struct sname (anonymous members looked into), or -1. */
 long vs_btf_member(const struct vs_btf *b, const char *sname, const char *member);
 
+/* ---- orc.c -------------------------------------------------------------------- */
+
+/* Where the ORC tables and linux_banner are, at the symbol file's addresses. */
+struct vs_orc_syms {
+	uint64_t ip_start, ip_stop, entries, banner;
+};
+struct vs_orc {
+	uint64_t *ip;		/* each entry's code address, sorted */
+	uint8_t	*ent;		/* its 6 bytes */
+	size_t	 n;		/* 0: none loaded */
+	int	 version;	/* the format: 1 before Linux 6.3, 2 in 6.3, 3 from 6.4 */
+};
+/* The tables from guest memory, moved by slide: 0, or -1 and err. */
+int  vs_orc_load(struct vs_orc *o, struct vpmu_vm *vm, const struct vpmu_regs *r,
+    const struct vs_orc_syms *s, uint64_t slide, char *err, size_t errlen);
+void vs_orc_free(struct vs_orc *o);
+/* The kernel-mode call chain of r into pc[0 .. max): how many (pc[0] = RIP). */
+unsigned vs_orc_unwind(const struct vs_orc *o, struct vpmu_vm *vm, const struct vpmu_regs *r,
+    uint64_t *pc, unsigned max);
+
 /* ---- tasks.c ------------------------------------------------------------------ */
+
+/*
+ * len bytes at kernel address va, through the kernel's page tables (under
+ * page-table isolation, user mode's CR3 is the kernel's with bit 12 set):
+ * 0, or -1.
+ */
+int  vs_kread(struct vpmu_vm *vm, const struct vpmu_regs *r, uint64_t va, void *buf,
+    size_t len);
+
 
 enum { VS_TASK_PID, VS_TASK_TGID, VS_TASK_COMM, VS_TASK_LEADER, VS_TASK_NOFF };
 #define VS_TASK_COMM_LEN	16	/* task_struct.comm: TASK_COMM_LEN */
@@ -258,6 +291,10 @@ struct vs_tasks {
 	char	 why[256];	/* why samples went unnamed: the first reason, or
 				   the BTF's, which holds for all after it */
 	struct vs_task_vcpu vcpu[VR_MAX_VCPUS];
+	struct vs_orc_syms orcsyms;	/* the kernel's call chains: ORC */
+	struct vs_orc orc;
+	bool	 orc_tried;
+	char	 orc_why[256];	/* why not, when tried */
 	vs_ksyms_loader *load;	/* vs_tasks_init_lazy()'s, until called */
 	bool	 nosyms;	/* it gave none: no task is named */
 	void	*load_arg;
@@ -270,8 +307,12 @@ int  vs_tasks_init(struct vs_tasks *t, const struct vs_ksyms *k, char *err, size
  * them, or NULL and why in err.
  */
 void vs_tasks_init_lazy(struct vs_tasks *t, vs_ksyms_loader *fn, void *arg);
-/* Name tasks at every sample on vm's vCPUs (before they run): 0, or -1 and errno. */
+/*
+ * Name tasks at every sample on vm's vCPUs (before they run), and unwind
+ * their kernel-mode call chains by ORC: 0, or -1 and errno.
+ */
 int  vs_tasks_attach(struct vs_tasks *t, struct vr_vm *vm);
+void vs_tasks_fini(struct vs_tasks *t);
 
 /* ---- profile.c ----------------------------------------------------------------- */
 

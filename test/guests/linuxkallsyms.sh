@@ -74,6 +74,8 @@ grep -Eq '^ *[0-9]+ gamma_hot gamma 200/200$' "$dir/old.combos" || fail "old: ga
 for f in alpha_hot worker_hot gamma_hot; do
 	[ "$(awk -v f=$f '$2 == f' "$dir/old.combos" | wc -l)" -eq 1 ] || fail "old: $f under several tasks"
 done
+grep -qx "vpmustat: kernel call chains unwound by the kernel's ORC tables (12 entries, the format of Linux before 6.3)" \
+    "$dir/old.err" || fail "old: the chains did not come from ORC"
 named=$(awk '$3 !~ /^cr3:/' "$dir/old.combos" | awk '{ n += $1 } END { print n + 0 }')
 grep -Eq "^vpmustat: guest tasks: $named samples named their task, [0-9]+ their address space: LSTAR 0: the kernel has not set its system call entry yet$" \
     "$dir/old.err" || fail "old: the run's end does not say $named samples were named"

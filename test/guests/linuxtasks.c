@@ -14,9 +14,11 @@
  *                      them (the map's __start_BTF and __stop_BTF)
  *   kallsyms           kallsyms_area, where linuxkallsyms.sh writes the
  *                      kernel's own symbol table (mkkallsyms.c)
+ *   ORC                orcframes.S: functions without frame pointers and
+ *                      the ORC tables that unwind them; linux_banner
  *
  * It runs pre_hot() before any of that exists, then, through the alias,
- * alpha_hot() as task alpha (pid 100), worker_hot() as its thread
+ * alpha_hot() and orc_outer() as task alpha (pid 100), worker_hot() as its thread
  * alpha-worker (pid 101, tgid 100) and gamma_hot() as gamma (pid 200);
  * gamma's turn has the per-CPU base in IA32_KERNEL_GS_BASE and 0 in the
  * GS base, as between a kernel entry and its SWAPGS.  Then "linuxtasks:
@@ -116,6 +118,10 @@ void pre_hot(uint64_t n);
 void alpha_hot(uint64_t n);
 void worker_hot(uint64_t n);
 void gamma_hot(uint64_t n);
+void orc_outer(uint64_t n);		/* orcframes.S */
+
+/* The kernel's version, which says the ORC tables' format (orcframes.S). */
+const char linux_banner[] = "Linux version 6.1.0-vpmu-test (linuxtasks.c)\n";
 
 __attribute__((noinline)) void
 entry_SYSCALL_64(void)
@@ -167,6 +173,7 @@ main(unsigned cpu)
 	vg_wrmsr(MSR_LSTAR, alias((const void *)(uintptr_t)entry_SYSCALL_64));
 	vg_wrmsr(MSR_GS_BASE, alias(percpu));
 	run_as(&alpha, alpha_hot);
+	run_as(&alpha, orc_outer);
 	run_as(&worker, worker_hot);
 	vg_wrmsr(MSR_GS_BASE, 0);
 	vg_wrmsr(MSR_KERNEL_GS_BASE, alias(percpu));

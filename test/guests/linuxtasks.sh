@@ -11,6 +11,7 @@
 #   gamma_hot   gamma 200/200        (read through IA32_KERNEL_GS_BASE)
 #   pre_hot     the address space: pid = tid = 2^31 + CR3's frame, comm
 #               "cr3:0x..." (before LSTAR and the per-CPU area exist)
+#   orc_leaf    alpha, its chain unwound by the ORC tables of orcframes.S
 # each with samples; the log names each task once (THR_CREATE), -R groups
 # the samples by process, and the run's end says how many were named.
 # Exit 77 (skip) where vpmustat finds no usable /dev/kvm.
@@ -56,6 +57,7 @@ grep -Eq '^ *[0-9]+ alpha_hot alpha 100/100$' "$dir/combos.txt" || fail "alpha_h
 grep -Eq '^ *[0-9]+ worker_hot alpha-worker 100/101$' "$dir/combos.txt" ||
 	fail "worker_hot: not alpha-worker 100/101"
 grep -Eq '^ *[0-9]+ gamma_hot gamma 200/200$' "$dir/combos.txt" || fail "gamma_hot: not gamma 200/200"
+grep -Eq '^ *[0-9]+ orc_leaf alpha 100/100$' "$dir/combos.txt" || fail "orc_leaf: not alpha 100/100"
 # pre_hot runs before the tasks exist (at its ELF address, which the map
 # does not name): its samples, and any other unnamed, name one address space.
 n=$(awk '/^[^\t]/ && $1 ~ /^cr3:0x/ { print $1, $2 }' "$dir/perf.txt" | sort -u | wc -l)
@@ -83,6 +85,19 @@ grep -Eq '^ +[0-9.]+ +[0-9]+      alpha_hot$' "$dir/r.out" || fail "-R: alpha_ho
 grep -qx 'alpha\[100\];worker_hot [0-9]*' "$dir/f.txt" || fail "folded: no alpha[100];worker_hot"
 grep -qx 'gamma\[200\];gamma_hot [0-9]*' "$dir/f.txt" || fail "folded: no gamma[200];gamma_hot"
 grep -v '^alpha\[100\];\|^gamma\[200\];\|^cr3:0x[0-9a-f]*;' "$dir/f.txt" && fail "folded: a chain on no process"
+# ORC (orcframes.S): every sample in orc_leaf, whose RBP is no frame
+# pointer, unwinds through orc_middle and orc_outer to the return address
+# in main (at its ELF address, in the lower half: the folded stacks cut a
+# kernel chain there; the log keeps it, the chain's fourth address).
+grep -qx 'alpha\[100\];orc_outer;orc_middle;orc_leaf [0-9]*' "$dir/f.txt" ||
+	fail "folded: no orc_leaf chain unwound by ORC"
+grep 'orc_leaf' "$dir/f.txt" | grep -vx 'alpha\[100\];orc_outer;orc_middle;orc_leaf [0-9]*' &&
+	fail "folded: an orc_leaf chain not unwound by ORC"
+nleaf=$(awk '$2 == "orc_leaf" { print $1 }' "$dir/combos.txt")
+n4=$(grep -c 'CALLCHAIN.* npc=4 ' "$dir/dump.txt")
+[ "$n4" -eq "$nleaf" ] || fail "$n4 chains of 4 addresses in the log, want $nleaf (orc_leaf's samples)"
+grep -qx "vpmustat: kernel call chains unwound by the kernel's ORC tables (12 entries, the format of Linux before 6.3)" \
+    "$dir/stderr.txt" || fail "the run does not say its chains came from ORC"
 # pprof: each sample labelled with its pid and its process's name.
 if command -v protoc >/dev/null; then
 	src=$(cd "$(dirname "$0")/../../examples/vpmustat" && pwd)

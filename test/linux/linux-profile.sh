@@ -119,6 +119,12 @@ check "dd's hottest function reads /dev/zero ($dd_top)" \
 # loop spins in user mode: one of its hottest is a user address (no --elf).
 loop_user=$(block loop | grep -Ec '      0x[0-9a-f]{1,12}$')
 check "loop's hottest include a user-mode address" [ "$loop_user" -ge 1 ]
+# Call chains by the kernel's ORC tables: dd's read of /dev/zero from
+# vfs_read, and deeper than that.
+check "the chains come from the kernel's ORC tables" has \
+    "^vpmustat: kernel call chains unwound by the kernel's ORC tables \\([0-9]+ entries" "$OUT/stderr.txt"
+check "read_zero is called from vfs_read in the folded stacks" has ';vfs_read;read_zero [0-9]+$' \
+    "$OUT/profile.folded"
 # The formats: perf script's comm column, pprof's gzip, the SVG.
 check "perf script names dd" has '^dd [0-9]+/[0-9]+ ' "$OUT/profile.perf"
 check "the pprof profile is whole gzip" gzip -t "$OUT/profile.pb.gz"

@@ -214,6 +214,19 @@ typedef int vpmu_task_fn(void *arg, unsigned cpu, const struct vpmu_regs *r,
 VPMU_EXTERN int vpmu_vcpu_set_task_fn(struct vpmu_vm *vm, unsigned cpu, vpmu_task_fn *fn,
     void *arg);
 /*
+ * The VMM's own unwinder, for guests whose code keeps no frame pointers
+ * (a Linux kernel built with ORC, say).  Called from vpmu_vcpu_exit() on
+ * the vCPU's thread when a sample is taken, under libvpmu's VM lock, as a
+ * task function is (it may read guest memory with vpmu_vm_read()): the
+ * call chain of the vCPU in r into pc[0 .. max), pc[0] = r->rip, innermost
+ * first.  It returns how many; 0: libvpmu walks the frame pointers, as on
+ * a vCPU without an unwinder.
+ */
+typedef unsigned vpmu_unwind_fn(void *arg, unsigned cpu, const struct vpmu_regs *r,
+    uint64_t *pc, unsigned max);
+VPMU_EXTERN int vpmu_vcpu_set_unwind_fn(struct vpmu_vm *vm, unsigned cpu, vpmu_unwind_fn *fn,
+    void *arg);
+/*
  * A sample no task function named, on a vCPU that has one: its pid and
  * tid are VPMU_PID_ASPACE_OF(CR3), the page frame of the guest's top page
  * table with bit 31 set (never a pid: Linux's pid_max is 2^22, FreeBSD's
