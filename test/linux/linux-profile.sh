@@ -50,6 +50,7 @@ VPMU_SKIP_NO_KVM=1 "$VPMUSTAT" -S cpu-clock -n "$RATE" --source synthetic \
     --from-mark 1 --to-mark 2 --guest-symbols "$MAP" -O "$OUT/profile.log" \
     --svg "$OUT/profile.svg" --folded "$OUT/profile.folded" \
     --perf-script "$OUT/profile.perf" --pprof "$OUT/profile.pb.gz" --top 25 \
+    --tunable callchaindepth=32 \
     --vcpus "$VCPUS" --mem 1024 --timeout 5400 --append "$APPEND" \
     --initrd "$INITRAMFS" "$KERNEL" >"$OUT/console.txt" 2>"$OUT/stderr.txt"
 st=$?

@@ -4,8 +4,10 @@
  * carries its pid and tid; the log names each task once (PROC_CREATE,
  * THR_CREATE), before its first sample, and again when its names change;
  * a sample the function cannot name carries the address space
- * (VPMU_PID_ASPACE_OF(CR3)) and a PROC_CREATE "cr3:0x...".  And
- * vpmu_vm_read(), which a task function reads guest memory with.
+ * (VPMU_PID_ASPACE_OF(CR3)) and a PROC_CREATE "cr3:0x...".  The call
+ * chain of a sample from the VMM's unwinder (vpmu_vcpu_set_unwind_fn(3)),
+ * bounded by callchaindepth, or from the frame pointers when it gives
+ * none.  And vpmu_vm_read(), which both read guest memory with.
  *
  * Samples come from a time event (1 ms period) on runs of 1 ms reported
  * through the exit contract: one sample per run.
@@ -134,6 +136,89 @@ samples_name_their_task_once(void **state)
 	close(fd);
 }
 
+/* The unwinder's script: how many addresses to give, from 0xB000 up. */
+static unsigned unwind_give, unwind_calls;
+
+static unsigned
+unwinder(void *arg, unsigned cpu, const struct vpmu_regs *r, uint64_t *pc, unsigned max)
+{
+	unsigned i;
+
+	assert_ptr_equal(arg, &unwind_give);
+	assert_int_equal(cpu, 0);
+	assert_int_equal(max, 8);		/* callchaindepth's default */
+	unwind_calls++;
+	pc[0] = r->rip;
+	for (i = 1; i < unwind_give && i < max; i++)
+		pc[i] = 0xB000 + i;
+	return (unwind_give);
+}
+
+/* The log's CALLCHAIN records: "npc pc,pc,..." a line each. */
+static char *
+chain_lines(int fd)
+{
+	static struct vpmu_pmclog_ev ev;
+	static char out[4096];
+	vpmu_pmclog_reader *r;
+	size_t at = 0;
+	unsigned i;
+	int rfd;
+
+	out[0] = '\0';
+	r = fx_log_reader(fd, &rfd);
+	while (vpmu_pmclog_read(r, &ev) == VPMU_PMCLOG_OK) {
+		if (ev.type != VPMU_PMCLOG_CALLCHAIN)
+			continue;
+		at += (size_t)snprintf(out + at, sizeof(out) - at, "%u", ev.u.callchain.npc);
+		for (i = 0; i < ev.u.callchain.npc; i++)
+			at += (size_t)snprintf(out + at, sizeof(out) - at, "%s%#llx",
+			    i == 0 ? " " : ",", (unsigned long long)ev.u.callchain.pc[i]);
+		at += (size_t)snprintf(out + at, sizeof(out) - at, "\n");
+		assert_true(at < sizeof(out));
+	}
+	vpmu_pmclog_close(r);
+	close(rfd);
+	return (out);
+}
+
+static void
+samples_take_the_unwinders_chain(void **state)
+{
+	vpmu_vm *vm = ((struct fx *)*state)->vm;
+	struct vpmu_op_configurelog cl = { .flags = 0 };
+	struct vpmu_pmc_alloc a = { .cpu = 0, .cls = VPMU_CLASS_PV,
+	    .event = VPMU_EV_CPU_CLOCK, .mode = VPMU_MODE_SS, .count = 1 * MS,
+	    .flags = VPMU_F_CALLCHAIN };
+	int fd;
+
+	fd = fx_logfd();
+	cl.logfd = fd;
+	assert_int_equal(vpmu_pmc_allocate(vm, &ROOT, &a), 0);
+	assert_int_equal(vpmu_vm_op(vm, &ROOT, VPMU_OP_CONFIGURELOG, &cl), 0);
+	assert_int_equal(vpmu_vcpu_set_unwind_fn(vm, 0, unwinder, &unwind_give), 0);
+	assert_int_equal(vpmu_pmc_start(vm, &ROOT, a.pmcid), 0);
+	unwind_give = 3;			/* its chain */
+	run(vm, 0xA000, 0x1000);
+	unwind_give = 0;			/* none: the frame pointers (RBP 0: none) */
+	run(vm, 0xA001, 0x1000);
+	unwind_give = 1000;			/* more than asked: the depth */
+	run(vm, 0xA002, 0x1000);
+	assert_int_equal(unwind_calls, 3);
+	assert_int_equal(vpmu_vcpu_set_unwind_fn(vm, 0, NULL, NULL), 0);
+	run(vm, 0xA003, 0x1000);		/* no unwinder: not called */
+	assert_int_equal(unwind_calls, 3);
+	assert_int_equal(vpmu_vm_op(vm, &ROOT, VPMU_OP_FLUSHLOG, NULL), 0);
+	assert_string_equal(chain_lines(fd),
+	    "3 0xa000,0xb001,0xb002\n"
+	    "1 0xa001\n"
+	    "8 0xa002,0xb001,0xb002,0xb003,0xb004,0xb005,0xb006,0xb007\n"
+	    "1 0xa003\n");
+	assert_int_equal(vpmu_vcpu_set_unwind_fn(NULL, 0, unwinder, NULL), EINVAL);
+	assert_int_equal(vpmu_vcpu_set_unwind_fn(vm, 2, unwinder, NULL), EINVAL);
+	close(fd);
+}
+
 static void
 set_task_fn_errors(void **state)
 {
@@ -177,6 +262,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(samples_name_their_task_once, fx_setup,
 		    fx_teardown),
 		cmocka_unit_test_setup_teardown(set_task_fn_errors, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(samples_take_the_unwinders_chain, fx_setup,
+		    fx_teardown),
 		cmocka_unit_test_setup_teardown(vm_read_reads_guest_memory, fx_setup,
 		    fx_teardown),
 	};
