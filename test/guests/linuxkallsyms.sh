@@ -23,47 +23,27 @@ vs=$1 elf=$2 mk=$3 dir=$4
 fail() { echo "linuxkallsyms.sh: FAIL: $*"; exit 1; }
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
 command -v nm >/dev/null || { echo "linuxkallsyms.sh: skipped (no nm)"; exit 77; }
-run() { printf '%016x' $((-0x8000000000 + 0x$1)); }	# ALIAS + the ELF's address
+. "$(dirname "$0")/linuxlib.sh"
+RUN=-0x8000000000			# ALIAS: where the guest runs its kernel
 set -- $(nm -S "$elf" | awk '$4 == "kallsyms_area" { print $1, $2 }')
 [ $# -eq 2 ] || fail "no kallsyms_area in $elf"
 area=0x$1 size=0x$2
-{
-	nm -n "$elf" | while read -r a t n; do
-		case $a in [0-9a-f]*) ;; *) continue ;; esac
-		printf '%s %s %s\n' "$(run "$a")" "$t" "$n"
-	done
-	nm -S "$elf" | while read -r a sz t n; do
-		[ "$n" = btf_blob ] || continue
-		printf '%s R __start_BTF\n' "$(run "$a")"
-		printf '%s R __stop_BTF\n' "$(run "$(printf %x $((0x$a + 0x$sz)))")"
-	done
-} | sort >"$dir/run.map"
+guest_map "$elf" $RUN >"$dir/run.map"
 { printf '0000000000000040 D current_task\n'; cat "$dir/run.map"; } >"$dir/old.map"
 long=$(printf 'a_very_long_symbol_name_%.0s' 1 2 3 4 5 6 7 8)	# 200 characters
-{ cat "$dir/run.map"; printf '%s d %s\n' "$(run 7f00000)" "$long"; } >"$dir/new.map"
+{ cat "$dir/run.map"; printf '%s d %s\n' "$(at 7f00000 $RUN)" "$long"; } >"$dir/new.map"
 
 cp "$elf" "$dir/old.elf" && "$mk" -l old "$dir/old.map" "$area" "$size" "$dir/old.elf" ||
 	fail "mkkallsyms -l old"
 cp "$elf" "$dir/new.elf" && "$mk" -l new -r -u "$dir/new.map" "$area" "$size" "$dir/new.elf" ||
 	fail "mkkallsyms -l new -r -u"
 
-profile() {	# profile NAME ELF: vpmustat --guest-kallsyms; the leaf, comm, ids of each sample
-	VPMU_SKIP_NO_KVM=1 "$vs" -S instructions -n 1009 --mem 64 --timeout 120 \
-	    -O "$dir/$1.log" --guest-kallsyms --save-guest-symbols "$dir/$1.saved" \
-	    --perf-script "$dir/$1.perf" "$2" >"$dir/$1.console" 2>"$dir/$1.err"
-	st=$?
-	cat "$dir/$1.err"
-	[ $st -eq 77 ] && { echo "linuxkallsyms.sh: skipped (no usable /dev/kvm)"; exit 77; }
-	[ $st -eq 0 ] || fail "$1: vpmustat exited $st"
-	grep -q "^linuxtasks: done" "$dir/$1.console" || fail "$1: no 'linuxtasks: done'"
-	awk '/^[^\t]/ { comm = $1; ids = $2; want = 1; next }
-	     want && /^\t/ { sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym); print sym, comm, ids; want = 0 }' \
-	    "$dir/$1.perf" | sort | uniq -c >"$dir/$1.combos"
-	cat "$dir/$1.combos"
+kprofile() {	# kprofile NAME ELF: --guest-kallsyms, the table saved in NAME.saved
+	profile "$1" "$2" --guest-kallsyms --save-guest-symbols "$dir/$1.saved"
 }
 
 # old: as a System.map names them.
-profile old "$dir/old.elf"
+kprofile old "$dir/old.elf"
 cmp -s "$dir/old.map" "$dir/old.saved" || { diff "$dir/old.map" "$dir/old.saved" | head; fail "old: the table read back is not the map"; }
 n=$(wc -l <"$dir/old.map")
 grep -Eq "^vpmustat: kernel symbols from guest memory \(kallsyms, $n symbols at guest-physical 0x[0-9a-f]+\), KASLR slide 0 \(LSTAR 0x[0-9a-f]+ = entry_SYSCALL_64\)$" \
@@ -81,7 +61,7 @@ grep -Eq "^vpmustat: guest tasks: $named samples named their task, [0-9]+ their 
     "$dir/old.err" || fail "old: the run's end does not say $named samples were named"
 
 # new: functions named, tasks not (no per-CPU symbol), and why.
-profile new "$dir/new.elf"
+kprofile new "$dir/new.elf"
 cmp -s "$dir/new.map" "$dir/new.saved" || { diff "$dir/new.map" "$dir/new.saved" | head; fail "new: the table read back is not the map"; }
 for f in alpha_hot worker_hot gamma_hot; do
 	grep -Eq "^ *[0-9]+ $f cr3:0x[0-9a-f]+ " "$dir/new.combos" || fail "new: $f not named under its address space"
@@ -90,7 +70,7 @@ grep -Eq '^vpmustat: guest tasks: 0 samples named their task, [0-9]+ their addre
     "$dir/new.err" || fail "new: the run's end does not say why no task was named"
 
 # none: no table, said; addresses kept, nothing named.
-profile none "$elf"
+kprofile none "$elf"
 grep -Eq "^vpmustat: warning: no kernel symbol table \(kallsyms\) in the guest's 64 MiB of memory: .*; kernel addresses are not named$" \
     "$dir/none.err" || fail "none: no table, not said"
 grep -Eq ' (alpha|worker|gamma)_hot ' "$dir/none.combos" && fail "none: a function named without a table"

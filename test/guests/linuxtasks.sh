@@ -20,49 +20,26 @@ vs=$1 elf=$2 dir=$3
 fail() { echo "linuxtasks.sh: FAIL: $*"; exit 1; }
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
 command -v nm >/dev/null || { echo "linuxtasks.sh: skipped (no nm)"; exit 77; }
-moved() { printf '%016x' $((-0x8000000000 + 0x$1 - 0x200000)); }
-{
-	nm -n "$elf" | while read -r a t n; do
-		case $a in [0-9a-f]*) ;; *) continue ;; esac
-		printf '%s %s %s\n' "$(moved "$a")" "$t" "$n"
-	done
-	printf '0000000000000040 D current_task\n'
-	nm -S "$elf" | while read -r a size t n; do
-		[ "$n" = btf_blob ] || continue
-		printf '%s R __start_BTF\n' "$(moved "$a")"
-		printf '%s R __stop_BTF\n' "$(moved "$(printf %x $((0x$a + 0x$size)))")"
-	done
-} | sort >"$dir/System.map"
+. "$(dirname "$0")/linuxlib.sh"
+MOVED=$((-0x8000000000 - 0x200000))	# ALIAS - 2 MiB: the map's addresses
+{ guest_map "$elf" $MOVED; printf '0000000000000040 D current_task\n'; } | sort >"$dir/System.map"
 grep -q ' R __stop_BTF$' "$dir/System.map" || fail "no btf_blob in $elf"
 
-VPMU_SKIP_NO_KVM=1 "$vs" -S instructions -n 1009 --mem 64 --timeout 120 -O "$dir/t.log" \
-    --guest-symbols "$dir/System.map" --perf-script "$dir/perf.txt" "$elf" \
-    >"$dir/console.txt" 2>"$dir/stderr.txt"
-st=$?
-cat "$dir/stderr.txt"
-[ $st -eq 77 ] && { echo "linuxtasks.sh: skipped (no usable /dev/kvm)"; exit 77; }
-[ $st -eq 0 ] || fail "vpmustat exited $st"
-grep -q "^linuxtasks: done" "$dir/console.txt" || fail "no 'linuxtasks: done' from the guest"
-
-# leaf function, comm, pid/tid of every sample, counted
-awk '/^[^\t]/ { comm = $1; ids = $2; want = 1; next }
-     want && /^\t/ { sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym); print sym, comm, ids; want = 0 }' \
-    "$dir/perf.txt" | sort | uniq -c >"$dir/combos.txt"
-cat "$dir/combos.txt"
+profile t "$elf" --guest-symbols "$dir/System.map"
 for f in alpha_hot worker_hot gamma_hot; do
-	n=$(awk -v f=$f '$2 == f' "$dir/combos.txt" | wc -l)
+	n=$(awk -v f=$f '$2 == f' "$dir/t.combos" | wc -l)
 	[ "$n" -eq 1 ] || fail "$f: samples under $n task identities, want 1"
 done
-grep -Eq '^ *[0-9]+ alpha_hot alpha 100/100$' "$dir/combos.txt" || fail "alpha_hot: not alpha 100/100"
-grep -Eq '^ *[0-9]+ worker_hot alpha-worker 100/101$' "$dir/combos.txt" ||
+grep -Eq '^ *[0-9]+ alpha_hot alpha 100/100$' "$dir/t.combos" || fail "alpha_hot: not alpha 100/100"
+grep -Eq '^ *[0-9]+ worker_hot alpha-worker 100/101$' "$dir/t.combos" ||
 	fail "worker_hot: not alpha-worker 100/101"
-grep -Eq '^ *[0-9]+ gamma_hot gamma 200/200$' "$dir/combos.txt" || fail "gamma_hot: not gamma 200/200"
-grep -Eq '^ *[0-9]+ orc_leaf alpha 100/100$' "$dir/combos.txt" || fail "orc_leaf: not alpha 100/100"
+grep -Eq '^ *[0-9]+ gamma_hot gamma 200/200$' "$dir/t.combos" || fail "gamma_hot: not gamma 200/200"
+grep -Eq '^ *[0-9]+ orc_leaf alpha 100/100$' "$dir/t.combos" || fail "orc_leaf: not alpha 100/100"
 # pre_hot runs before the tasks exist (at its ELF address, which the map
 # does not name): its samples, and any other unnamed, name one address space.
-n=$(awk '/^[^\t]/ && $1 ~ /^cr3:0x/ { print $1, $2 }' "$dir/perf.txt" | sort -u | wc -l)
+n=$(awk '/^[^\t]/ && $1 ~ /^cr3:0x/ { print $1, $2 }' "$dir/t.perf" | sort -u | wc -l)
 [ "$n" -eq 1 ] || fail "unnamed samples under $n address spaces, want 1"
-set -- $(awk '/^[^\t]/ && $1 ~ /^cr3:0x/ { print $1, $2; exit }' "$dir/perf.txt")
+set -- $(awk '/^[^\t]/ && $1 ~ /^cr3:0x/ { print $1, $2; exit }' "$dir/t.perf")
 frame=$(printf '%d' "${1#cr3:}")
 want=$(( (1 << 31) + frame / 4096 ))
 [ "$2" = "$want/$want" ] || fail "address space $1: pid/tid $2, want $want/$want"
@@ -93,11 +70,11 @@ grep -qx 'alpha\[100\];orc_outer;orc_middle;orc_leaf [0-9]*' "$dir/f.txt" ||
 	fail "folded: no orc_leaf chain unwound by ORC"
 grep 'orc_leaf' "$dir/f.txt" | grep -vx 'alpha\[100\];orc_outer;orc_middle;orc_leaf [0-9]*' &&
 	fail "folded: an orc_leaf chain not unwound by ORC"
-nleaf=$(awk '$2 == "orc_leaf" { print $1 }' "$dir/combos.txt")
+nleaf=$(awk '$2 == "orc_leaf" { print $1 }' "$dir/t.combos")
 n4=$(grep -c 'CALLCHAIN.* npc=4 ' "$dir/dump.txt")
 [ "$n4" -eq "$nleaf" ] || fail "$n4 chains of 4 addresses in the log, want $nleaf (orc_leaf's samples)"
 grep -qx "vpmustat: kernel call chains unwound by the kernel's ORC tables (12 entries, the format of Linux before 6.3)" \
-    "$dir/stderr.txt" || fail "the run does not say its chains came from ORC"
+    "$dir/t.err" || fail "the run does not say its chains came from ORC"
 # pprof: each sample labelled with its pid and its process's name.
 if command -v protoc >/dev/null; then
 	src=$(cd "$(dirname "$0")/../../examples/vpmustat" && pwd)
@@ -113,23 +90,21 @@ if command -v protoc >/dev/null; then
 	gzip -dc "$dir/p.pb.gz" | protoc --decode=vpmustat_test.Profile -I "$src" \
 	    "$src/pprof.proto" | sed -n 's/^string_table: //p' >"$dir/p.strings"
 	total=$(awk -v want=100 '$2 == want { n += $1 } END { print n + 0 }' "$dir/p.samples")
-	want=$(grep -E '^ +[0-9]+ [a-z_]+ alpha(-worker)? 100/' "$dir/combos.txt" | awk '{ n += $1 } END { print n + 0 }')
+	want=$(grep -E '^ +[0-9]+ [a-z_]+ alpha(-worker)? 100/' "$dir/t.combos" | awk '{ n += $1 } END { print n + 0 }')
 	[ "$total" -eq "$want" ] || fail "pprof: $total samples labelled pid 100, want $want"
 	grep -qx '"alpha\[100\]"' "$dir/p.strings" || fail "pprof: no process label alpha[100]"
 fi
 # The run's end: the count of named samples and why the rest were not.
-named=$(awk '$3 !~ /^cr3:/' "$dir/combos.txt" | awk '{ n += $1 } END { print n + 0 }')
+named=$(awk '$3 !~ /^cr3:/' "$dir/t.combos" | awk '{ n += $1 } END { print n + 0 }')
 grep -Eq "^vpmustat: guest tasks: $named samples named their task, [0-9]+ their address space: LSTAR 0 is not entry_SYSCALL_64 .+$" \
-    "$dir/stderr.txt" || fail "the run's end does not say $named samples were named"
+    "$dir/t.err" || fail "the run's end does not say $named samples were named"
 # A damaged BTF (the map's __stop_BTF 8 bytes short: the string section cut)
 # names no task: every sample names the address space, and the run says why.
 set -- $(nm -S "$elf" | awk '$4 == "btf_blob" { print $1, $2 }')
 grep -v ' R __stop_BTF$' "$dir/System.map" >"$dir/bad.map"
-printf '%s R __stop_BTF\n' "$(moved "$(printf %x $((0x$1 + 0x$2 - 8)))")" >>"$dir/bad.map"
+printf '%s R __stop_BTF\n' "$(at "$1" $((MOVED + 0x$2 - 8)))" >>"$dir/bad.map"
 sort -o "$dir/bad.map" "$dir/bad.map"
-VPMU_SKIP_NO_KVM=1 "$vs" -S instructions -n 1009 --mem 64 --timeout 120 \
-    --guest-symbols "$dir/bad.map" --perf-script "$dir/bad.perf" "$elf" \
-    >/dev/null 2>"$dir/bad.err" || fail "damaged BTF: vpmustat exited $?"
+profile bad "$elf" --guest-symbols "$dir/bad.map" >/dev/null
 grep -E '^vpmustat: guest tasks: 0 samples named their task, [0-9]+ their address space: the kernel.s BTF: its sections .* do not fit its [0-9]+ bytes$' \
     "$dir/bad.err" || fail "damaged BTF: not said: $(grep 'guest tasks' "$dir/bad.err")"
 awk '/^[^\t]/ && $1 !~ /^cr3:0x/' "$dir/bad.perf" | grep -q . && fail "damaged BTF: a sample names a task"

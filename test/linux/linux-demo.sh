@@ -82,13 +82,8 @@ if [ "${VPMU_LINUX_CTEST:-0}" = 1 ]; then
 	fi
 fi
 
-out=$(sh "$SRC/mkinitramfs.sh" "$BUILD/linux")
-st=$?
-[ $st -eq 77 ] && { echo "linux-demo: skipped: the packages cannot be fetched"; exit 77; }
-[ $st -eq 0 ] || { echo "linux-demo: mkinitramfs.sh failed (status $st)" >&2; exit 1; }
-echo "$out"
-KERNEL=$BUILD/linux/vmlinuz
-INITRAMFS=$BUILD/linux/initramfs.cpio
+ME=linux-demo
+. "$SRC/image.sh"		# KERNEL, INITRAMFS
 
 echo "== vpmu-run --source exact --exact-mode $MODE --pmu $MODEL --vcpus $VCPUS --mem 1024 --append '$APPEND' --initrd $INITRAMFS $KERNEL"
 t0=$(date +%s)

@@ -1,17 +1,10 @@
 # profile-image.sh: sourced by the scripts that profile Debian's kernel
 # from the host (linux-profile.sh, test/bench/boot_profile.sh), with SRC
 # (this directory), BUILD (the build directory) and ME (the caller's name,
-# for messages) set.  Builds the Linux demo's image (mkinitramfs.sh) and
-# fetches the kernel's System.map, then sets KERNEL, INITRAMFS and MAP.
-# Exits 77 (skipped, the reason printed) when the packages cannot be
-# fetched, 1 on any other failure.
-out=$(sh "$SRC/mkinitramfs.sh" "$BUILD/linux")
-st=$?
-[ $st -eq 77 ] && { echo "$ME: skipped: the packages cannot be fetched"; exit 77; }
-[ $st -eq 0 ] || { echo "$ME: mkinitramfs.sh failed (status $st)" >&2; exit 1; }
-echo "$out"
-KERNEL=$BUILD/linux/vmlinuz
-INITRAMFS=$BUILD/linux/initramfs.cpio
+# for messages) set.  The image (image.sh: KERNEL, INITRAMFS), then the
+# kernel's System.map (MAP).  Exits 77 (skipped, the reason printed) when
+# the packages cannot be fetched, 1 on any other failure.
+. "$SRC/image.sh"
 CACHE=$BUILD/linux/linux-cache
 
 # The kernel's System.map: from linux-image-VERSION-dbg of the very

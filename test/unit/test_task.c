@@ -83,6 +83,36 @@ log_lines(int fd)
 
 #define TASK(p, t, c, pc)	{ 0, { .pid = (p), .tid = (t), .comm = c, .pcomm = pc } }
 
+/*
+ * vCPU 0 sampling its run time every 1 ms with call chains, into a new
+ * log: its descriptor.  give sets the vCPU's callbacks before the start.
+ */
+static int
+sampling(vpmu_vm *vm, void (*give)(vpmu_vm *))
+{
+	struct vpmu_op_configurelog cl = { .flags = 0 };
+	struct vpmu_pmc_alloc a = { .cpu = 0, .cls = VPMU_CLASS_PV,
+	    .event = VPMU_EV_CPU_CLOCK, .mode = VPMU_MODE_SS, .count = 1 * MS,
+	    .flags = VPMU_F_CALLCHAIN };
+	int fd;
+
+	fd = fx_logfd();
+	cl.logfd = fd;
+	assert_int_equal(vpmu_pmc_allocate(vm, &ROOT, &a), 0);
+	assert_int_equal(vpmu_vm_op(vm, &ROOT, VPMU_OP_CONFIGURELOG, &cl), 0);
+	give(vm);
+	assert_int_equal(vpmu_pmc_start(vm, &ROOT, a.pmcid), 0);
+	return (fd);
+}
+
+static struct script *the_script;
+
+static void
+give_task_fn(vpmu_vm *vm)
+{
+	assert_int_equal(vpmu_vcpu_set_task_fn(vm, 0, scripted, the_script), 0);
+}
+
 static void
 samples_name_their_task_once(void **state)
 {
@@ -96,18 +126,10 @@ samples_name_their_task_once(void **state)
 		TASK(0, 0, "swapper/0", "swapper/0"),	/* pid 0 is a task too */
 	} };
 	vpmu_vm *vm = ((struct fx *)*state)->vm;
-	struct vpmu_op_configurelog cl = { .flags = 0 };
-	struct vpmu_pmc_alloc a = { .cpu = 0, .cls = VPMU_CLASS_PV,
-	    .event = VPMU_EV_CPU_CLOCK, .mode = VPMU_MODE_SS, .count = 1 * MS,
-	    .flags = VPMU_F_CALLCHAIN };
 	int fd;
 
-	fd = fx_logfd();
-	cl.logfd = fd;
-	assert_int_equal(vpmu_pmc_allocate(vm, &ROOT, &a), 0);
-	assert_int_equal(vpmu_vm_op(vm, &ROOT, VPMU_OP_CONFIGURELOG, &cl), 0);
-	assert_int_equal(vpmu_vcpu_set_task_fn(vm, 0, scripted, &s), 0);
-	assert_int_equal(vpmu_pmc_start(vm, &ROOT, a.pmcid), 0);
+	the_script = &s;
+	fd = sampling(vm, give_task_fn);
 	run(vm, 0xA000, 0x1000);
 	run(vm, 0xA001, 0x1000);
 	run(vm, 0xA002, 0x1000);
@@ -154,6 +176,12 @@ unwinder(void *arg, unsigned cpu, const struct vpmu_regs *r, uint64_t *pc, unsig
 	return (unwind_give);
 }
 
+static void
+give_unwinder(vpmu_vm *vm)
+{
+	assert_int_equal(vpmu_vcpu_set_unwind_fn(vm, 0, unwinder, &unwind_give), 0);
+}
+
 /* The log's CALLCHAIN records: "npc pc,pc,..." a line each. */
 static char *
 chain_lines(int fd)
@@ -186,18 +214,9 @@ static void
 samples_take_the_unwinders_chain(void **state)
 {
 	vpmu_vm *vm = ((struct fx *)*state)->vm;
-	struct vpmu_op_configurelog cl = { .flags = 0 };
-	struct vpmu_pmc_alloc a = { .cpu = 0, .cls = VPMU_CLASS_PV,
-	    .event = VPMU_EV_CPU_CLOCK, .mode = VPMU_MODE_SS, .count = 1 * MS,
-	    .flags = VPMU_F_CALLCHAIN };
 	int fd;
 
-	fd = fx_logfd();
-	cl.logfd = fd;
-	assert_int_equal(vpmu_pmc_allocate(vm, &ROOT, &a), 0);
-	assert_int_equal(vpmu_vm_op(vm, &ROOT, VPMU_OP_CONFIGURELOG, &cl), 0);
-	assert_int_equal(vpmu_vcpu_set_unwind_fn(vm, 0, unwinder, &unwind_give), 0);
-	assert_int_equal(vpmu_pmc_start(vm, &ROOT, a.pmcid), 0);
+	fd = sampling(vm, give_unwinder);
 	unwind_give = 3;			/* its chain */
 	run(vm, 0xA000, 0x1000);
 	unwind_give = 0;			/* none: the frame pointers (RBP 0: none) */
