@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <Zydis/Zydis.h>
+#include <vpmu/source.h>
 
 #include "decode.h"
 
@@ -469,6 +470,77 @@ writes_sp(ZydisMachineMode machine, const ZydisDecodedInstruction *in,
 	return (false);
 }
 
+/*
+ * Why an instruction that is not in_block ends a block (vpmu_insn.stop,
+ * enum vpmu_step_why), before its branch kind is known: I/O, REP
+ * strings, fences, flag operations, DIV, segment writes, vector and x87
+ * code, privileged and system instructions.
+ */
+static uint8_t
+stop_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, bool rep)
+{
+	ZydisRegisterClass rc;
+	size_t i;
+
+	if (in->meta.category == ZYDIS_CATEGORY_IO ||
+	    in->meta.category == ZYDIS_CATEGORY_IOSTRINGOP)
+		return (VPMU_STEP_IO);
+	if (rep)
+		return (VPMU_STEP_REP);
+	if (in->mnemonic == ZYDIS_MNEMONIC_LFENCE || in->mnemonic == ZYDIS_MNEMONIC_MFENCE ||
+	    in->mnemonic == ZYDIS_MNEMONIC_SFENCE ||
+	    in->meta.category == ZYDIS_CATEGORY_SERIALIZE)
+		return (VPMU_STEP_FENCE);
+	if (in->meta.category == ZYDIS_CATEGORY_FLAGOP || in->mnemonic == ZYDIS_MNEMONIC_PUSHF ||
+	    in->mnemonic == ZYDIS_MNEMONIC_PUSHFD || in->mnemonic == ZYDIS_MNEMONIC_PUSHFQ ||
+	    in->mnemonic == ZYDIS_MNEMONIC_POPF || in->mnemonic == ZYDIS_MNEMONIC_POPFD ||
+	    in->mnemonic == ZYDIS_MNEMONIC_POPFQ)
+		return (VPMU_STEP_FLAGS);
+	if (in->mnemonic == ZYDIS_MNEMONIC_DIV || in->mnemonic == ZYDIS_MNEMONIC_IDIV)
+		return (VPMU_STEP_DIV);
+	for (i = 0; i < in->operand_count; i++) {
+		if (op[i].type != ZYDIS_OPERAND_TYPE_REGISTER)
+			continue;
+		rc = ZydisRegisterGetClass(op[i].reg.value);
+		if (rc == ZYDIS_REGCLASS_SEGMENT && (op[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			return (VPMU_STEP_SEGMENT);
+		if (rc == ZYDIS_REGCLASS_XMM || rc == ZYDIS_REGCLASS_YMM ||
+		    rc == ZYDIS_REGCLASS_ZMM || rc == ZYDIS_REGCLASS_X87 ||
+		    rc == ZYDIS_REGCLASS_MMX || rc == ZYDIS_REGCLASS_MASK)
+			return (VPMU_STEP_VECTOR);
+	}
+	if (in->attributes & ZYDIS_ATTRIB_IS_PRIVILEGED)
+		return (VPMU_STEP_PRIVILEGED);
+	if (in->meta.category == ZYDIS_CATEGORY_SYSTEM || in->meta.category == ZYDIS_CATEGORY_MISC ||
+	    in->meta.category == ZYDIS_CATEGORY_XSAVE || in->meta.category == ZYDIS_CATEGORY_RDRAND ||
+	    in->meta.category == ZYDIS_CATEGORY_RDSEED)
+		return (VPMU_STEP_SYSTEM);
+	return (VPMU_STEP_OTHER);
+}
+
+/* A branch's stop (vpmu_insn.stop), from what decode_one() found. */
+static uint8_t
+branch_stop(const ZydisDecodedInstruction *in, const struct vpmu_insn *out)
+{
+	bool call = in->mnemonic == ZYDIS_MNEMONIC_CALL, jmp = in->mnemonic == ZYDIS_MNEMONIC_JMP;
+
+	if (out->far_return || out->to_user || in->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR)
+		return (VPMU_STEP_FAR);
+	switch (out->flow) {
+	case VPMU_FLOW_DIRECT:
+		return (out->conditional ? VPMU_STEP_JCC : call ? VPMU_STEP_CALL :
+		    jmp ? VPMU_STEP_JMP : VPMU_STEP_OTHER);
+	case VPMU_FLOW_STACK:
+		return (VPMU_STEP_RET);
+	default:
+		return (call ? VPMU_STEP_CALL_INDIRECT : jmp ? VPMU_STEP_JMP_INDIRECT :
+		    VPMU_STEP_FAR);
+	}
+}
+
+static int decode_one(enum vpmu_decode_mode mode, uint64_t addr, const ZydisDecodedInstruction *in,
+    const ZydisDecodedOperand *op, struct vpmu_insn *out);
+
 int
 vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf, size_t len,
     struct vpmu_insn *out)
@@ -477,9 +549,6 @@ vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf, size
 	ZydisDecodedInstruction in;
 	ZydisDecodedOperand op[ZYDIS_MAX_OPERAND_COUNT];
 	ZyanStatus st;
-	ZyanU64 target;
-	unsigned mf;
-	size_t i;
 
 	if (buf == NULL || out == NULL || (unsigned)mode >= VPMU_ARRAY_SIZE(modes))
 		return (EINVAL);
@@ -491,6 +560,23 @@ vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf, size
 		return (ENODATA);
 	if (ZYAN_FAILED(st))
 		return (EILSEQ);
+	decode_one(mode, addr, &in, op, out);
+	if (out->branch && !out->follow)
+		out->stop = branch_stop(&in, out);
+	else if (!out->in_block && !out->follow)
+		out->stop = stop_of(&in, op, out->rep_string);
+	return (0);
+}
+
+/* The decoded instruction in, op into out (a branch's kind last). */
+static int
+decode_one(enum vpmu_decode_mode mode, uint64_t addr, const ZydisDecodedInstruction *inp,
+    const ZydisDecodedOperand *op, struct vpmu_insn *out)
+{
+	ZydisDecodedInstruction in = *inp;
+	ZyanU64 target;
+	unsigned mf;
+	size_t i;
 
 	out->len = in.length;
 	out->mnemonic = in.mnemonic;

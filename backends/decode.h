@@ -106,6 +106,9 @@ struct vpmu_insn {
 					   anything that can exit, fault by design,
 					   serialize or change the interrupt state
 					   (decode.c has the list) */
+	uint8_t	 stop;			/* neither in_block nor follow: what it is, as
+					   enum vpmu_step_why (<vpmu/source.h>)
+					   names it, VPMU_STEP_JCC on; else 0 */
 	uint8_t	 eval;			/* enum vpmu_insn_eval: a near branch the exact
 					   source may complete itself (branch.c) */
 	uint8_t	 cond;			/* VPMU_EVAL_JCC, VPMU_EVAL_LOOP: the condition

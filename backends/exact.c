@@ -999,6 +999,7 @@ plan(const struct exact *x, struct xvcpu *v)
 					   branches foreseen */
 	uint64_t succ, rets[RET_MAX];	/* return addresses the run's CALLs pushed */
 	unsigned nrets = 0;
+	unsigned why = VPMU_STEP_OTHER;	/* why the loop stopped: a step's reason */
 	/* the plan as it was at the last branch it went through */
 	struct {
 		bool	 set;
@@ -1024,23 +1025,30 @@ plan(const struct exact *x, struct xvcpu *v)
 	 * all foreseen or completed would never take one otherwise).
 	 */
 	if (!v->p.long_mode || (v->p.rflags & RFLAGS_TF) || v->streak >= STREAK_MAX ||
-	    (v->p.cpl == 3 && (v->p.cr0 & CR0_AM) && (v->p.rflags & RFLAGS_AC)))
+	    (v->p.cpl == 3 && (v->p.cr0 & CR0_AM) && (v->p.rflags & RFLAGS_AC))) {
+		v->st.step_why[!v->p.long_mode ? VPMU_STEP_NOT_64BIT :
+		    (v->p.rflags & RFLAGS_TF) ? VPMU_STEP_GUEST_TF :
+		    v->streak >= STREAK_MAX ? VPMU_STEP_STREAK : VPMU_STEP_ALIGN_CHECK]++;
 		return;
+	}
 	v->nseg = 1;
 	v->seg[0].lo = v->seg[0].hi = addr;
 	for (k = 0; ; k++) {
 		ends = vpmu__decode_gva_cached(v->dc, x->mem, PAGING(&v->p), VPMU_DECODE_64,
 		    addr, &in, NULL) == 0;
 		/* in: the instruction at addr, the end when the block stops here */
+		why = !ends ? VPMU_STEP_UNREADABLE : k == cap ? VPMU_STEP_CAP : VPMU_STEP_RUN;
 		if (!ends || k == cap || in_run(v, addr))
 			break;
 		succ = in.follow ? in.target : 0;
+		why = in.stop != 0 ? in.stop : VPMU_STEP_OTHER;
 		if (!(in.in_block || in.follow) && (!x->foresee || v->nopredict ||
 		    v->npred == PRED_MAX ||
 		    (succ = foresee(v, &v->alu, &in, addr, rets, nrets)) == 0))
 			break;
 		/* On through JMP/CALL rel and foreseen branches, unless back into the run. */
 		v->seg[v->nseg - 1].hi = addr + in.len;
+		why = VPMU_STEP_RUN;
 		if (succ != 0 && (in_run(v, succ) || v->nseg == WALK_MAX))
 			break;
 		if (succ != 0) {
@@ -1095,8 +1103,10 @@ plan(const struct exact *x, struct xvcpu *v)
 	 */
 	v->seg[v->nseg - 1].hi = addr;
 	if (ends && in_run(v, addr)) {
-		if (!mark.set)
+		if (!mark.set) {
+			v->st.step_why[VPMU_STEP_RUN]++;
 			return;
+		}
 		addr = mark.addr;
 		k = mark.k;
 		v->nseg = mark.nseg;
@@ -1114,8 +1124,11 @@ plan(const struct exact *x, struct xvcpu *v)
 		mem = any;		/* later rounds: not checked */
 	} else if (k >= (ends ? short_min(v, &in, addr, breaking) : BLOCK_MIN))
 		bp = addr;
-	else
+	else {
+		/* The first instruction's reason; or a block too short. */
+		v->st.step_why[k == 0 ? why : VPMU_STEP_SHORT]++;
 		return;
+	}
 	/*
 	 * A block that accesses memory may fault: it stops at the handlers'
 	 * entries.  No handler entry to stop at: a fault would run its
@@ -1128,6 +1141,7 @@ plan(const struct exact *x, struct xvcpu *v)
 		if (handler_entry(x, v, &v->p, fault_vecs[i], &v->hbp[i]) != 0 ||
 		    v->hbp[i] == v->p.rip) {
 			v->ff.on = false;
+			v->st.step_why[VPMU_STEP_NO_HANDLER]++;
 			return;
 		}
 		need[1 + i] = v->hbp[i];
@@ -1287,8 +1301,10 @@ vpmu__exact_wants(void *state, unsigned cpu)
 	if (!vpmu__exact_wants_step(state, cpu))
 		return (0);
 	v = &x->vcpu[cpu];
-	if (x->mode != VPMU_EXACT_BLOCK || !v->known)
+	if (x->mode != VPMU_EXACT_BLOCK || !v->known) {
+		v->st.step_why[x->mode != VPMU_EXACT_BLOCK ? VPMU_STEP_MODE : VPMU_STEP_UNKNOWN]++;
 		return (VPMU_DEBUG_STEP);
+	}
 	/* A period set since (by any thread) changes the cap: plan again. */
 	if (!v->planned || v->plan_cap != __atomic_load_n(&v->cap, __ATOMIC_RELAXED))
 		plan(x, v);
@@ -1452,6 +1468,28 @@ vpmu__exact_get_stats(void *state, unsigned cpu, struct vpmu_exact_stats *st)
 	st->decode_hits = x->vcpu[cpu].dc->hits;
 	st->decode_misses = x->vcpu[cpu].dc->misses;
 	return (0);
+}
+
+const char *
+vpmu_step_why_name(unsigned why)
+{
+	static const char *const name[VPMU_STEP_WHY_N] = {
+		[VPMU_STEP_MODE] = "step-mode", [VPMU_STEP_UNKNOWN] = "state-unknown",
+		[VPMU_STEP_NOT_64BIT] = "not-64-bit", [VPMU_STEP_GUEST_TF] = "guest-tf",
+		[VPMU_STEP_STREAK] = "interrupt-streak", [VPMU_STEP_ALIGN_CHECK] = "align-check",
+		[VPMU_STEP_UNREADABLE] = "unreadable", [VPMU_STEP_CAP] = "overflow-cap",
+		[VPMU_STEP_SHORT] = "short-block", [VPMU_STEP_RUN] = "into-the-run",
+		[VPMU_STEP_NO_HANDLER] = "no-fault-handler", [VPMU_STEP_JCC] = "jcc",
+		[VPMU_STEP_CALL] = "call", [VPMU_STEP_CALL_INDIRECT] = "call-indirect",
+		[VPMU_STEP_JMP] = "jmp", [VPMU_STEP_JMP_INDIRECT] = "jmp-indirect",
+		[VPMU_STEP_RET] = "ret", [VPMU_STEP_FAR] = "far-branch", [VPMU_STEP_REP] = "rep",
+		[VPMU_STEP_PRIVILEGED] = "privileged", [VPMU_STEP_IO] = "io",
+		[VPMU_STEP_FENCE] = "fence", [VPMU_STEP_FLAGS] = "flags", [VPMU_STEP_DIV] = "div",
+		[VPMU_STEP_SEGMENT] = "segment", [VPMU_STEP_VECTOR] = "vector",
+		[VPMU_STEP_SYSTEM] = "system", [VPMU_STEP_OTHER] = "other",
+	};
+
+	return (why < VPMU_STEP_WHY_N ? name[why] : NULL);
 }
 
 /* ---- the source hooks ----------------------------------------------------- */

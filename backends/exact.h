@@ -91,6 +91,8 @@ struct vpmu_exact_stats {
 					   DIAGNOSTICS): its counts are not exact */
 	uint64_t guest_tf;		/* POPF and IRET that set RFLAGS.TF while
 					   followed: the guest steps itself */
+	uint64_t step_why[VPMU_STEP_WHY_N];	/* entries that single-step, by
+					   reason (enum vpmu_step_why) */
 	uint64_t decode_hits;		/* instructions taken from the decode cache */
 	uint64_t decode_misses;		/* ... and decoded (Zydis) */
 };

@@ -1333,6 +1333,7 @@ kvm_stats_exact(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st)
 			st->guest_tf = xs.guest_tf;
 			st->exact_foreseen = xs.foreseen;
 			st->exact_mispredicted = xs.mispredicted;
+			memcpy(st->exact_step_why, xs.step_why, sizeof(st->exact_step_why));
 		}
 		vpmu__vm_unlock(k->vm);
 	}

@@ -225,8 +225,10 @@ report(FILE *f, struct vr_vm *vm, const struct vr_runopts *o, const char *model,
 			fprintf(f, ", RDPMC %" PRIu64 " (#GP %" PRIu64 ")", st.rdpmc,
 			    st.rdpmc_gp);
 		fprintf(f, "\n");
-		if (exact)
+		if (exact) {
 			report_exact(f, &st);
+			vr_steps_report(f, st.exact_step_why, "  ");
+		}
 		n = VR_MAX_COUNTERS;
 		if ((err = vpmu_vcpu_get_counters(vm->pmu, cpu, ci, &n)) != 0) {
 			fprintf(f, "  counters: vpmu_vcpu_get_counters: %s\n",

@@ -462,6 +462,12 @@ size_t vr_insn_bytes(struct vr_vcpu *c, uint64_t rip, uint8_t *b, size_t n);
 /* Complete it if vpmu-run can (emulate.c lists which): true, the guest goes on. */
 bool vr_emulate(struct vr_vcpu *c);
 
+/*
+ * steps.c: the exact source's single-steps by reason (vpmu_kvm_stats.
+ * exact_step_why), most first, each line after indent; nothing if none.
+ */
+void vr_steps_report(FILE *f, const uint64_t why[VPMU_STEP_WHY_N], const char *indent);
+
 /* syscall.c: --user-syscall */
 #define VR_SYSCALL_HOST		0	/* leave SYSCALL to the host (the zero value) */
 #define VR_SYSCALL_AUTO		1	/* complete it if the probe says the host does not */

@@ -609,17 +609,20 @@ no_samples(struct live *l)
  * periods of time events no sample stands for, when there are any.
  */
 static void
-exact_stats(struct vr_vm *vm)
+exact_stats(struct vr_vm *vm, uint64_t *why)
 {
 	struct vpmu_kvm_stats ks;
 	struct vpmu_vcpu_stats vs;
 	uint64_t steps = 0, breaks = 0, missed = 0;
-	unsigned c;
+	unsigned c, i;
 
+	memset(why, 0, sizeof(why[0]) * VPMU_STEP_WHY_N);
 	for (c = 0; vm->k != NULL && c < vm->nvcpus; c++) {
 		if (vpmu_kvm_get_stats(vm->k, c, &ks) == 0) {
 			steps += ks.steps;
 			breaks += ks.breaks;
+			for (i = 0; i < VPMU_STEP_WHY_N; i++)
+				why[i] += ks.exact_step_why[i];
 		}
 		if (vpmu_vcpu_get_stats(vm->pmu, c, &vs) == 0)
 			missed += vs.time_missed;
@@ -665,6 +668,7 @@ vs_live(struct vs_live_opts *o)
 	struct vpmu_driverstats st;
 	sigset_t held, oldmask;
 	struct live l;
+	uint64_t stepwhy[VPMU_STEP_WHY_N];	/* the exact source's steps, by reason */
 	double secs;
 	unsigned i;
 	int ret, err, status;
@@ -779,8 +783,9 @@ vs_live(struct vs_live_opts *o)
 			fprintf(stderr, "; %" PRIu32 " samples, %" PRIu32 " dropped (ring "
 			    "full), %" PRIu32 " log buffers unavailable", st.intr_processed,
 			    st.intr_bufferfull, st.buffer_requests_failed);
-		exact_stats(&vm);
+		exact_stats(&vm, stepwhy);
 		fprintf(stderr, "\n");
+		vr_steps_report(stderr, stepwhy, "vpmustat: ");
 	}
 	if (l.tasks != NULL && !o->outs->quiet)
 		tasks_end(&l);

@@ -168,6 +168,9 @@ struct vpmu_kvm_stats {
 	uint64_t exact_mispredicted;	/* runs that ended other than foreseen
 					   (each counted as one unresolved
 					   instruction; no more are foreseen) */
+	uint64_t exact_step_why[VPMU_STEP_WHY_N];	/* entries it single-stepped,
+					   by reason (enum vpmu_step_why,
+					   vpmu_step_why_name()) */
 };
 VPMU_EXTERN int  vpmu_kvm_get_stats(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st);
 

@@ -235,6 +235,48 @@ struct vpmu_exact_params {
 #define VPMU_EXACT_NO_FORESEE	0x1u	/* blocks end at every conditional branch
 					   and RET (none is worked out ahead) */
 
+/*
+ * Why the exact source single-stepped the guest instead of letting it run
+ * to a breakpoint (block mode; vpmu_exact(7)): counted per vCPU at each
+ * entry that steps (vpmu_kvm_stats.exact_step_why).  The reasons up to
+ * VPMU_STEP_NO_HANDLER are the vCPU's state or the block's; the others
+ * name the instruction at RIP, which ends every block.
+ */
+enum vpmu_step_why {
+	VPMU_STEP_MODE,			/* step mode: every instruction */
+	VPMU_STEP_UNKNOWN,		/* the vCPU's state not known yet (a first
+					   entry, a resync) */
+	VPMU_STEP_NOT_64BIT,		/* 16- or 32-bit code */
+	VPMU_STEP_GUEST_TF,		/* RFLAGS.TF: the guest steps itself */
+	VPMU_STEP_STREAK,		/* interrupts let in after a streak of runs */
+	VPMU_STEP_ALIGN_CHECK,		/* CPL 3 with CR0.AM and RFLAGS.AC: #AC */
+	VPMU_STEP_UNREADABLE,		/* code not mapped or not decodable */
+	VPMU_STEP_CAP,			/* a counter overflows within one instruction */
+	VPMU_STEP_SHORT,		/* a block shorter than a breakpoint is worth */
+	VPMU_STEP_RUN,			/* the block would run into its own start */
+	VPMU_STEP_NO_HANDLER,		/* no fault handler's entry to stop at */
+	VPMU_STEP_JCC,			/* a conditional branch not worked out */
+	VPMU_STEP_CALL,			/* a direct CALL not gone through */
+	VPMU_STEP_CALL_INDIRECT,	/* CALL through a register or memory */
+	VPMU_STEP_JMP,			/* a direct JMP not gone through */
+	VPMU_STEP_JMP_INDIRECT,		/* JMP through a register or memory */
+	VPMU_STEP_RET,			/* a RET not worked out */
+	VPMU_STEP_FAR,			/* IRET, far branches, SYSCALL, SYSRET, INT */
+	VPMU_STEP_REP,			/* a REP string instruction */
+	VPMU_STEP_PRIVILEGED,		/* HLT, MSR and control-register access, ... */
+	VPMU_STEP_IO,			/* IN, OUT, INS, OUTS */
+	VPMU_STEP_FENCE,		/* LFENCE, MFENCE, SFENCE, serializing */
+	VPMU_STEP_FLAGS,		/* CLI, STI, POPF, CLD, ... */
+	VPMU_STEP_DIV,			/* DIV, IDIV (#DE) */
+	VPMU_STEP_SEGMENT,		/* a segment register written */
+	VPMU_STEP_VECTOR,		/* SSE, AVX, x87 (#NM, #UD) */
+	VPMU_STEP_SYSTEM,		/* CPUID, RDTSC, RDPMC, XSAVE, ... */
+	VPMU_STEP_OTHER,		/* any other instruction that ends a block */
+	VPMU_STEP_WHY_N
+};
+/* "call-indirect", ...: a reason's name; NULL past VPMU_STEP_WHY_N. */
+VPMU_EXTERN const char *vpmu_step_why_name(unsigned why);
+
 /* Find a built-in source by name; NULL if there is none. */
 VPMU_EXTERN const struct vpmu_source_ops *vpmu_source_lookup(const char *name);
 
