@@ -50,8 +50,10 @@
 #include "vpmustat.h"
 
 #define NTOKENS		256
-#define NAME_MAX_LEN	1024		/* a name expanded (KSYM_NAME_LEN is 512) */
-#define SYMS_MAX	(16u << 20)	/* more symbols than any kernel has */
+#define NAME_MAX_LEN	512		/* a name expanded, its type and NUL included
+					   (the kernel's KSYM_NAME_LEN) */
+#define SYMS_MAX	(4u << 20)	/* more symbols than any kernel has (~200 k) */
+#define NAMES_MAX	((size_t)64 << 20)	/* the names expanded, together */
 #define BACK_MAX	((size_t)64 << 20)	/* num_syms: this far below the tokens at most */
 #define MIN_SYMS	16
 /*
@@ -111,15 +113,17 @@ tokens_at(struct ktab *t, size_t zero)
 	const uint8_t *ix;
 
 	/* Tokens 0x30 .. 0xff, forward: the end of the table. */
-	t->work += NTOKENS;
 	for (i = '0'; i < NTOKENS; i++) {
 		at = end;
 		while (end < t->len && t->m[end] != 0)
 			end++;
-		if (end >= t->len || end == at)
+		if (end >= t->len || end == at) {
+			t->work += end - zero;
 			return (-1);
+		}
 		end++;
 	}
+	t->work += end - zero;
 	for (at = end; at < end + 8 && at + 2 * NTOKENS <= t->len; at++) {
 		ix = t->m + at;
 		if (rd16(ix) != 0 || rd16(ix + 2 * '0') > zero)
@@ -198,13 +202,17 @@ names_at(struct ktab *t, size_t x)
 {
 	char name[NAME_MAX_LEN];
 	uint32_t n = rd32(t->m + x), i, nmark, *want;
-	size_t names = x + 8, at = names, mk, j;
+	size_t names = x + 8, at = names, mk, j, chars = 0;
 
 	if (n < MIN_SYMS || n > SYMS_MAX || rd32(t->m + x + 4) != 0)
 		return (-1);
-	for (i = 0; i < n && i < 64; i++)
-		if (expand(t, &at, t->tokens, name) < 0 || !plausible(name))
+	for (i = 0; i < n && i < 64; i++) {
+		if (expand(t, &at, t->tokens, name) < 0 || !plausible(name)) {
+			t->work += at - names;
 			return (-1);
+		}
+	}
+	t->work += at - names;
 	/* The whole of names, each 256th symbol's offset kept for the markers. */
 	at = names;
 	nmark = (n + 255) / 256;
@@ -213,8 +221,9 @@ names_at(struct ktab *t, size_t x)
 	for (i = 0; i < n; i++) {
 		if (i % 256 == 0)
 			want[i / 256] = (uint32_t)(at - names);
-		if (expand(t, &at, t->tokens, name) < 0)
-			break;
+		if (expand(t, &at, t->tokens, name) < 0 ||
+		    (chars += strlen(name) + 1) > NAMES_MAX)
+			break;			/* not a table, or one that would not fit */
 	}
 	t->work += at - names;
 	for (mk = at; i == n && mk < at + 8; mk++) {
@@ -294,7 +303,9 @@ symbols(const struct ktab *t, const uint64_t *addr, struct vs_mline *m)
 	uint32_t i;
 
 	for (i = 0; i < t->n; i++) {
-		(void)expand(t, &at, t->tokens, name);	/* checked by names_at() */
+		/* names_at() checked them; a vCPU may have written since */
+		if (expand(t, &at, t->tokens, name) < 0)
+			return (-1);
 		m[i] = (struct vs_mline){ .addr = addr[i], .type = name[0], .line = i + 1 };
 		if ((m[i].name = strdup(name + 1)) == NULL)
 			return (-1);
@@ -337,7 +348,7 @@ vs_kallsyms_read(struct vs_ksyms *k, const uint8_t *mem, size_t len, const char 
 	char path[128];
 	FILE *f;
 	uint32_t i;
-	int ret = -1;
+	int ret = -1, werr;
 
 	memset(k, 0, sizeof(*k));
 	if ((t = calloc(1, sizeof(*t))) == NULL) {
@@ -369,22 +380,27 @@ vs_kallsyms_read(struct vs_ksyms *k, const uint8_t *mem, size_t len, const char 
 		goto out;
 	}
 	if (symbols(t, addr, m) < 0) {
-		snprintf(err, errlen, "guest memory: out of memory");
+		snprintf(err, errlen, "the kernel symbol table (kallsyms) at guest-physical "
+		    "%#zx: changed while read, or out of memory", t->numsyms);
 		goto out;
 	}
+	/* A file that cannot be written is said; the symbols serve all the same. */
 	if (save != NULL) {
-		if ((f = fopen(save, "w")) == NULL) {
-			snprintf(err, errlen, "--save-guest-symbols %s: %s", save, strerror(errno));
-			goto out;
+		werr = 0;
+		if ((f = fopen(save, "w")) == NULL)
+			werr = errno;
+		else {
+			for (i = 0; i < t->n; i++)
+				fprintf(f, "%016" PRIx64 " %c %s\n", m[i].addr, m[i].type,
+				    m[i].name);
+			if (ferror(f))
+				werr = EIO;
+			if (fclose(f) != 0 && werr == 0)
+				werr = errno;
 		}
-		errno = 0;
-		for (i = 0; i < t->n; i++)
-			fprintf(f, "%016" PRIx64 " %c %s\n", m[i].addr, m[i].type, m[i].name);
-		if ((ferror(f) | fclose(f)) != 0) {
-			snprintf(err, errlen, "--save-guest-symbols %s: %s", save,
-			    strerror(errno != 0 ? errno : EIO));
-			goto out;
-		}
+		if (werr != 0)
+			fprintf(stderr, "vpmustat: warning: --save-guest-symbols %s: %s\n", save,
+			    strerror(werr));
 	}
 	if (vs_ksyms_build(k, m, t->n, path, err, errlen) < 0)
 		goto out;

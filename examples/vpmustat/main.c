@@ -558,6 +558,7 @@ main(int argc, char **argv)
 			break;
 		case O_SAVE_GUEST_SYMBOLS:
 			o.save_ksyms = optarg;
+			o.guest_kallsyms = true;	/* what it saves */
 			live_only = true;
 			break;
 		case O_GUEST_MODULES:

@@ -18,6 +18,7 @@
  *                                                           CALL 2, REGS 3,
  *                                                           REGS_PARTIAL 4
  *   end of stack        bit 10             bit 11           (the type)
+ *   signal              -                  bit 10           bit 11
  *   no information      sp_reg UNDEFINED and not the end    type UNDEFINED
  *
  * The version comes from linux_banner ("Linux version 6.1.0 ...").
@@ -34,10 +35,11 @@
  * flags, sp.  RBP: bp_reg UNDEFINED keeps it (or takes pt_regs' bp),
  * PREV_SP reads it at CFA + bp_offset, BP at RBP + bp_offset.  A return
  * address is looked up one byte back (the CALL it follows); an address
- * from pt_regs as it is.  The chain ends at the end of the stack, an
+ * from pt_regs, or above a frame whose entry has the signal bit, as it is.
+ * A CALL frame must move up the stack unless it switches stacks
+ * (SP_INDIRECT, the kernel's IRQ-stack calls).  The chain ends at the end of the stack, an
  * address ORC does not cover (user mode, a module), an unreadable stack,
- * or a frame that does not move up the stack (CALL frames only: the
- * others may switch stacks).
+ * or a CALL frame on one stack that does not move up it.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -143,7 +145,7 @@ vs_orc_free(struct vs_orc *o)
 /* The entry for addr: its fields, or false where ORC says nothing. */
 static bool
 lookup(const struct vs_orc *o, uint64_t addr, int16_t *spoff, int16_t *bpoff, unsigned *sreg,
-    unsigned *breg, unsigned *type)
+    unsigned *breg, unsigned *type, bool *signal)
 {
 	size_t lo = 0, hi = o->n, mid;
 	const uint8_t *e;
@@ -164,6 +166,7 @@ lookup(const struct vs_orc *o, uint64_t addr, int16_t *spoff, int16_t *bpoff, un
 	fl = (uint16_t)(e[4] | e[5] << 8);
 	*sreg = fl & 0xf;
 	*breg = (fl >> 4) & 0xf;
+	*signal = o->version == 3 ? (fl & 0x800) != 0 : o->version == 2 && (fl & 0x400) != 0;
 	if (o->version >= 3) {
 		static const unsigned t3[8] = { T_NONE, T_END, T_CALL, T_REGS, T_REGS_PARTIAL,
 		    T_NONE, T_NONE, T_NONE };
@@ -201,10 +204,11 @@ step(const struct vs_orc *o, struct vpmu_vm *vm, const struct vpmu_regs *r, stru
 	int16_t spoff, bpoff;
 	unsigned sreg, breg, type;
 	uint64_t cfa, ip, sp, bp = f->bp, cs, v;
+	bool signal;
 
 	if (f->ip < VS_KERNEL_HALF ||
-	    !lookup(o, f->exact ? f->ip : f->ip - 1, &spoff, &bpoff, &sreg, &breg, &type) ||
-	    type == T_END)
+	    !lookup(o, f->exact ? f->ip : f->ip - 1, &spoff, &bpoff, &sreg, &breg, &type,
+	    &signal) || type == T_END)
 		return (false);
 	switch (sreg) {
 	case OREG_SP:
@@ -232,11 +236,12 @@ step(const struct vs_orc *o, struct vpmu_vm *vm, const struct vpmu_regs *r, stru
 		return (false);
 	}
 	if (type == T_CALL) {
-		if (!rd(vm, r, cfa - 8, &ip) || cfa <= f->sp)
+		/* up the stack, unless the frame switches stacks (SP_INDIRECT) */
+		if (!rd(vm, r, cfa - 8, &ip) || (cfa <= f->sp && sreg != OREG_SP_INDIRECT))
 			return (false);
 		sp = cfa;
 		f->full = false;
-		f->exact = false;
+		f->exact = signal;	/* a signal frame's caller: its address as it is */
 	} else if (type == T_REGS) {
 		if (!rd(vm, r, cfa + PT_IP, &ip) || !rd(vm, r, cfa + PT_CS, &cs) ||
 		    !rd(vm, r, cfa + PT_SP, &sp) || (cs & 3) != 0 ||
@@ -280,10 +285,11 @@ vs_orc_unwind(const struct vs_orc *o, struct vpmu_vm *vm, const struct vpmu_regs
 
 	int16_t spoff, bpoff;
 	unsigned sreg, breg, type;
+	bool signal;
 
 	/* Code ORC does not cover (a module, user mode): the frame pointers' turn. */
 	if (max == 0 || f.ip < VS_KERNEL_HALF ||
-	    !lookup(o, f.ip, &spoff, &bpoff, &sreg, &breg, &type))
+	    !lookup(o, f.ip, &spoff, &bpoff, &sreg, &breg, &type, &signal))
 		return (0);
 	pc[n++] = f.ip;
 	while (n < max && step(o, vm, r, &f))

@@ -262,6 +262,12 @@ load(struct vs_tasks *t, uint64_t lstar)
 	if (k == NULL || from_ksyms(t, k, err, sizeof(err)) < 0) {
 		why(t, "%s", err);
 		t->nosyms = true;
+		/* No tasks; the slide still serves the kernel's ORC call chains. */
+		if (k != NULL && !t->slide_known && t->entry != 0 && lstar >= t->entry &&
+		    (lstar - t->entry) % VS_KASLR_ALIGN == 0) {
+			t->slide = lstar - t->entry;
+			t->slide_known = true;
+		}
 		return (-1);
 	}
 	t->tried = false;
@@ -328,8 +334,7 @@ unwind_fn(void *arg, unsigned cpu, const struct vpmu_regs *r, uint64_t *pc, unsi
 	char err[256];
 
 	(void)cpu;
-	if (r->cpl != 0 || !kernel_va(r->rip) || !t->slide_known || t->load != NULL ||
-	    t->nosyms)
+	if (r->cpl != 0 || !kernel_va(r->rip) || !t->slide_known || t->load != NULL)
 		return (0);
 	if (!t->orc_tried) {
 		t->orc_tried = true;

@@ -129,7 +129,7 @@ put_names(struct make *m)
 	uint32_t *markers = calloc((m->n + 255) / 256, sizeof(*markers));
 
 	if (markers == NULL) {
-		m->full = 1;
+		m->full = 1;			/* said as "does not fit" */
 		return;
 	}
 	put32(m, (uint32_t)m->n);		/* kallsyms_num_syms */
@@ -184,18 +184,21 @@ put_addresses(struct make *m, int relative_only, char *err, size_t errlen)
 		return (-1);
 	}
 	for (i = 0; i < m->n; i++) {		/* kallsyms_offsets */
-		if (relative_only) {
-			if (m->s[i].addr < base || m->s[i].addr - base > UINT32_MAX) {
-				snprintf(err, errlen, "KM_RELATIVE: %s is not within 4 GiB above "
-				    "the base", (const char *)m->s[i].code + 1);
-				return (-1);
-			}
-			put32(m, (uint32_t)(m->s[i].addr - base));
-		} else if (m->s[i].addr < KERNEL_HALF) {
-			put32(m, (uint32_t)m->s[i].addr);	/* absolute, per-CPU */
-		} else {
-			put32(m, (uint32_t)(int32_t)(int64_t)(base - 1 - m->s[i].addr));
+		uint64_t a = m->s[i].addr;
+
+		/* what the reader tells apart: an offset below 2^31, or not */
+		if (relative_only ? a < base || a - base > INT32_MAX :
+		    a < KERNEL_HALF ? a > INT32_MAX : a - base > INT32_MAX) {
+			snprintf(err, errlen, "%.40s: not within 2 GiB %s", (const char *)m->s[i].code + 1,
+			    a < KERNEL_HALF && !relative_only ? "of 0 (per-CPU)" : "above the base");
+			return (-1);
 		}
+		if (relative_only)
+			put32(m, (uint32_t)(a - base));
+		else if (a < KERNEL_HALF)
+			put32(m, (uint32_t)a);			/* absolute, per-CPU */
+		else
+			put32(m, (uint32_t)(int32_t)(int64_t)(base - 1 - a));
 	}
 	align8(m);
 	put64(m, base);				/* kallsyms_relative_base */
