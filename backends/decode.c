@@ -491,10 +491,8 @@ stop_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, bool r
 	    in->mnemonic == ZYDIS_MNEMONIC_SFENCE ||
 	    in->meta.category == ZYDIS_CATEGORY_SERIALIZE)
 		return (VPMU_STEP_FENCE);
-	if (in->meta.category == ZYDIS_CATEGORY_FLAGOP || in->mnemonic == ZYDIS_MNEMONIC_PUSHF ||
-	    in->mnemonic == ZYDIS_MNEMONIC_PUSHFD || in->mnemonic == ZYDIS_MNEMONIC_PUSHFQ ||
-	    in->mnemonic == ZYDIS_MNEMONIC_POPF || in->mnemonic == ZYDIS_MNEMONIC_POPFD ||
-	    in->mnemonic == ZYDIS_MNEMONIC_POPFQ)
+	if (in->meta.category == ZYDIS_CATEGORY_FLAGOP || in->mnemonic == ZYDIS_MNEMONIC_POPF ||
+	    in->mnemonic == ZYDIS_MNEMONIC_POPFD || in->mnemonic == ZYDIS_MNEMONIC_POPFQ)
 		return (VPMU_STEP_FLAGS);
 	if (in->mnemonic == ZYDIS_MNEMONIC_DIV || in->mnemonic == ZYDIS_MNEMONIC_IDIV)
 		return (VPMU_STEP_DIV);

@@ -372,19 +372,6 @@ struct in {
 	size_t len, off;
 };
 
-static uint32_t
-get32(const uint8_t *p)
-{
-	return ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	    (uint32_t)p[3] << 24);
-}
-
-static uint64_t
-get64(const uint8_t *p)
-{
-	return ((uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32);
-}
-
 /* A mismatch or a bad file: status 2, with what is wrong. */
 static int
 bad(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -438,27 +425,27 @@ check_header(const char *path, const uint8_t *b, size_t len, const struct vr_sna
 
 	if (len < HDR_LEN || memcmp(b, MAGIC, 8) != 0)
 		return (bad(path, "not a vpmu-run snapshot"));
-	if (get32(b + 8) != FORMAT)
+	if (vr_get32(b + 8) != FORMAT)
 		return (bad(path, "snapshot format %" PRIu32 ", this vpmu-run reads %u",
-		    get32(b + 8), FORMAT));
+		    vr_get32(b + 8), FORMAT));
 	memcpy(model, b + 48, 128);
 	model[128] = '\0';
 	memcpy(source, b + 176, 16);
 	source[16] = '\0';
-	flags = get32(b + 40);
-	if (get32(b + 12) != sc->nvcpus)
-		return (bad(path, "made with --vcpus %" PRIu32 ", not %u", get32(b + 12),
+	flags = vr_get32(b + 40);
+	if (vr_get32(b + 12) != sc->nvcpus)
+		return (bad(path, "made with --vcpus %" PRIu32 ", not %u", vr_get32(b + 12),
 		    sc->nvcpus));
-	if (get64(b + 16) != sc->ram_size)
+	if (vr_get64(b + 16) != sc->ram_size)
 		return (bad(path, "made with --mem %" PRIu64 ", not %" PRIu64,
-		    get64(b + 16) >> 20, sc->ram_size >> 20));
-	if (get64(b + 24) != sc->image_hash)
+		    vr_get64(b + 16) >> 20, sc->ram_size >> 20));
+	if (vr_get64(b + 24) != sc->image_hash)
 		return (bad(path, "made with another guest image"));
 	if (strcmp(model, sc->model) != 0)
 		return (bad(path, "made with --pmu %s, not %s", model, sc->model));
 	if (strcmp(source, sc->source) != 0)
 		return (bad(path, "made with --source %s, not %s", source, sc->source));
-	if (get32(b + 32) != sc->host_counters || get32(b + 36) != sc->mux_us)
+	if (vr_get32(b + 32) != sc->host_counters || vr_get32(b + 36) != sc->mux_us)
 		return (bad(path, "made with other --host-counters or --mux-interval"));
 	if (((flags & F_IRQCHIP) != 0) != sc->irqchip_kernel ||
 	    (flags & ~(F_IRQCHIP | F_PMU_KVM)) != 0)
@@ -487,11 +474,11 @@ set_msrs(struct vr_vcpu *c, const uint8_t *p, uint64_t len, const char *path)
 	uint32_t n, i, index;
 	uint64_t v, now;
 
-	if (len < 4 || (n = get32(p)) != (len - 4) / 12 || (len - 4) % 12 != 0)
+	if (len < 4 || (n = vr_get32(p)) != (len - 4) / 12 || (len - 4) % 12 != 0)
 		return (bad(path, "a bad MSR record"));
 	for (i = 0; i < n; i++) {
-		index = get32(p + 4 + 12 * (size_t)i);
-		now = v = get64(p + 8 + 12 * (size_t)i);
+		index = vr_get32(p + 4 + 12 * (size_t)i);
+		now = v = vr_get64(p + 8 + 12 * (size_t)i);
 		if (vr_msrs(c->fd, true, &index, &now, 1) == 0)
 			continue;
 		/*
@@ -549,9 +536,9 @@ vr_snapshot_resume(struct vr_vm *vm, const char *path, const struct vr_snapconf 
 	if ((r = check_header(path, b, len, sc)) != 0)
 		goto out;
 	/* The whole file is checked before anything is applied. */
-	if (len < HDR_LEN + 20 || get32(b + len - 20) != TAG("END_") ||
-	    get32(b + len - 16) != VM_REC || get64(b + len - 12) != 4 ||
-	    crc_update(0, b, len - 4) != get32(b + len - 4)) {
+	if (len < HDR_LEN + 20 || vr_get32(b + len - 20) != TAG("END_") ||
+	    vr_get32(b + len - 16) != VM_REC || vr_get64(b + len - 12) != 4 ||
+	    crc_update(0, b, len - 4) != vr_get32(b + len - 4)) {
 		r = bad(path, "truncated or corrupted (its CRC does not match)");
 		goto out;
 	}
@@ -560,12 +547,12 @@ vr_snapshot_resume(struct vr_vm *vm, const char *path, const struct vr_snapconf 
 		uint64_t rl;
 		const uint8_t *p;
 
-		if (len - 20 - off < 16 || (rl = get64(b + off + 8)) > len - 20 - off - 16) {
+		if (len - 20 - off < 16 || (rl = vr_get64(b + off + 8)) > len - 20 - off - 16) {
 			r = bad(path, "a record runs past the end");
 			goto out;
 		}
-		tag = get32(b + off);
-		cpu = get32(b + off + 4);
+		tag = vr_get32(b + off);
+		cpu = vr_get32(b + off + 4);
 		p = b + off + 16;
 		off += 16 + (size_t)rl;
 		if (tag == TAG("RAM_")) {

@@ -215,6 +215,15 @@ vr_get32(const uint8_t *p)
 	return (v);
 }
 
+static inline uint64_t
+vr_get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return (v);
+}
+
 static inline void
 vr_put16(uint8_t *p, uint16_t v)
 {

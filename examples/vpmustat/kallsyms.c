@@ -76,25 +76,6 @@ struct ktab {
 	uint64_t work;		/* bytes the search has read */
 };
 
-static uint16_t
-rd16(const uint8_t *p)
-{
-	return ((uint16_t)(p[0] | p[1] << 8));
-}
-
-static uint32_t
-rd32(const uint8_t *p)
-{
-	return ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	    (uint32_t)p[3] << 24);
-}
-
-static uint64_t
-rd64(const uint8_t *p)
-{
-	return ((uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32);
-}
-
 static size_t
 align8(size_t x)
 {
@@ -126,11 +107,11 @@ tokens_at(struct ktab *t, size_t zero)
 	t->work += end - zero;
 	for (at = end; at < end + 8 && at + 2 * NTOKENS <= t->len; at++) {
 		ix = t->m + at;
-		if (rd16(ix) != 0 || rd16(ix + 2 * '0') > zero)
+		if (vr_get16(ix) != 0 || vr_get16(ix + 2 * '0') > zero)
 			continue;
-		start = zero - rd16(ix + 2 * '0');
+		start = zero - vr_get16(ix + 2 * '0');
 		for (i = 0; i < NTOKENS; i++) {
-			t->tok[i] = start + rd16(ix + 2 * i);
+			t->tok[i] = start + vr_get16(ix + 2 * i);
 			if (t->tok[i] >= end)
 				break;
 			t->toklen[i] = strnlen((const char *)t->m + t->tok[i], end - t->tok[i]);
@@ -201,10 +182,10 @@ static int
 names_at(struct ktab *t, size_t x)
 {
 	char name[NAME_MAX_LEN];
-	uint32_t n = rd32(t->m + x), i, nmark, *want;
+	uint32_t n = vr_get32(t->m + x), i, nmark, *want;
 	size_t names = x + 8, at = names, mk, j, chars = 0;
 
-	if (n < MIN_SYMS || n > SYMS_MAX || rd32(t->m + x + 4) != 0)
+	if (n < MIN_SYMS || n > SYMS_MAX || vr_get32(t->m + x + 4) != 0)
 		return (-1);
 	for (i = 0; i < n && i < 64; i++) {
 		if (expand(t, &at, t->tokens, name) < 0 || !plausible(name)) {
@@ -229,7 +210,7 @@ names_at(struct ktab *t, size_t x)
 	for (mk = at; i == n && mk < at + 8; mk++) {
 		if (mk + 4 * (size_t)nmark > t->tokens)
 			break;
-		for (j = 0; j < nmark && rd32(t->m + mk + 4 * j) == want[j]; j++)
+		for (j = 0; j < nmark && vr_get32(t->m + mk + 4 * j) == want[j]; j++)
 			;
 		if (j == nmark) {
 			free(want);
@@ -267,14 +248,14 @@ addresses(const struct ktab *t, uint64_t *addr)
 			r = k == 0 ? align8(o + 4 * n) : t->numsyms - 8;
 			if (r + 8 > t->len || o + 4 * n > r)
 				continue;
-			base = rd64(t->m + r);
+			base = vr_get64(t->m + r);
 			if (base < VS_KERNEL_HALF)
 				continue;
 			negative = false;
 			for (i = 0; i < n; i++)
-				negative |= (int32_t)rd32(t->m + o + 4 * i) < 0;
+				negative |= (int32_t)vr_get32(t->m + o + 4 * i) < 0;
 			for (i = 0; i < n; i++) {
-				int32_t off = (int32_t)rd32(t->m + o + 4 * i);
+				int32_t off = (int32_t)vr_get32(t->m + o + 4 * i);
 
 				addr[i] = !negative ? base + (uint32_t)off :
 				    off >= 0 ? (uint64_t)off : base - 1 - (uint64_t)(int64_t)off;
@@ -283,7 +264,7 @@ addresses(const struct ktab *t, uint64_t *addr)
 			if (o + 8 * n > t->len)
 				continue;
 			for (i = 0; i < n; i++)
-				addr[i] = rd64(t->m + o + 8 * i);
+				addr[i] = vr_get64(t->m + o + 8 * i);
 		}
 		/* The kernel's table is sorted by address (a stray symbol aside). */
 		for (unsorted = 0, i = 1; i < n; i++)

@@ -161,9 +161,9 @@ lookup(const struct vs_orc *o, uint64_t addr, int16_t *spoff, int16_t *bpoff, un
 			hi = mid;
 	}
 	e = o->ent + lo * ORC_ENTRY_SIZE;
-	*spoff = (int16_t)(e[0] | e[1] << 8);
-	*bpoff = (int16_t)(e[2] | e[3] << 8);
-	fl = (uint16_t)(e[4] | e[5] << 8);
+	*spoff = (int16_t)vr_get16(e);
+	*bpoff = (int16_t)vr_get16(e + 2);
+	fl = vr_get16(e + 4);
 	*sreg = fl & 0xf;
 	*breg = (fl >> 4) & 0xf;
 	*signal = o->version == 3 ? (fl & 0x800) != 0 : o->version == 2 && (fl & 0x400) != 0;

@@ -175,6 +175,22 @@ named(struct vs_tasks *t, struct vs_task_vcpu *tv, const struct vpmu_regs *r, ui
 }
 
 static int load(struct vs_tasks *t, uint64_t lstar);
+
+/*
+ * The slide, known (given, or found before), or found now from LSTAR:
+ * entry_SYSCALL_64 moved by a multiple of 2 MiB.  false: LSTAR says none.
+ */
+static bool
+slide_from(struct vs_tasks *t, uint64_t lstar)
+{
+	if (t->slide_known)
+		return (true);
+	if (lstar == 0 || lstar < t->entry || (lstar - t->entry) % VS_KASLR_ALIGN != 0)
+		return (false);
+	t->slide = lstar - t->entry;
+	t->slide_known = true;
+	return (true);
+}
 static int from_ksyms(struct vs_tasks *t, const struct vs_ksyms *k, char *err,
     size_t errlen);
 
@@ -208,16 +224,11 @@ task_fn(void *arg, unsigned cpu, const struct vpmu_regs *r, struct vpmu_task *ou
 		t->unnamed++;
 		return (ENOENT);
 	}
-	if (!t->slide_known) {
-		if (val[2] == 0 || val[2] < t->entry ||
-		    (val[2] - t->entry) % VS_KASLR_ALIGN != 0) {
-			why(t, "LSTAR %#" PRIx64 " is not entry_SYSCALL_64 %#" PRIx64
-			    " slid (not set yet, or another kernel)", val[2], t->entry);
-			t->unnamed++;
-			return (ENOENT);
-		}
-		t->slide = val[2] - t->entry;
-		t->slide_known = true;
+	if (!slide_from(t, val[2])) {
+		why(t, "LSTAR %#" PRIx64 " is not entry_SYSCALL_64 %#" PRIx64
+		    " slid (not set yet, or another kernel)", val[2], t->entry);
+		t->unnamed++;
+		return (ENOENT);
 	}
 	if (!t->ready && (t->tried || offsets(t, tv->vm, r) < 0)) {
 		t->unnamed++;
@@ -263,11 +274,8 @@ load(struct vs_tasks *t, uint64_t lstar)
 		why(t, "%s", err);
 		t->nosyms = true;
 		/* No tasks; the slide still serves the kernel's ORC call chains. */
-		if (k != NULL && !t->slide_known && t->entry != 0 && lstar >= t->entry &&
-		    (lstar - t->entry) % VS_KASLR_ALIGN == 0) {
-			t->slide = lstar - t->entry;
-			t->slide_known = true;
-		}
+		if (k != NULL && t->entry != 0)
+			(void)slide_from(t, lstar);
 		return (-1);
 	}
 	t->tried = false;

@@ -18,6 +18,8 @@
  *              memory (--guest-kallsyms)
  *   tasks.c    the Linux task of each sample, from guest memory: the
  *              per-CPU current task, its pid, tgid and comm
+ *   orc.c      a Linux kernel's call chains by its own ORC tables, read
+ *              from guest memory (libvpmu's unwind function)
  *   btf.c      a struct member's offset from BTF (the kernel's own)
  *   flame.c    the flame graph, an SVG drawn here, with its script:
  *              click to zoom, search

@@ -239,7 +239,7 @@ VPMU_EXTERN int vpmu_vcpu_set_unwind_fn(struct vpmu_vm *vm, unsigned cpu, vpmu_u
 /*
  * Read len bytes of guest memory at linear address gva, translated by the
  * guest's paging in r (cr0, cr3, cr4, efer), from the RAM vpmu_vm_add_memory()
- * gave.  No lock taken: callable from a task function.  0; EINVAL for a
+ * gave.  No lock taken: callable from a task or unwind function.  0; EINVAL for a
  * NULL argument; EFAULT when some byte is not mapped (buf holds what was).
  */
 VPMU_EXTERN int vpmu_vm_read(struct vpmu_vm *vm, const struct vpmu_regs *r, uint64_t gva,
