@@ -103,7 +103,10 @@ static const struct {
  * I/O, system and privileged instructions (HLT, MSRs, CR/DR moves, ...),
  * CPUID and RDPMC (MISC, SYSTEM), fences (LFENCE and MFENCE lose their
  * step on kvm_pvm), flag operations (CLI, STI), vector and x87 code (#NM,
- * #UD when disabled), REP strings.  Within the categories, by mnemonic:
+ * #UD when disabled).  String instructions, with REP or not, run inside
+ * blocks: a REP string retires once, however many iterations it makes, and
+ * a fault in one stops at the handlers' breakpoints (its RCX then tells the
+ * iterations left, which the count does not need).  Within the categories, by mnemonic:
  * DIV and IDIV (#DE), POPF (TF, IF), and any write of a segment register
  * (MOV SS, POP SS: an interrupt shadow, descriptor loads).
  */
@@ -115,21 +118,25 @@ static const ZydisInstructionCategory block_cats[] = {
 	ZYDIS_CATEGORY_SEMAPHORE, ZYDIS_CATEGORY_SETCC, ZYDIS_CATEGORY_SHIFT,
 	ZYDIS_CATEGORY_STRINGOP,
 };
+/* Outside those categories: TZCNT and LZCNT (F3 0F BC/BD), BSF and BSR where not supported, never #UD. */
+static const ZydisMnemonic block_also[] = { ZYDIS_MNEMONIC_TZCNT, ZYDIS_MNEMONIC_LZCNT };
 static const ZydisMnemonic block_not[] = {
 	ZYDIS_MNEMONIC_DIV, ZYDIS_MNEMONIC_IDIV, ZYDIS_MNEMONIC_POPF,
 	ZYDIS_MNEMONIC_POPFD, ZYDIS_MNEMONIC_POPFQ,
 };
 
 static bool
-in_block(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, bool rep)
+in_block(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op)
 {
 	size_t i;
 	bool cat = in->mnemonic == ZYDIS_MNEMONIC_LEA;
 
-	if (rep || (in->attributes & ZYDIS_ATTRIB_IS_PRIVILEGED))
+	if (in->attributes & ZYDIS_ATTRIB_IS_PRIVILEGED)
 		return (false);
 	for (i = 0; i < VPMU_ARRAY_SIZE(block_cats) && !cat; i++)
 		cat = in->meta.category == block_cats[i];
+	for (i = 0; i < VPMU_ARRAY_SIZE(block_also) && !cat; i++)
+		cat = in->mnemonic == block_also[i];
 	if (!cat)
 		return (false);
 	for (i = 0; i < VPMU_ARRAY_SIZE(block_not); i++)
@@ -472,12 +479,11 @@ writes_sp(ZydisMachineMode machine, const ZydisDecodedInstruction *in,
 
 /*
  * Why an instruction that is not in_block ends a block (vpmu_insn.stop,
- * enum vpmu_step_why), before its branch kind is known: I/O, REP
- * strings, fences, flag operations, DIV, segment writes, vector and x87
+ * enum vpmu_step_why), before its branch kind is known: I/O, fences, flag operations, DIV, segment writes, vector and x87
  * code, privileged and system instructions.
  */
 static uint8_t
-stop_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, bool rep)
+stop_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op)
 {
 	ZydisRegisterClass rc;
 	size_t i;
@@ -485,8 +491,6 @@ stop_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, bool r
 	if (in->meta.category == ZYDIS_CATEGORY_IO ||
 	    in->meta.category == ZYDIS_CATEGORY_IOSTRINGOP)
 		return (VPMU_STEP_IO);
-	if (rep)
-		return (VPMU_STEP_REP);
 	if (in->mnemonic == ZYDIS_MNEMONIC_LFENCE || in->mnemonic == ZYDIS_MNEMONIC_MFENCE ||
 	    in->mnemonic == ZYDIS_MNEMONIC_SFENCE ||
 	    in->meta.category == ZYDIS_CATEGORY_SERIALIZE)
@@ -536,6 +540,26 @@ branch_stop(const ZydisDecodedInstruction *in, const struct vpmu_insn *out)
 	}
 }
 
+/*
+ * vpmu_insn.ind: a near JMP or CALL through a general register (64-bit
+ * code, 64-bit operand size): 1 + the register, whose value is the target.
+ */
+static void
+ind_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
+    struct vpmu_insn *out)
+{
+	int r;
+
+	if (out->flow != VPMU_FLOW_INDIRECT || !wide64(in) ||
+	    in->meta.branch_type != ZYDIS_BRANCH_TYPE_NEAR ||
+	    (in->mnemonic != ZYDIS_MNEMONIC_JMP && in->mnemonic != ZYDIS_MNEMONIC_CALL) ||
+	    in->operand_count_visible != 1 || op[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
+	    ZydisRegisterGetClass(op[0].reg.value) != ZYDIS_REGCLASS_GPR64 ||
+	    (r = gpr_of(op[0].reg.value)) < 0)
+		return;
+	out->ind = (uint8_t)(r + 1);
+}
+
 static int decode_one(enum vpmu_decode_mode mode, uint64_t addr, const ZydisDecodedInstruction *in,
     const ZydisDecodedOperand *op, struct vpmu_insn *out);
 
@@ -562,7 +586,7 @@ vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf, size
 	if (out->branch && !out->follow)
 		out->stop = branch_stop(&in, out);
 	else if (!out->in_block && !out->follow)
-		out->stop = stop_of(&in, op, out->rep_string);
+		out->stop = stop_of(&in, op);
 	return (0);
 }
 
@@ -585,7 +609,7 @@ decode_one(enum vpmu_decode_mode mode, uint64_t addr, const ZydisDecodedInstruct
 	    (in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
 	    ZYDIS_ATTRIB_HAS_REPNE)) != 0;
 
-	out->in_block = in_block(&in, op, out->rep_string);
+	out->in_block = in_block(&in, op);
 	gpr_use(&in, op, out);
 	alu_of(&in, op, addr, out);
 	count_of(out);
@@ -630,6 +654,7 @@ decode_one(enum vpmu_decode_mode mode, uint64_t addr, const ZydisDecodedInstruct
 			out->target = target;
 		}
 		eval_of(&in, op, out);
+		ind_of(&in, op, out);
 		out->follow = out->flow == VPMU_FLOW_DIRECT && !out->conditional &&
 		    (in.mnemonic == ZYDIS_MNEMONIC_JMP || in.mnemonic == ZYDIS_MNEMONIC_CALL) &&
 		    wide64(&in);

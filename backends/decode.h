@@ -115,6 +115,9 @@ struct vpmu_insn {
 					   code (tttn, SDM Vol. 2D, B.1.4.7), or
 					   VPMU_COND_ALWAYS */
 	uint16_t pop;			/* VPMU_EVAL_RET: the bytes RET imm16 releases */
+	uint8_t	 ind;			/* near JMP or CALL r64 (64-bit code, no 66h):
+					   1 + the register (RAX 0 .. R15 15) holding
+					   the target; else 0 */
 	bool	 follow;		/* JMP rel or CALL rel (near, 64-bit code, no
 					   66h): a block runs on through it to its
 					   target (a CALL pushes 8 bytes) */

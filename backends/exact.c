@@ -57,15 +57,20 @@
  * A block that ends in a branch the source completes itself (branch.c,
  * when the VMM writes registers back) costs one exit and, round a loop, no
  * ioctl: shorter ones pay (short_min).  After STREAK_MAX runs and
- * completions in a row one instruction is single-stepped: interrupts and
- * NMIs, held back while breakpoints are armed, are delivered at steps.
+ * completions in a row one instruction is single-stepped when RFLAGS.IF is
+ * set: interrupts and NMIs, held back while breakpoints are armed, are
+ * delivered at steps.  With IF clear no interrupt can come in, and only an
+ * NMI could: then the step waits for IF, or for STREAK_NMI_MAX (streak_due).
  */
 #define STREAK_MAX	32
+#define STREAK_NMI_MAX	256
+#define RFLAGS_IF	(1ull << 9)
 #define CHAIN_MAX	8	/* branches completed at one exit */
 /*
  * Branches inside a run (foresee()): conditional jumps whose flags the run
- * computes from registers known at P (alu.c), and RETs to an address a CALL
- * of the same run pushed.  At most PRED_MAX a run; RET_MAX return
+ * computes from registers known at P (alu.c), JMPs and CALLs through a
+ * register it knows the same way (the processor makes the CALL's push), and
+ * RETs to an address a CALL of the same run pushed.  At most PRED_MAX a run; RET_MAX return
  * addresses followed.
  */
 #define PRED_MAX	8
@@ -513,6 +518,8 @@ walk(const struct exact *x, struct xvcpu *v, uint64_t addr, const struct vpmu_re
 		if ((how & WALK_PLAN) && in.flow != VPMU_FLOW_NEXT && foreseen(v, addr, &succ)) {
 			if (in.flow == VPMU_FLOW_STACK)
 				rsp += 8u + in.pop;
+			else if (in.stack < 0)
+				rsp -= 8;		/* CALL through a register */
 			addr = succ;
 			continue;
 		}
@@ -691,6 +698,13 @@ note_user(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r,
 
 /* ---- blocks ------------------------------------------------------------------ */
 
+/* Is the step that lets interrupts and NMIs in due (STREAK_MAX)? */
+static bool
+streak_due(const struct xvcpu *v, uint64_t rflags)
+{
+	return (v->streak >= ((rflags & RFLAGS_IF) ? STREAK_MAX : STREAK_NMI_MAX));
+}
+
 /*
  * How many instructions can run before the one that could overflow an
  * enabled counter (room; cap: at most BLOCK_MAX): blocks, fast-forwarded
@@ -746,7 +760,7 @@ armed(const struct xvcpu *v, uint64_t addr)
 static unsigned
 short_min(const struct xvcpu *v, const struct vpmu_insn *end, uint64_t addr, bool breaking)
 {
-	if (end->eval == VPMU_EVAL_NONE || !v->setregs || v->streak >= STREAK_MAX)
+	if (end->eval == VPMU_EVAL_NONE || !v->setregs || streak_due(v, v->p.rflags))
 		return (BLOCK_MIN);
 	if (breaking || armed(v, addr) ||
 	    (end->flow == VPMU_FLOW_DIRECT && end->target == v->p.rip))
@@ -950,7 +964,8 @@ plan_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *end, uin
 
 /*
  * The successor of the branch in at addr, known before the run: a Jcc
- * whose flags follow from P's registers (s, alu.c), or a near RET to the
+ * whose flags follow from P's registers (s, alu.c), a JMP or CALL through
+ * a register whose value follows from them, or a near RET to the
  * address a CALL of the run pushed (rets[0..nrets), the last on top; 0 a
  * slot not known), with nothing else written to memory since.  0: not
  * known, the branch ends the block.  The successor must be canonical (the
@@ -965,6 +980,8 @@ foresee(const struct xvcpu *v, const struct vpmu_alu_state *s, const struct vpmu
 
 	if (in->eval == VPMU_EVAL_JCC && (c = vpmu__alu_cond(s, in->cond)) >= 0)
 		succ = c ? in->target : addr + in->len;
+	else if (in->ind != 0 && (s->known & (1u << (in->ind - 1))))
+		succ = s->r[in->ind - 1];
 	else if (in->eval == VPMU_EVAL_RET && in->pop == 0 && nrets > 0 &&
 	    !(v->p.cr4 & VPMU_CR4_CET))
 		succ = rets[nrets - 1];
@@ -1024,11 +1041,11 @@ plan(const struct exact *x, struct xvcpu *v)
 	 * breakpoints are armed, come in at steps (a loop whose branches are
 	 * all foreseen or completed would never take one otherwise).
 	 */
-	if (!v->p.long_mode || (v->p.rflags & RFLAGS_TF) || v->streak >= STREAK_MAX ||
+	if (!v->p.long_mode || (v->p.rflags & RFLAGS_TF) || streak_due(v, v->p.rflags) ||
 	    (v->p.cpl == 3 && (v->p.cr0 & CR0_AM) && (v->p.rflags & RFLAGS_AC))) {
 		v->st.step_why[!v->p.long_mode ? VPMU_STEP_NOT_64BIT :
 		    (v->p.rflags & RFLAGS_TF) ? VPMU_STEP_GUEST_TF :
-		    v->streak >= STREAK_MAX ? VPMU_STEP_STREAK : VPMU_STEP_ALIGN_CHECK]++;
+		    streak_due(v, v->p.rflags) ? VPMU_STEP_STREAK : VPMU_STEP_ALIGN_CHECK]++;
 		return;
 	}
 	v->nseg = 1;
@@ -1075,7 +1092,7 @@ plan(const struct exact *x, struct xvcpu *v)
 		if (in.stack < 0) {		/* PUSH, CALL */
 			if (nrets == RET_MAX)
 				memmove(rets, rets + 1, sizeof(rets[0]) * --nrets);
-			rets[nrets++] = in.follow ? addr + in.len : 0;
+			rets[nrets++] = in.branch ? addr + in.len : 0;	/* CALL */
 		} else if (in.stack > 0 || in.eval == VPMU_EVAL_RET)
 			nrets -= nrets > 0;	/* POP, RET */
 		if (in.stack != 0 || in.eval == VPMU_EVAL_RET)
@@ -1324,7 +1341,7 @@ vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r)
 		return (0);
 	v = &x->vcpu[cpu];
 	if (!v->at_end || !v->known || v->nenabled == 0 || r->rip != v->p.rip ||
-	    v->streak >= STREAK_MAX)
+	    streak_due(v, r->rflags))
 		return (0);
 	v->at_end = false;
 	/*
@@ -1479,10 +1496,10 @@ vpmu_step_why_name(unsigned why)
 		[VPMU_STEP_STREAK] = "interrupt-streak", [VPMU_STEP_ALIGN_CHECK] = "align-check",
 		[VPMU_STEP_UNREADABLE] = "unreadable", [VPMU_STEP_CAP] = "overflow-cap",
 		[VPMU_STEP_SHORT] = "short-block", [VPMU_STEP_RUN] = "into-the-run",
-		[VPMU_STEP_NO_HANDLER] = "no-fault-handler", [VPMU_STEP_JCC] = "jcc",
+		[VPMU_STEP_NO_HANDLER] = "no-fault-handler", [VPMU_STEP_DEBUG_REGS] = "debug-registers", [VPMU_STEP_JCC] = "jcc",
 		[VPMU_STEP_CALL] = "call", [VPMU_STEP_CALL_INDIRECT] = "call-indirect",
 		[VPMU_STEP_JMP] = "jmp", [VPMU_STEP_JMP_INDIRECT] = "jmp-indirect",
-		[VPMU_STEP_RET] = "ret", [VPMU_STEP_FAR] = "far-branch", [VPMU_STEP_REP] = "rep",
+		[VPMU_STEP_RET] = "ret", [VPMU_STEP_FAR] = "far-branch",
 		[VPMU_STEP_PRIVILEGED] = "privileged", [VPMU_STEP_IO] = "io",
 		[VPMU_STEP_FENCE] = "fence", [VPMU_STEP_FLAGS] = "flags", [VPMU_STEP_DIV] = "div",
 		[VPMU_STEP_SEGMENT] = "segment", [VPMU_STEP_VECTOR] = "vector",

@@ -60,6 +60,8 @@ struct kvm_vcpu_ctx {
 	bool db_pending;		/* a #DB of the guest's own was injected at the
 					   last exit: the next run delivers it */
 	bool breaking;			/* libvpmu's breakpoints are what KVM has */
+	uint64_t dr_steps;		/* entries that stepped where libvpmu wanted
+					   breakpoints (VPMU_STEP_DEBUG_REGS) */
 	bool guest_bp;			/* the guest's DR7 enables a breakpoint (read
 					   when libvpmu's last began) */
 	struct kvm_guest_debug vmm_dbg;	/* the VMM's own guest debugging */
@@ -762,22 +764,36 @@ step_halt(struct kvm_vcpu_ctx *c, unsigned cpu, bool retired, bool *handled)
 static uint64_t vmm_breaks(const struct kvm_vcpu_ctx *c);
 
 /*
+ * Does debug register j of dbg hold an enabled instruction breakpoint
+ * (R/W and LEN 00) at addr?  One of the VMM's there serves libvpmu too:
+ * the exit is given to both (shared_breaks).
+ */
+static bool
+break_at(const struct kvm_guest_debug *dbg, unsigned j, uint64_t addr)
+{
+	uint64_t dr7 = dbg->arch.debugreg[7];
+
+	return ((dr7 >> (2 * j) & 3) != 0 && (dr7 >> (16 + 4 * j) & 0xF) == 0 &&
+	    dbg->arch.debugreg[j] == addr);
+}
+
+/*
  * Put bp[i] (the mask's bits) into the free debug registers of dbg (DR7's
- * L/G bits clear), in order, one register per address, as many as fit.
- * false: one did not fit.
+ * L/G bits clear), in order, one register per address, as many as fit;
+ * an address already there (libvpmu's, or the VMM's own instruction
+ * breakpoint) takes none.  false: one did not fit.
  */
 static bool
 put_breaks(const struct kvm_vcpu_ctx *c, unsigned mask, struct kvm_guest_debug *dbg)
 {
-	uint64_t dr7 = dbg->arch.debugreg[7], vmm = vmm_breaks(c);
+	uint64_t dr7 = dbg->arch.debugreg[7];
 	unsigned i, j, slot = 0;
 	bool fit = true;
 
 	for (i = 0; i < c->nbp; i++) {
 		if (!(mask & (1u << i)))
 			continue;
-		for (j = 0; j < 4 && !((dr7 >> (2 * j) & 1) && !(vmm >> j & 1) &&
-		    dbg->arch.debugreg[j] == c->bp[i]); j++)
+		for (j = 0; j < 4 && !break_at(dbg, j, c->bp[i]); j++)
 			;
 		if (j < 4)
 			continue;			/* already armed */
@@ -790,8 +806,8 @@ put_breaks(const struct kvm_vcpu_ctx *c, unsigned mask, struct kvm_guest_debug *
 		dbg->arch.debugreg[slot] = c->bp[i];
 		dr7 &= ~(0xFull << (16 + 4 * slot));	/* execution, one byte */
 		dr7 |= 1ull << (2 * slot);		/* L<slot> */
+		dbg->arch.debugreg[7] = dr7;
 	}
-	dbg->arch.debugreg[7] = dr7;
 	return (fit);
 }
 
@@ -1008,6 +1024,8 @@ vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
 	vpmu__vcpu_enter(k->vm, cpu, &e);
 	if ((e.pmi || e.debug_changed) && (error = pre_run_work(k, cpu, c, &e)) != 0)
 		return (error);
+	if ((e.debug & VPMU_DEBUG_BREAK) && !c->breaking)
+		__atomic_store_n(&c->dr_steps, c->dr_steps + 1, __ATOMIC_RELAXED);	/* a step */
 	/* Last, as near KVM_RUN as this call gets: a kick before it is lost. */
 	if (e.time_ns != 0 || c->kick.armed)
 		return (vpmu__kick_arm(&c->kick, __atomic_load_n(&k->kick_signo,
@@ -1077,6 +1095,25 @@ deliver_db(struct kvm_vcpu_ctx *c, uint64_t bits)
 		return (errno);
 	c->db_pending = true;
 	return (0);
+}
+
+/*
+ * DR6's B0-B3 bits of the VMM's breakpoints that are libvpmu's too (an
+ * address of this run's, put_breaks): a hit there is both's.
+ */
+static uint64_t
+shared_breaks(const struct kvm_vcpu_ctx *c)
+{
+	uint64_t vmm = vmm_breaks(c), bits = 0;
+	unsigned i, j;
+
+	if (!c->breaking || !c->applied_ok)
+		return (0);
+	for (j = 0; j < 4; j++)
+		for (i = 0; (vmm >> j & 1) && i < c->nbp; i++)
+			if (break_at(&c->applied, j, c->bp[i]))
+				bits |= 1ull << j;
+	return (bits);
 }
 
 /* Did the VMM's own debugging cause this debug exit too? */
@@ -1209,7 +1246,7 @@ handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 		 * are not in KVM (KVM_GUESTDBG_USE_HW_BP turns the guest's
 		 * off).  libvpmu sees neither; the guest gets its #DB.
 		 */
-		x.dr6 = run->debug.arch.dr6 & ~vmm_breaks(c);
+		x.dr6 = run->debug.arch.dr6 & ~(vmm_breaks(c) & ~shared_breaks(c));
 		if (!c->breaking && !(c->vmm_dbg.control & KVM_GUESTDBG_USE_HW_BP))
 			guest = x.dr6 & VPMU_DR6_B0_3;
 		x.dr6 &= ~guest;
@@ -1334,6 +1371,8 @@ kvm_stats_exact(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st)
 			st->exact_foreseen = xs.foreseen;
 			st->exact_mispredicted = xs.mispredicted;
 			memcpy(st->exact_step_why, xs.step_why, sizeof(st->exact_step_why));
+			st->exact_step_why[VPMU_STEP_DEBUG_REGS] +=
+			    __atomic_load_n(&c->dr_steps, __ATOMIC_RELAXED);
 		}
 		vpmu__vm_unlock(k->vm);
 	}

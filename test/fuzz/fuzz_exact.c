@@ -455,7 +455,9 @@ check_insn(const struct vpmu_insn *in, enum vpmu_decode_mode mode)
 	CHECK(in->flow <= VPMU_FLOW_INDIRECT);
 	CHECK(!in->conditional || in->branch);
 	CHECK(!in->in_block || !in->branch);
-	CHECK(!in->in_block || !in->rep_string);
+	CHECK(!in->in_block || !in->rep_string || in->mem);	/* a REP string's operands */
+	CHECK(in->ind == 0 || (in->ind <= 16 && in->flow == VPMU_FLOW_INDIRECT &&
+	    mode == VPMU_DECODE_64 && in->branch && !in->conditional));
 	CHECK(in->flow == VPMU_FLOW_NEXT || in->branch);
 	CHECK(in->flow != VPMU_FLOW_STACK || in->slot == 2 || in->slot == 4 || in->slot == 8);
 	CHECK(!in->iret || in->far_return);

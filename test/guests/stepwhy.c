@@ -5,9 +5,11 @@
  * gives the single steps by reason (stepwhy.sh checks them exactly in
  * block mode, and all of them as step-mode in step mode).  Each of the
  * ITERS rounds runs, in one asm statement: CPUID (system), LFENCE (fence),
- * REP MOVSB of one byte (rep), DIV (div), PUSHFQ and POPFQ (flags),
- * MOV to DS (segment), an indirect CALL (call-indirect) of a function
- * that returns.  Prints "stepwhy: done".
+ * REP MOVSB of one byte (inside a block: no step), DIV (div), PUSHFQ and
+ * POPFQ (flags), MOV to DS (segment), a CALL through a register (known
+ * when the run starts: the run goes through it, no step) and one through
+ * memory (call-indirect) of a function that returns.  Prints
+ * "stepwhy: done, N instructions", N the same in both modes.
  */
 #include <vpmu-guest/runtime.h>
 
@@ -53,9 +55,10 @@ main(unsigned cpu)
 		    "pushfq\n\t"
 		    "popfq\n\t"
 		    "mov %[ds], %%ds\n\t"
-		    "call *%[fn]"
+		    "call *%[fn]\n\t"
+		    "call *%[fnm]"
 		    : "+a"(a), "=b"(b), "=c"(c), "+d"(d), "+S"(s), "+D"(t)
-		    : [ds] "r"(ds), [fn] "r"(fn)
+		    : [ds] "r"(ds), [fn] "r"(fn), [fnm] "m"(fn)
 		    : "memory", "cc");
 	}
 	vg_wrmsr(EVTSEL0, 0);

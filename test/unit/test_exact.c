@@ -1152,7 +1152,10 @@ decode_marks_block_instructions(void **state)
 		{ { 0x48, 0x8d, 0x43, 0x08 }, 4, true },	/* lea rax, [rbx + 8] */
 		{ { 0x50 }, 1, true },				/* push rax */
 		{ { 0xaa }, 1, true },				/* stosb */
-		{ { 0xf3, 0xaa }, 2, false },			/* rep stosb */
+		{ { 0xf3, 0xaa }, 2, true },			/* rep stosb: retires once */
+		{ { 0xf3, 0x6c }, 2, false },			/* rep insb */
+		{ { 0xf3, 0x48, 0x0f, 0xbc, 0xc3 }, 5, true },	/* tzcnt rax, rbx */
+		{ { 0xc4, 0xe2, 0xe0, 0xf2, 0xc1 }, 5, false },	/* andn rax, rbx, rcx: #UD without BMI1 */
 		{ { 0x75, 0xfe }, 2, false },			/* jnz */
 		{ { 0xc3 }, 1, false },				/* ret */
 		{ { 0x48, 0xf7, 0xf3 }, 3, false },		/* div rbx */
@@ -1408,11 +1411,27 @@ block_completes_its_loop_branch(void **state)
 	assert_int_equal(r.rip, LOOP + 3);
 
 	/*
-	 * STREAK_MAX (32) runs and completions in a row after a step (16
-	 * rounds of a run to the JNZ and its completion), then one step.
+	 * With RFLAGS.IF clear no interrupt can come in: the step waits for
+	 * STREAK_NMI_MAX (256) runs and completions (128 rounds) for NMIs.
 	 */
 	at(t, LOOP, RESYNC | STEP | SETREGS);
 	t->r.rflags = 0x2;
+	for (i = 0; i < 128; i++) {
+		assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+		at(t, LOOP + 6, SETREGS);
+		r = t->r;
+		assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP);
+		t->r = r;
+	}
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
+
+	/*
+	 * With IF set, STREAK_MAX (32) runs and completions in a row after a
+	 * step (16 rounds of a run to the JNZ and its completion), then one
+	 * step.
+	 */
+	at(t, LOOP, RESYNC | STEP | SETREGS);
+	t->r.rflags = 0x202;
 	for (i = 0; i < 16; i++) {
 		assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
 		at(t, LOOP + 6, SETREGS);
@@ -1954,6 +1973,63 @@ branches_inside_runs_are_foreseen(void **state)
 }
 
 /*
+ * JMP and CALL through a register whose value the run knows are foreseen:
+ * the processor makes the CALL and its push, and the RET back to it is
+ * foreseen as a CALL rel's.  FORI: call *%rax; inc %rdx; jmp *%rbx (to
+ * FORI + 0x20); at FORI + 0x40: add %rcx, %rsi; ret.  FORI + 0x20: jmp $
+ * (back into the run: the block ends there).  Then the same with RAX
+ * loaded from memory first: not known, the block ends at the CALL.
+ */
+#define FORI	(CODE + 0x800)
+static void
+indirect_branches_are_foreseen(void **state)
+{
+	struct tx *t = *state;
+	uint64_t bp[VPMU_DEBUG_BP_MAX];
+	struct vpmu_insn in;
+	void *c, *b;
+
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, (const uint8_t []){ 0xff, 0xd0 }, 2, &in), 0);
+	assert_int_equal(in.ind, 1);			/* call *%rax */
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, (const uint8_t []){ 0x41, 0xff, 0xe3 }, 3,
+	    &in), 0);
+	assert_int_equal(in.ind, 12);			/* jmp *%r11 */
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, (const uint8_t []){ 0xff, 0x10 }, 2, &in), 0);
+	assert_int_equal(in.ind, 0);			/* call *(%rax) */
+	assert_int_equal(vpmu__decode(VPMU_DECODE_64, 0, (const uint8_t []){ 0x66, 0xff, 0xd0 }, 3,
+	    &in), 0);
+	assert_int_equal(in.ind, 0);			/* call *%ax */
+
+	block_mode_flags(t, 1, 0);
+	PUT(t, FORI, 0xff, 0xd0, 0x48, 0xff, 0xc2, 0xff, 0xe3);
+	PUT(t, FORI + 0x20, 0xeb, 0xfe);
+	PUT(t, FORI + 0x40, 0x48, 0x01, 0xce, 0xc3);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	b = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+	t->r.rax = FORI + 0x40;
+	t->r.rbx = FORI + 0x20;
+	t->r.rsp = STACK;
+	t->r.rflags = 0x2;
+	armed_at(t, FORI, RESYNC | SETREGS, bp);
+	assert_int_equal(vpmu__exact_end(t->st, 0), FORI + 0x20);
+	assert_int_equal(stats(t).foreseen, 3);		/* CALL, RET, JMP */
+	t->r.rdx++;
+	t->r.rsi += t->r.rcx;
+	at(t, FORI + 0x20, SETREGS);
+	assert_int_equal(val(t, c), 5);			/* CALL ADD RET INC JMP */
+	assert_int_equal(val(t, b), 3);
+	assert_int_equal(stats(t).mispredicted, 0);
+	assert_int_equal(stats(t).unresolved, 0);
+
+	/* inc %rdx x 3; mov (%rdi), %rax; call *%rax: RAX not known before the run */
+	PUT(t, FORI + 0x60, 0x48, 0xff, 0xc2, 0x48, 0xff, 0xc2, 0x48, 0xff, 0xc2,
+	    0x48, 0x8b, 0x07, 0xff, 0xd0);
+	t->r.rdi = STACK - 0x100;
+	armed_at(t, FORI + 0x60, RESYNC | SETREGS, bp);
+	assert_int_equal(vpmu__exact_end(t->st, 0), FORI + 0x6c);
+}
+
+/*
  * A loop whose branches are all foreseen or completed still lets
  * interrupts in: after STREAK_MAX (32) runs and completions, 16 rounds of
  * the FORE loop (one run to the JNZ and its completion each), the next
@@ -1975,7 +2051,7 @@ foreseen_loops_still_step(void **state)
 	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
 	t->r.rcx = 100;
 	t->r.rdx = 0;
-	t->r.rflags = 0x2;
+	t->r.rflags = 0x202;			/* IF: interrupts could come in */
 	at(t, FORE, RESYNC | STEP | SETREGS);
 	for (i = 0; i < 16; i++) {
 		assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
@@ -1984,7 +2060,7 @@ foreseen_loops_still_step(void **state)
 		/* DEC RCX from v: ZF, SF and OF clear here; PF, AF from the result */
 		v = t->r.rcx--;
 		t->r.rdx++;
-		t->r.rflags = 0x2 | (__builtin_parityll(t->r.rcx & 0xFF) ? 0 : 0x4) |
+		t->r.rflags = 0x202 | (__builtin_parityll(t->r.rcx & 0xFF) ? 0 : 0x4) |
 		    ((v ^ 1 ^ t->r.rcx) & 0x10);
 		at(t, FORE + 16, SETREGS);
 		r = t->r;
@@ -2269,6 +2345,7 @@ main(void)
 		T(breakpoints_stay_armed),
 		T(blocks_run_through_calls),
 		T(branches_inside_runs_are_foreseen),
+		T(indirect_branches_are_foreseen),
 		T(foreseen_loops_still_step),
 	T(branches_inside_runs_are_foreseen),
 		T(gmem_access_rules),

@@ -239,8 +239,8 @@ struct vpmu_exact_params {
  * Why the exact source single-stepped the guest instead of letting it run
  * to a breakpoint (block mode; vpmu_exact(7)): counted per vCPU at each
  * entry that steps (vpmu_kvm_stats.exact_step_why).  The reasons up to
- * VPMU_STEP_NO_HANDLER are the vCPU's state or the block's; the others
- * name the instruction at RIP, which ends every block.
+ * VPMU_STEP_DEBUG_REGS are the vCPU's state, the block's or the VMM's; the
+ * others name the instruction at RIP, which ends every block.
  */
 enum vpmu_step_why {
 	VPMU_STEP_MODE,			/* step mode: every instruction */
@@ -255,6 +255,10 @@ enum vpmu_step_why {
 	VPMU_STEP_SHORT,		/* a block shorter than a breakpoint is worth */
 	VPMU_STEP_RUN,			/* the block would run into its own start */
 	VPMU_STEP_NO_HANDLER,		/* no fault handler's entry to stop at */
+	VPMU_STEP_DEBUG_REGS,		/* a block planned, but the debug registers
+					   its breakpoints need are not free (the
+					   VMM's or the guest's own in use): the
+					   glue steps (counted by the KVM glue) */
 	VPMU_STEP_JCC,			/* a conditional branch not worked out */
 	VPMU_STEP_CALL,			/* a direct CALL not gone through */
 	VPMU_STEP_CALL_INDIRECT,	/* CALL through a register or memory */
@@ -262,7 +266,6 @@ enum vpmu_step_why {
 	VPMU_STEP_JMP_INDIRECT,		/* JMP through a register or memory */
 	VPMU_STEP_RET,			/* a RET not worked out */
 	VPMU_STEP_FAR,			/* IRET, far branches, SYSCALL, SYSRET, INT */
-	VPMU_STEP_REP,			/* a REP string instruction */
 	VPMU_STEP_PRIVILEGED,		/* HLT, MSR and control-register access, ... */
 	VPMU_STEP_IO,			/* IN, OUT, INS, OUTS */
 	VPMU_STEP_FENCE,		/* LFENCE, MFENCE, SFENCE, serializing */
