@@ -182,6 +182,9 @@ struct xvcpu {
 	struct vpmu_alu_state alu;
 	bool	 nopredict;		/* a run did not end as foreseen: no more */
 	bool	 at_end;		/* the last exit stopped at bp */
+	bool	 after_step;		/* ... was a single step of block mode's */
+	uint8_t	 step_stop;		/* the reason of the last entry's step: the
+					   instruction at P's (enum vpmu_step_why) */
 	bool	 setregs;		/* the VMM takes completed branches */
 	unsigned streak;		/* runs ended at their breakpoint and branches
 					   completed since the last step */
@@ -1035,6 +1038,7 @@ plan(const struct exact *x, struct xvcpu *v)
 	v->plan_cap = cap;
 	v->bp = 0;
 	v->ff.on = false;
+	v->step_stop = VPMU_STEP_OTHER;
 	/*
 	 * TF: the guest steps itself; #AC possible: step.  So after
 	 * STREAK_MAX runs and completions: interrupts, held back while
@@ -1144,6 +1148,7 @@ plan(const struct exact *x, struct xvcpu *v)
 	else {
 		/* The first instruction's reason; or a block too short. */
 		v->st.step_why[k == 0 ? why : VPMU_STEP_SHORT]++;
+		v->step_stop = (uint8_t)(k == 0 ? why : VPMU_STEP_SHORT);
 		return;
 	}
 	/*
@@ -1270,6 +1275,8 @@ vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r, unsigned 
 	v->setregs = v->setregs || (flags & VPMU_SYNC_SETREGS);
 	v->at_end = x->mode == VPMU_EXACT_BLOCK && v->planned && v->bp != 0 &&
 	    r->rip == v->bp && !(flags & (VPMU_SYNC_RESYNC | VPMU_SYNC_STEP | VPMU_SYNC_EVENT));
+	v->after_step = x->mode == VPMU_EXACT_BLOCK &&
+	    (flags & (VPMU_SYNC_RESYNC | VPMU_SYNC_STEP | VPMU_SYNC_EVENT)) == VPMU_SYNC_STEP;
 	if (flags & VPMU_SYNC_STEP)
 		v->streak = 0;
 	else if (v->at_end)
@@ -1340,10 +1347,18 @@ vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r)
 	if (x == NULL || r == NULL || cpu >= x->nvcpus)
 		return (0);
 	v = &x->vcpu[cpu];
-	if (!v->at_end || !v->known || v->nenabled == 0 || r->rip != v->p.rip ||
-	    streak_due(v, r->rflags))
+	/*
+	 * At a block's end; or after a single step, unless the guest steps
+	 * itself (its trap comes after the branch) or the step was of an
+	 * instruction that may hold interrupts off for the next one (STI, MOV
+	 * SS, POP SS: the flag and segment reasons), which stays there.
+	 */
+	if (!(v->at_end || (v->after_step && !(r->rflags & RFLAGS_TF) &&
+	    v->step_stop != VPMU_STEP_FLAGS && v->step_stop != VPMU_STEP_SEGMENT)) ||
+	    !v->known || v->nenabled == 0 || r->rip != v->p.rip || streak_due(v, r->rflags))
 		return (0);
 	v->at_end = false;
+	v->after_step = false;
 	/*
 	 * The branch, and the ones it leads to (a block of no instructions
 	 * cannot run: its breakpoint would be where the vCPU resumes) while

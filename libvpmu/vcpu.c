@@ -244,8 +244,8 @@ quiet_stop(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x, unsigned
 }
 
 /*
- * The source may retire the instruction at its breakpoint itself, at a
- * quiet stop of a breakpoint.  Returns the registers after the exit: r,
+ * The source may retire the instruction at its breakpoint (or after its
+ * single step) itself, at a quiet stop.  Returns the registers after the exit: r,
  * or *done when the source completed an instruction (set in x).  VM lock
  * held.
  */
@@ -256,7 +256,7 @@ complete(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, const struct vpm
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 
 	if (vm->src->exec_complete == NULL ||
-	    !quiet_stop(vm, cpu, x, VPMU_DEBUG_BREAK, VPMU_DR6_B0_3))
+	    !quiet_stop(vm, cpu, x, VPMU_DEBUG_STEP | VPMU_DEBUG_BREAK, VPMU_DR6_B0_3 | VPMU_DR6_BS))
 		return (r);
 	*done = *r;
 	if ((x->set = vm->src->exec_complete(vm->src_state, cpu, done)) == 0)

@@ -2030,6 +2030,48 @@ indirect_branches_are_foreseen(void **state)
 }
 
 /*
+ * After a single step of block mode the branch at the new RIP is completed
+ * as at a block's end: LFENCE (stepped: a fence), then JMP +2 over two
+ * NOPs.  Not after STI (its interrupt shadow covers the instruction after
+ * it), nor while the guest steps itself (RFLAGS.TF).
+ */
+#define STPC	(CODE + 0x880)
+static void
+branch_after_step_is_completed(void **state)
+{
+	struct tx *t = *state;
+	struct vpmu_regs r;
+	void *c;
+
+	block_mode(t, 1);
+	PUT(t, STPC, 0x0f, 0xae, 0xe8, 0xeb, 0x02, 0x90, 0x90, 0xfb, 0xeb, 0x02);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	t->r.rflags = 0x202;
+	at(t, STPC, RESYNC | SETREGS);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);	/* LFENCE */
+	at(t, STPC + 3, STEP | SETREGS);
+	r = t->r;
+	assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP);
+	assert_int_equal(r.rip, STPC + 7);
+	t->r = r;
+	assert_int_equal(val(t, c), 2);
+	assert_int_equal(stats(t).completed, 1);
+	/* STI, stepped; the JMP after it is left to the processor */
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
+	at(t, STPC + 8, STEP | SETREGS);
+	r = t->r;
+	assert_int_equal(X->exec_complete(t->st, 0, &r), 0);
+	/* the guest's own TF: its trap would come after the JMP */
+	t->r.rflags = 0x302;
+	at(t, STPC, RESYNC | SETREGS);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
+	at(t, STPC + 3, STEP | SETREGS);
+	r = t->r;
+	assert_int_equal(X->exec_complete(t->st, 0, &r), 0);
+	assert_int_equal(val(t, c), 4);
+}
+
+/*
  * A loop whose branches are all foreseen or completed still lets
  * interrupts in: after STREAK_MAX (32) runs and completions, 16 rounds of
  * the FORE loop (one run to the JNZ and its completion each), the next
@@ -2346,6 +2388,7 @@ main(void)
 		T(blocks_run_through_calls),
 		T(branches_inside_runs_are_foreseen),
 		T(indirect_branches_are_foreseen),
+		T(branch_after_step_is_completed),
 		T(foreseen_loops_still_step),
 	T(branches_inside_runs_are_foreseen),
 		T(gmem_access_rules),
