@@ -461,6 +461,49 @@ gpr_use(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
 	}
 }
 
+/* vpmu_insn.ea_*: the one explicit memory operand, when it is the only access. */
+static void
+ea_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, struct vpmu_insn *out)
+{
+	const ZydisDecodedOperand *m = NULL;
+	unsigned i, nmem = 0;
+	int r;
+
+	if (in->machine_mode != ZYDIS_MACHINE_MODE_LONG_64 || in->address_width != 64 ||
+	    in->meta.category == ZYDIS_CATEGORY_STRINGOP ||
+	    in->meta.category == ZYDIS_CATEGORY_IOSTRINGOP)
+		return;
+	for (i = 0; i < in->operand_count; i++)
+		if (op[i].type == ZYDIS_OPERAND_TYPE_MEMORY && op[i].mem.type == ZYDIS_MEMOP_TYPE_MEM &&
+		    op[i].actions != 0) {
+			nmem++;
+			m = i < in->operand_count_visible ? &op[i] : NULL;
+		}
+	if (nmem != 1 || m == NULL || m->size == 0 || m->size > 8 * 64)
+		return;
+	if (m->mem.base == ZYDIS_REGISTER_RIP)
+		out->ea_base = VPMU_EA_RIP;
+	else if (m->mem.base != ZYDIS_REGISTER_NONE) {
+		if (ZydisRegisterGetClass(m->mem.base) != ZYDIS_REGCLASS_GPR64 ||
+		    (r = gpr_of(m->mem.base)) < 0)
+			return;
+		out->ea_base = (uint8_t)(r + 1);
+	}
+	if (m->mem.index != ZYDIS_REGISTER_NONE) {
+		if (ZydisRegisterGetClass(m->mem.index) != ZYDIS_REGCLASS_GPR64 ||
+		    (r = gpr_of(m->mem.index)) < 0) {
+			out->ea_base = 0;
+			return;
+		}
+		out->ea_index = (uint8_t)(r + 1);
+	}
+	out->ea_scale = m->mem.scale != 0 ? m->mem.scale : 1;
+	out->ea_disp = m->mem.disp.value;
+	out->ea_write = (m->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0;
+	out->ea_seg = m->mem.segment == ZYDIS_REGISTER_FS || m->mem.segment == ZYDIS_REGISTER_GS;
+	out->ea_size = (uint8_t)((m->size + 7) / 8);
+}
+
 static bool
 writes_sp(ZydisMachineMode machine, const ZydisDecodedInstruction *in,
     const ZydisDecodedOperand *op)
@@ -611,6 +654,7 @@ decode_one(enum vpmu_decode_mode mode, uint64_t addr, const ZydisDecodedInstruct
 
 	out->in_block = in_block(&in, op);
 	gpr_use(&in, op, out);
+	ea_of(&in, op, out);
 	alu_of(&in, op, addr, out);
 	count_of(out);
 

@@ -46,6 +46,7 @@ enum vpmu_insn_eval {
 	VPMU_EVAL_RET,			/* RET, RET imm16 (near): pop RIP, then pop bytes */
 };
 #define VPMU_COND_ALWAYS	0xFF	/* vpmu_insn.cond: no condition (LOOP) */
+#define VPMU_EA_RIP		0xFF	/* vpmu_insn.ea_base: RIP-relative */
 
 /*
  * vpmu_insn.count: DEC, INC, SUB imm or ADD imm of a general register (a
@@ -142,6 +143,17 @@ struct vpmu_insn {
 	uint8_t	 flags_at;		/* POPF, IRET: 1 + the offset from RSP of the
 					   RFLAGS image it loads; 0: none */
 	bool	 wmem;			/* writes memory other than a PUSH/CALL slot */
+	/*
+	 * The access of an instruction whose one memory access is an explicit
+	 * operand with a 64-bit address (not a stack slot, not a string's):
+	 * at base + index * scale + disp, ea_size bytes; base and index are 1
+	 * + the register (RAX 0 .. R15 15) or 0, base VPMU_EA_RIP for RIP
+	 * (disp from the next instruction).  ea_seg: an FS or GS override (a
+	 * segment base on top).  ea_size 0: no such access.
+	 */
+	uint8_t	 ea_base, ea_index, ea_scale, ea_size;
+	bool	 ea_write, ea_seg;
+	int64_t	 ea_disp;
 	uint16_t wflags;		/* the status flags (RFLAGS bits CF PF AF ZF SF
 					   OF) it writes, undefined ones included */
 	uint16_t uflags;		/* ... of them, left undefined */

@@ -846,6 +846,41 @@ stack_safe(const struct exact *x, const struct xvcpu *v, const struct vpmu_insn 
 	    (v->p.rflags & RFLAGS_AC) != 0));
 }
 
+/*
+ * Can the access of in at addr (vpmu_insn.ea_*) not fault?  Its address
+ * from RIP, from RSP (sp, known along the run) and from the registers the
+ * run knows before it (v->alu, kept only while branches are foreseen);
+ * then the guest's page tables at P say whether it may be made.  Not with
+ * an FS or GS base, nor under CET.
+ */
+static bool
+ea_safe(const struct exact *x, const struct xvcpu *v, const struct vpmu_insn *in, uint64_t addr,
+    uint64_t sp, bool sp_known)
+{
+	bool alu = x->foresee && !v->nopredict;
+	uint64_t a = (uint64_t)in->ea_disp;
+	unsigned r;
+
+	if (in->ea_size == 0 || in->ea_seg || (v->p.cr4 & VPMU_CR4_CET))
+		return (false);
+	if (in->ea_base == VPMU_EA_RIP)
+		a += addr + in->len;
+	else if (in->ea_base != 0) {
+		r = in->ea_base - 1u;
+		if (r == 4 ? !sp_known : !(alu && (v->alu.known & (1u << r))))
+			return (false);
+		a += r == 4 ? sp : v->alu.r[r];
+	}
+	if (in->ea_index != 0) {
+		r = in->ea_index - 1u;
+		if (r == 4 || !(alu && (v->alu.known & (1u << r))))
+			return (false);
+		a += v->alu.r[r] * in->ea_scale;
+	}
+	return (vpmu__gmem_can_access(x->mem, PAGING(&v->p), a, in->ea_size, in->ea_write,
+	    v->p.cpl, (v->p.rflags & RFLAGS_AC) != 0));
+}
+
 /* What plan() learns of a block's instructions, for plan_ff(). */
 struct body {
 	uint8_t	 nwr[16];		/* instructions writing each register */
@@ -1084,13 +1119,13 @@ plan(const struct exact *x, struct xvcpu *v)
 			mark.in = in;
 			mark.alu = v->alu;
 		}
+		/* a foreseen RET reads the slot the run's CALL wrote */
+		mem = mem || (in.mem && in.eval != VPMU_EVAL_RET &&
+		    !stack_safe(x, v, &in, sp, sp_known) && !ea_safe(x, v, &in, addr, sp, sp_known));
 		body_add(&b, &in, addr);
 		if (x->foresee && !v->nopredict)
 			vpmu__alu_step(&v->alu, &in);
 		any = any || in.mem;
-		/* a foreseen RET reads the slot the run's CALL wrote */
-		mem = mem || (in.mem && in.eval != VPMU_EVAL_RET &&
-		    !stack_safe(x, v, &in, sp, sp_known));
 		if (in.wmem || (in.writes_sp && in.stack == 0 && in.eval != VPMU_EVAL_RET))
 			nrets = 0;		/* the return addresses may be gone */
 		if (in.stack < 0) {		/* PUSH, CALL */

@@ -456,6 +456,8 @@ check_insn(const struct vpmu_insn *in, enum vpmu_decode_mode mode)
 	CHECK(!in->conditional || in->branch);
 	CHECK(!in->in_block || !in->branch);
 	CHECK(!in->in_block || !in->rep_string || in->mem);	/* a REP string's operands */
+	CHECK(in->ea_size == 0 || (in->mem && mode == VPMU_DECODE_64 && in->stack == 0 &&
+	    in->ea_index != 5 && (in->ea_index <= 16) && (in->ea_base <= 16 || in->ea_base == VPMU_EA_RIP)));
 	CHECK(in->ind == 0 || (in->ind <= 16 && in->flow == VPMU_FLOW_INDIRECT &&
 	    mode == VPMU_DECODE_64 && in->branch && !in->conditional));
 	CHECK(in->flow == VPMU_FLOW_NEXT || in->branch);

@@ -2072,6 +2072,45 @@ branch_after_step_is_completed(void **state)
 }
 
 /*
+ * An access whose address the run knows (a register not written since P,
+ * RSP, RIP) to memory the page tables let it make cannot fault: the block
+ * needs no breakpoint on the fault handlers.  EAS: mov 8(%rbx), %rax; inc
+ * %rdx x 3; ret.  RBX on the stack page: the end alone; RBX unmapped, or
+ * loaded by the run (mov (%rdi), %rbx first): the end and three handlers.
+ */
+#define EAS	(CODE + 0x900)
+static void
+known_addresses_need_no_handlers(void **state)
+{
+	struct tx *t = *state;
+	uint64_t bp[VPMU_DEBUG_BP_MAX];
+	unsigned need;
+
+	block_mode_flags(t, 1, 0);
+	PUT(t, EAS, 0x48, 0x8b, 0x43, 0x08, 0x48, 0xff, 0xc2, 0x48, 0xff, 0xc2, 0x48, 0xff, 0xc2,
+	    0xc3);
+	PUT(t, EAS + 0x20, 0x48, 0x8b, 0x1f, 0x48, 0x8b, 0x43, 0x08, 0x48, 0xff, 0xc2, 0x48, 0xff,
+	    0xc2, 0x48, 0xff, 0xc2, 0xc3);
+	(void)ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	t->r.rsp = STACK;
+	t->r.rbx = STACK - 0x200;
+	t->r.rdi = STACK - 0x100;
+	armed_at(t, EAS, RESYNC | SETREGS, bp);
+	assert_int_equal(vpmu__exact_end(t->st, 0), EAS + 13);
+	(void)X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX, &need);
+	assert_int_equal(__builtin_popcount(need), 1);
+	t->r.rbx = 0x7FFF00000000ull;
+	armed_at(t, EAS, RESYNC | SETREGS, bp);
+	(void)X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX, &need);
+	assert_int_equal(__builtin_popcount(need), 4);
+	t->r.rbx = STACK - 0x200;
+	armed_at(t, EAS + 0x20, RESYNC | SETREGS, bp);
+	assert_int_equal(vpmu__exact_end(t->st, 0), EAS + 0x30);
+	(void)X->exec_breaks(t->st, 0, bp, VPMU_DEBUG_BP_MAX, &need);
+	assert_int_equal(__builtin_popcount(need), 4);
+}
+
+/*
  * A loop whose branches are all foreseen or completed still lets
  * interrupts in: after STREAK_MAX (32) runs and completions, 16 rounds of
  * the FORE loop (one run to the JNZ and its completion each), the next
@@ -2389,6 +2428,7 @@ main(void)
 		T(branches_inside_runs_are_foreseen),
 		T(indirect_branches_are_foreseen),
 		T(branch_after_step_is_completed),
+		T(known_addresses_need_no_handlers),
 		T(foreseen_loops_still_step),
 	T(branches_inside_runs_are_foreseen),
 		T(gmem_access_rules),
