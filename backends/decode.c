@@ -504,6 +504,41 @@ ea_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, struct v
 	out->ea_size = (uint8_t)((m->size + 7) / 8);
 }
 
+/*
+ * vpmu_insn.mcount and step: DEC, INC, SUB imm or ADD imm whose
+ * destination is the memory operand ea_of() found (no LOCK needed: one
+ * vCPU's own counter), 64 or 32 bits.
+ */
+static void
+mcount_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, struct vpmu_insn *out)
+{
+	uint64_t mask, step;
+
+	if (out->ea_size != 8 && out->ea_size != 4)
+		return;
+	if (op[0].type != ZYDIS_OPERAND_TYPE_MEMORY || !out->ea_write)
+		return;
+	mask = out->ea_size == 8 ? UINT64_MAX : 0xFFFFFFFFull;
+	switch (in->mnemonic) {
+	case ZYDIS_MNEMONIC_DEC:
+		step = 1;
+		break;
+	case ZYDIS_MNEMONIC_INC:
+		step = 0 - 1ull;
+		break;
+	case ZYDIS_MNEMONIC_SUB:
+	case ZYDIS_MNEMONIC_ADD:
+		if (in->operand_count_visible != 2 || op[1].type != ZYDIS_OPERAND_TYPE_IMMEDIATE)
+			return;
+		step = in->mnemonic == ZYDIS_MNEMONIC_SUB ? op[1].imm.value.u : 0 - op[1].imm.value.u;
+		break;
+	default:
+		return;
+	}
+	out->mcount = out->ea_size;
+	out->step = step & mask;
+}
+
 static bool
 writes_sp(ZydisMachineMode machine, const ZydisDecodedInstruction *in,
     const ZydisDecodedOperand *op)
@@ -655,6 +690,7 @@ decode_one(enum vpmu_decode_mode mode, uint64_t addr, const ZydisDecodedInstruct
 	out->in_block = in_block(&in, op);
 	gpr_use(&in, op, out);
 	ea_of(&in, op, out);
+	mcount_of(&in, op, out);
 	alu_of(&in, op, addr, out);
 	count_of(out);
 

@@ -132,6 +132,9 @@ struct vpmu_insn {
 					   register (VPMU_COUNT_*), or 0 */
 	uint64_t step;			/* with count: what it subtracts (in the
 					   register's width; ADD, INC: the negation) */
+	uint8_t	 mcount;		/* DEC/INC m, SUB/ADD m, imm of a 64- or 32-bit
+					   memory operand (at ea_*): its bytes (8 or
+					   4), step what it subtracts; else 0 */
 	uint8_t	 cmp;			/* CMP r64/r32, r or imm: 1 + the first
 					   register (VPMU_COUNT_*), or 0 */
 	uint8_t	 cmp_with;		/* ... 1 + the second register (same width),

@@ -164,6 +164,8 @@ struct xvcpu {
 		bool	 on;
 		bool	 dword;		/* the counter is the register's low half */
 		unsigned reg;		/* its register (RAX 0 .. R15 15) */
+		bool	 mem;		/* ... or a stack slot at mea, not a register */
+		uint64_t mea;
 		unsigned len;
 		uint64_t head, end, n, c0;
 		uint64_t delta;		/* what a round adds to it (in its width) */
@@ -820,13 +822,21 @@ arm(struct xvcpu *v, const uint64_t *need, unsigned n)
 			v->arm[i] = need[0];
 }
 
-/* The loop counter of v's fast-forwarded loop in r. */
-static uint64_t
-ff_counter(const struct xvcpu *v, const struct vpmu_regs *r)
+/* The loop counter of v's fast-forwarded loop in r (or memory); false: unreadable. */
+static bool
+ff_counter(const struct exact *x, const struct xvcpu *v, const struct vpmu_regs *r,
+    uint64_t *c)
 {
-	uint64_t c = vpmu__alu_gpr(r, v->ff.reg);
+	uint64_t m = 0;		/* little-endian: a dword fills the low half */
 
-	return (v->ff.dword ? (uint32_t)c : c);
+	if (v->ff.mem) {
+		if (vpmu__gmem_read_gva(x->mem, PAGING(r), v->ff.mea, &m, v->ff.dword ? 4 : 8) !=
+		    (v->ff.dword ? 4 : 8))
+			return (false);
+	} else
+		m = vpmu__alu_gpr(r, v->ff.reg);
+	*c = v->ff.dword ? (uint32_t)m : m;
+	return (true);
 }
 
 /*
@@ -885,6 +895,7 @@ ea_safe(const struct exact *x, const struct xvcpu *v, const struct vpmu_insn *in
 struct body {
 	uint8_t	 nwr[16];		/* instructions writing each register */
 	uint64_t wr_addr[16];		/* the last of them, its address */
+	uint8_t	 nwmem;			/* instructions writing memory */
 	struct vpmu_insn wr[16];	/* ... and itself */
 	struct vpmu_insn last;		/* the block's last instruction */
 	uint64_t last_addr;
@@ -901,6 +912,8 @@ body_add(struct body *b, const struct vpmu_insn *in, uint64_t addr)
 			b->wr_addr[n] = addr;
 			b->wr[n] = *in;
 		}
+	if (in->wmem || in->stack < 0)
+		b->nwmem++;
 	b->last = *in;
 	b->last_addr = addr;
 }
@@ -929,11 +942,35 @@ ff_rounds(const struct xvcpu *v, uint64_t from, uint64_t to, uint64_t *n)
 }
 
 /*
+ * The address of the memory counter of in, the last instruction of the
+ * loop body b from P: its address registers are not written in the body
+ * (the same slot every round), nothing else in the body writes memory,
+ * and the slot lies within a page of P's RSP, on the vCPU's own stack,
+ * where nothing but the loop writes it while the loop runs.
+ */
+#define FF_SLOT_NEAR	4096
+static bool
+ff_slot(const struct xvcpu *v, const struct vpmu_insn *in, const struct body *b, uint64_t *slot)
+{
+	uint64_t a = (uint64_t)in->ea_disp;
+
+	if (in->ea_seg || in->ea_index != 0 || in->ea_base == 0 || in->ea_base == VPMU_EA_RIP ||
+	    b->nwr[in->ea_base - 1u] != 0 || b->nwmem != 1)
+		return (false);
+	a += vpmu__alu_gpr(&v->p, in->ea_base - 1u);
+	if (a + FF_SLOT_NEAR < v->p.rsp || a > v->p.rsp + FF_SLOT_NEAR)
+		return (false);
+	*slot = a;
+	return (true);
+}
+
+/*
  * Loop fast-forward: the block from P (its instructions in b) ends at
  * addr in end, a branch back to P that loops until a counter register
- * reaches an end value:
+ * (or stack slot) reaches an end value:
  *   LOOP                     RCX, less 1 a round, to 0;
  *   DEC/INC/SUB/ADD r; JNZ   r by the step, to 0;
+ *   DEC/INC/SUB/ADD m; JNZ   the slot m (ff_slot) by the step, to 0;
  *   CMP r, s|imm; JNE        r, changed once a round by a DEC/INC/SUB/ADD
  *                            in the body, to s (not written) or imm.
  * No other instruction of the body may write the counter.  A number of
@@ -968,6 +1005,16 @@ plan_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *end, uin
 		v->ff.delta = 0 - last->step;
 		v->ff.cend = 0;
 		v->ff.inc = b->last_addr;
+	} else if (end->eval == VPMU_EVAL_JCC && end->cond == 0x5 && last->mcount != 0) {
+		/* DEC... m; JNZ: a counter on this vCPU's own stack (near RSP) */
+		if (!ff_slot(v, last, b, &v->ff.mea))
+			return (false);
+		r = 0;
+		v->ff.mem = true;
+		v->ff.dword = last->mcount == 4;
+		v->ff.delta = 0 - last->step;
+		v->ff.cend = 0;
+		v->ff.inc = b->last_addr;
 	} else if (end->eval == VPMU_EVAL_JCC && end->cond == 0x5 && last->cmp != 0) {
 		r = (unsigned)VPMU_COUNT_REG(last->cmp);	/* CMP; JNE */
 		s = last->cmp_with != 0 ? (unsigned)VPMU_COUNT_REG(last->cmp_with) : 16;
@@ -988,8 +1035,8 @@ plan_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *end, uin
 	} else
 		return (false);
 	v->ff.reg = r;
-	v->ff.c0 = ff_counter(v, &v->p);
-	if (!ff_rounds(v, v->ff.c0, v->ff.cend, &n) || n < 2 || n > x->ff_max / len ||
+	if (!ff_counter(x, v, &v->p, &v->ff.c0) ||
+	    !ff_rounds(v, v->ff.c0, v->ff.cend, &n) || n < 2 || n > x->ff_max / len ||
 	    n * len > v->room)
 		return (false);
 	v->ff.on = true;
@@ -1073,6 +1120,7 @@ plan(const struct exact *x, struct xvcpu *v)
 	v->plan_cap = cap;
 	v->bp = 0;
 	v->ff.on = false;
+	v->ff.mem = false;
 	v->step_stop = VPMU_STEP_OTHER;
 	/*
 	 * TF: the guest steps itself; #AC possible: step.  So after
@@ -1234,8 +1282,7 @@ sync_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r)
 	    read_slot(x, v, r, r->rsp + 8, 8, &at.rip) != 0)
 		return (false);
 	/* the rounds whose counting instruction ran */
-	c = ff_counter(v, r);
-	if (!ff_rounds(v, v->ff.c0, c, &done))
+	if (!ff_counter(x, v, r, &c) || !ff_rounds(v, v->ff.c0, c, &done))
 		return (false);
 	if (at.rip == v->bp) {
 		if (c != v->ff.cend || done != v->ff.n)

@@ -1731,6 +1731,53 @@ dec_jnz_loops_are_fast_forwarded(void **state)
 }
 
 /*
+ * hot.elf's loop, the counter in a stack slot: FFK decq -8(%rsp); jnz
+ * FFK.  Fast-forwarded from 5 to a breakpoint at its exit; an exit at
+ * the JNZ with the slot at 2 (the DEC ran three times, the third round's
+ * JNZ not yet): two rounds and the DEC.  A slot a page away from RSP
+ * (decq -8(%rbp)) is not this vCPU's stack for sure: no fast-forward.
+ */
+#define FFK	(CODE + 0x980)
+static void
+stack_counter_loops_are_fast_forwarded(void **state)
+{
+	struct tx *t = *state;
+	uint64_t slot = 5, far = 5;
+	void *c, *b;
+
+	ff_code(t, 0);
+	PUT(t, FFK, 0x48, 0xff, 0x4c, 0x24, 0xf8, 0x75, 0xf9);
+	PUT(t, FFK + 0x10, 0x48, 0xff, 0x4d, 0xf8, 0x75, 0xfa);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	b = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+	t->r.rsp = STACK - 0x100;
+	put(t, STACK - 0x108, (const uint8_t *)&slot, sizeof(slot));
+	assert_int_equal(ff_plan(t, FFK, 0), FFK + 7);
+	assert_int_equal(stats(t).ff_loops, 1);
+	slot = 0;
+	put(t, STACK - 0x108, (const uint8_t *)&slot, sizeof(slot));
+	at(t, FFK + 7, SETREGS);
+	assert_int_equal(val(t, c), 10);
+	assert_int_equal(val(t, b), 5);
+
+	slot = 5;
+	put(t, STACK - 0x108, (const uint8_t *)&slot, sizeof(slot));
+	assert_int_equal(ff_plan(t, FFK, 0), FFK + 7);
+	slot = 2;
+	put(t, STACK - 0x108, (const uint8_t *)&slot, sizeof(slot));
+	at(t, FFK + 5, SETREGS);
+	assert_int_equal(val(t, c), 10 + 5);
+	assert_int_equal(val(t, b), 5 + 2);
+	assert_int_equal(stats(t).unresolved, 0);
+
+	t->r.rbp = STACK - 0x3000;
+	put(t, STACK - 0x3008, (const uint8_t *)&far, sizeof(far));
+	at(t, FFK + 0x10, RESYNC | SETREGS);
+	(void)X->exec_wants(t->st, 0);
+	assert_int_equal(stats(t).ff_loops, 2);
+}
+
+/*
  * A #GP of the load in the fourth round (RCX 7 of 10): three rounds
  * retired, and nothing of the fourth; the handler's breakpoint stops it.
  */
@@ -2420,7 +2467,8 @@ main(void)
 		T(contract_hands_back_completed_branches),
 		T(loops_are_fast_forwarded),
 		T(dec_jnz_loops_are_fast_forwarded),
-		T(fault_inside_a_fast_forwarded_loop),
+T(stack_counter_loops_are_fast_forwarded),
+				T(fault_inside_a_fast_forwarded_loop),
 		T(sub_and_add_loops_are_fast_forwarded),
 		T(cmp_jne_loops_are_fast_forwarded),
 		T(breakpoints_stay_armed),
