@@ -326,14 +326,14 @@ enum {
 	K_ALU, K_PUSHPOP, K_STRING, K_REP, K_JCC_TAKEN, K_JCC_NOT, K_JCC_BACK,
 	K_JMP, K_JMP_IND, K_JRCXZ, K_CALL, K_CALL_IND, K_LOOP, K_LOOPE, K_LOOPNE,
 	K_DECJNZ, K_SUBJNZ, K_CMPJNE, K_LOOP_ECX, K_DEC_WIDE, K_DEC_RCX, K_JECXZ,
-	K_RET_IMM, K_NKINDS
+	K_RET_IMM, K_DEC_SLOT, K_NKINDS
 };
 static const char *const kind_name[K_NKINDS] = {
 	"alu", "push/pop", "string", "rep", "jcc-taken", "jcc-not-taken",
 	"jcc-backward", "jmp", "jmp-indirect", "jrcxz", "call", "call-indirect",
 	"loop", "loope", "loopne", "dec/jnz", "sub/jnz", "cmp/jne",
 	"of which: loops in ecx", "dec/jnz 64-bit or high bits set", "dec/jnz in rcx",
-	"jecxz", "ret imm",
+	"jecxz", "ret imm", "dec/jnz of a stack slot",
 };
 static unsigned kinds[K_NKINDS];
 
@@ -825,7 +825,10 @@ call(struct gen *g, int f)
  * instructions of computation.  DEC/JNZ counts in the depth's register,
  * 32 bits (the bits above set or not) or 64, or in RCX with a body of
  * computation: those loops, and LOOP's, are the ones block mode
- * fast-forwards (vpmu_exact(7)).
+ * fast-forwards (vpmu_exact(7)).  Or DEC/JNZ counts in a stack slot the
+ * loop pushes (`push $n; ...; decq (%rsp); jnz; lea 8(%rsp), %rsp`, 64 or
+ * 32 bits), hot.elf's shape, which block mode fast-forwards when the body
+ * writes neither memory nor RSP.
  */
 static struct count
 loop(struct gen *g, uint64_t max)
@@ -838,13 +841,13 @@ loop(struct gen *g, uint64_t max)
 	struct count c = { 1, 0 }, body;
 	struct gen inner = *g;
 	const char *r32 = ctl32[d], *r64 = ctl64[d];
-	bool alu_only = k < 3, a32 = false;
+	bool alu_only = k < 3, a32 = false, slot = k == 3 && chance(25);
 
-	room = (max - 1) / per_iter[k];
+	room = (max - 1 - slot) / per_iter[k];	/* a slot's LEA after the loop */
 	if (room > 50)
 		room = 50;
 	n = rnd(1, (unsigned)room);
-	body_max = (max - 1) / n - per_iter[k];
+	body_max = (max - 1 - slot) / n - per_iter[k];
 
 	if (k < 3) {			/* LOOP, LOOPE, LOOPNE */
 		r32 = "ecx";
@@ -863,7 +866,10 @@ loop(struct gen *g, uint64_t max)
 			hi = rnd(1, 0xFFFF);
 		g->used |= 1u << d;
 	}
-	if (hi != 0)
+	if (slot) {
+		hi = 0;
+		emit(g->out, "\tpush\t$%u\n", n);
+	} else if (hi != 0)
 		emit(g->out, "\tmovabs\t$%" PRIu64 ", %%%s\n", (uint64_t)hi << 32 | n,
 		    k < 3 ? "rcx" : r64);
 	else if (k == 5)
@@ -906,7 +912,11 @@ loop(struct gen *g, uint64_t max)
 		}
 		break;
 	case 3:
-		emit(g->out, "\tdec\t%%%s\n\tjnz\t.Lr%u\n", way == 1 || way == 3 ? r64 : r32, l);
+		if (slot)
+			emit(g->out, "\tdec%c\t(%%rsp)\n\tjnz\t.Lr%u\n", way & 1 ? 'q' : 'l', l);
+		else
+			emit(g->out, "\tdec\t%%%s\n\tjnz\t.Lr%u\n", way == 1 || way == 3 ? r64 : r32,
+			    l);
 		break;
 	case 4:
 		emit(g->out, "\tsub\t$1, %%%s\n\tjnz\t.Lr%u\n", r32, l);
@@ -920,6 +930,11 @@ loop(struct gen *g, uint64_t max)
 		    k == 0 ? "loop" : k == 1 ? "loope" : "loopne", l);
 	c.insns += (uint64_t)iters * (body.insns + per_iter[k]);
 	c.branches += (uint64_t)iters * (body.branches + 1);
+	if (slot) {			/* the slot released, flags kept */
+		emit(g->out, "\tlea\t8(%%rsp), %%rsp\n");
+		c.insns++;
+		kinds[K_DEC_SLOT]++;
+	}
 	kinds[kind_of[k]]++;
 	if (a32)
 		kinds[K_LOOP_ECX]++;
