@@ -10,9 +10,10 @@
  * (decode.c, vpmu_insn.eval): Jcc, JMP, LOOP/LOOPE/LOOPNE, JRCXZ/JECXZ
  * with a relative target, near RET.  Whatever would fault is left to the
  * processor (the caller single-steps): a non-canonical successor (#GP at
- * the branch), a return address that cannot be read (#PF or #SS).  RET is
- * completed at CPL 0 only, and not under SMAP (a user-page stack would
- * fault) or CET (the shadow stack): no permission is modelled.
+ * the branch), a return address the guest's page tables do not let the
+ * RET read at its CPL (#PF or #SS: vpmu__gmem_can_access, which models
+ * U/S, SMAP with RFLAGS.AC and leaves protection keys out).  Not under CET
+ * (the shadow stack).
  */
 #include "branch.h"
 
@@ -74,9 +75,9 @@ vpmu__branch_complete(const struct vpmu_gmem *mem, const struct vpmu_insn *in,
 			succ = in->target;
 		break;
 	case VPMU_EVAL_RET:
-		if (r->cpl != 0 || (r->cr4 & VPMU_CR4_CET) ||
-		    ((r->cr4 & VPMU_CR4_SMAP) && !(r->rflags & RFLAGS_AC)) ||
-		    !vpmu__gmem_canonical(&pg, r->rsp) || !vpmu__gmem_canonical(&pg, r->rsp + 7) ||
+		if ((r->cr4 & VPMU_CR4_CET) ||
+		    !vpmu__gmem_can_access(mem, &pg, r->rsp, 8, false, r->cpl,
+		    (r->rflags & RFLAGS_AC) != 0) ||
 		    vpmu__gmem_read_gva(mem, &pg, r->rsp, &ret, 8) != 8)
 			return (0);
 		succ = ret;

@@ -213,8 +213,7 @@ vpmu__gmem_can_access(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging
 	bool user = cpl == 3;
 
 	if (len == 0 || last < gva || !(pg->efer & VPMU_EFER_LMA) ||
-	    (pg->cr4 & VPMU_CR4_PKE) || !vpmu__gmem_canonical(pg, gva) ||
-	    !vpmu__gmem_canonical(pg, last))
+	    !vpmu__gmem_canonical(pg, gva) || !vpmu__gmem_canonical(pg, last))
 		return (false);
 	for (va = gva & ~(PAGE_4K - 1); va <= last; va += PAGE_4K) {
 		if (walk_gva(mem, pg, va < gva ? gva : va, &gpa, &perm) != 0 ||
@@ -223,6 +222,9 @@ vpmu__gmem_can_access(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging
 		if (user ? !(perm & PTE_US) || (write && !(perm & PTE_RW)) :
 		    ((perm & PTE_US) && (pg->cr4 & VPMU_CR4_SMAP) && !ac) ||
 		    (write && !(perm & PTE_RW) && (pg->cr0 & VPMU_CR0_WP)))
+			return (false);
+		/* protection keys (PKRU, IA32_PKRS) are not known here */
+		if ((perm & PTE_US) ? (pg->cr4 & VPMU_CR4_PKE) : (pg->cr4 & VPMU_CR4_PKS))
 			return (false);
 		if (va + PAGE_4K < va)
 			break;

@@ -53,6 +53,7 @@ struct vpmu_gmem_paging {
 #define VPMU_CR4_SMAP	(1ull << 21)
 #define VPMU_CR4_PKE	(1ull << 22)
 #define VPMU_CR4_CET	(1ull << 23)
+#define VPMU_CR4_PKS	(1ull << 24)
 #define VPMU_CR0_WP	(1ull << 16)
 #define VPMU_EFER_LMA	(1ull << 10)
 /* A page frame's address bits in CR3 and the 64-bit paging entries (MAXPHYADDR <= 52). */

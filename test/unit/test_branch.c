@@ -5,6 +5,7 @@
  * B.1.4.7), and their effects on RIP, RCX and RSP (branch.c).
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -214,6 +215,26 @@ jumps_and_loops_move_rip_and_rcx(void **state)
 	assert_int_equal(r.rip, RIP + 2);
 }
 
+/*
+ * 4-level paging for ram's first 2 MiB (one large page, identity), the
+ * tables at 0xC000: supervisor pages, or user pages with user.
+ */
+static void
+paged(uint8_t *ram, struct vpmu_regs *r, bool user)
+{
+	uint64_t e[3] = { 0xD000 | 3, 0xE000 | 3, 0x80 | 3 };	/* P, RW; PS */
+	unsigned i;
+
+	for (i = 0; i < 3; i++) {
+		e[i] |= user ? 4 : 0;			/* U/S */
+		memcpy(ram + 0xC000 + 0x1000 * i, &e[i], 8);
+	}
+	r->cr0 = VPMU_CR0_PE | VPMU_CR0_PG;
+	r->cr3 = 0xC000;
+	r->cr4 |= VPMU_CR4_PAE;
+	r->efer = VPMU_EFER_LMA;
+}
+
 static void
 ret_pops_the_stack(void **state)
 {
@@ -229,28 +250,46 @@ ret_pops_the_stack(void **state)
 	memcpy(ram + 0x8000, &ra, 8);
 	in = DEC(0xc2, 0x10, 0x00);		/* ret 16 */
 	r = regs();
+	paged(ram, &r, false);
 	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), VPMU_SET_RIP | VPMU_SET_RSP);
 	assert_int_equal(r.rip, 0x2345);
 	assert_int_equal(r.rsp, 0x8000 + 8 + 16);
 
-	/* Left to the processor: CPL 3, SMAP, CET, an unreadable stack. */
+	/*
+	 * The stack as the RET may read it: a supervisor page at CPL 3 no,
+	 * a user page at CPL 3 yes; at CPL 0 under SMAP a user page only with
+	 * RFLAGS.AC, a supervisor page always.  Not under CET, nor from an
+	 * unreadable stack, nor without paging (no 64-bit code).
+	 */
 	in = DEC(0xc3);
 	r = regs();
+	paged(ram, &r, false);
 	r.cpl = 3;
 	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), 0);
 	assert_int_equal(r.rip, RIP);
+	paged(ram, &r, true);
+	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), VPMU_SET_RIP | VPMU_SET_RSP);
 	r = regs();
-	r.cr4 = 1ull << 21;
+	paged(ram, &r, true);
+	r.cr4 |= VPMU_CR4_SMAP;
 	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), 0);
 	r.rflags |= 1ull << 18;			/* AC: SMAP does not apply */
 	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), VPMU_SET_RIP | VPMU_SET_RSP);
 	r = regs();
-	r.cr4 = 1ull << 23;
+	paged(ram, &r, false);
+	r.cr4 |= VPMU_CR4_SMAP;
+	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), VPMU_SET_RIP | VPMU_SET_RSP);
+	r = regs();
+	paged(ram, &r, false);
+	r.cr4 |= VPMU_CR4_CET;
 	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), 0);
 	r = regs();
+	paged(ram, &r, false);
 	r.rsp = 0xFFFC;				/* 4 of 8 bytes in RAM */
 	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), 0);
 	assert_int_equal(r.rsp, 0xFFFC);
+	r = regs();
+	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), 0);
 }
 
 /* Non-canonical successors fault at the branch: not completed. */
@@ -268,10 +307,13 @@ non_canonical_targets_are_left_to_the_processor(void **state)
 	assert_int_equal(vpmu__gmem_add(&mem, 0, sizeof(ram), ram), 0);
 	memcpy(ram + 0x8000, &ra, 8);
 	r = regs();
+	paged(ram, &r, false);
 	assert_int_equal(vpmu__branch_complete(&mem, &(struct vpmu_insn){ .eval = VPMU_EVAL_RET,
 	    .len = 1, .cond = VPMU_COND_ALWAYS }, &r), 0);
-	/* 5-level paging: the same address is canonical. */
-	r.cr4 = VPMU_CR4_LA57;
+	/* 5-level paging (a PML5 at 0xB000 over the same tables): canonical. */
+	memcpy(ram + 0xB000, &(uint64_t){ 0xC000 | 3 }, 8);
+	r.cr3 = 0xB000;
+	r.cr4 |= VPMU_CR4_LA57;
 	assert_int_equal(vpmu__branch_complete(&mem, &(struct vpmu_insn){ .eval = VPMU_EVAL_RET,
 	    .len = 1, .cond = VPMU_COND_ALWAYS }, &r), VPMU_SET_RIP | VPMU_SET_RSP);
 	assert_int_equal(r.rip, ra);

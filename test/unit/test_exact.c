@@ -2283,6 +2283,14 @@ gmem_access_rules(void **state)
 	pte(t, PT, 0x10, 0x10000 | PTE_P | PTE_RW | 4);
 	assert_true(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, true, 3, false));
 	assert_true(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, true, 0, false));
+	/* protection keys: PKRU (CR4.PKE) for user pages, PKRS (CR4.PKS) for the others */
+	pg.cr4 |= VPMU_CR4_PKE;
+	assert_false(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, false, 3, false));
+	assert_true(vpmu__gmem_can_access(&t->mem, &pg, 0x20000, 8, false, 0, false));
+	pg.cr4 = (pg.cr4 & ~VPMU_CR4_PKE) | VPMU_CR4_PKS;
+	assert_true(vpmu__gmem_can_access(&t->mem, &pg, 0x10000, 8, false, 3, false));
+	assert_false(vpmu__gmem_can_access(&t->mem, &pg, 0x20000, 8, false, 0, false));
+	pg.cr4 &= ~VPMU_CR4_PKS;
 	/*
 	 * Reserved bits fault (found by fuzz_exact): XD without EFER.NXE, PS
 	 * in a PML4E, the low address bits of a 2 MiB page; the walk that
