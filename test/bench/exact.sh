@@ -14,14 +14,14 @@
 # instructions per exit, and the median round time counted and floor, by
 # the guest's RDTSC converted with KVM_GET_TSC_KHZ (the tsc_khz program).
 #
-# MODE is the exact source's mode: `step` (today's, the default) passes no
-# option; any other is given to vpmu-run as `--exact-mode MODE` (the block
-# engine's), so runs of the modes can be set side by side.
+# MODE is the exact source's mode, given to vpmu-run as `--exact-mode
+# MODE`: `block` (vpmu-run's default, and this script's) or `step`, so runs
+# of the modes can be set side by side.
 # Exit status: 0; 1 if a run failed or a count was not exact; 77 without
 # KVM (a skip).
 set -u
 
-mode=step
+mode=block
 if [ "${1:-}" = -m ]; then
 	mode=$2
 	shift 2
@@ -36,8 +36,7 @@ case $? in
 77)	echo "exact.sh: skipped: no usable /dev/kvm"; exit 77 ;;
 *)	echo "exact.sh: $tsckhz failed" >&2; exit 1 ;;
 esac
-modeopt=
-[ "$mode" = step ] || modeopt="--exact-mode $mode"
+modeopt="--exact-mode $mode"
 
 # median of the numbers on standard input
 median() {
