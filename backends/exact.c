@@ -1222,7 +1222,9 @@ plan(const struct exact *x, struct xvcpu *v)
 		v->alu = mark.alu;
 		v->seg[v->nseg - 1].hi = addr;
 	}
-	if (ends && k >= 1 && followed == 0 && plan_ff(x, v, &in, addr, k, &b)) {
+	/* a loop of its branch alone (LOOP $, a delay loop): k 0 */
+	if (ends && (k >= 1 || in.eval == VPMU_EVAL_LOOP) && followed == 0 &&
+	    plan_ff(x, v, &in, addr, k, &b)) {
 		bp = addr + in.len;
 		v->seg[0].hi = bp;
 		mem = any;		/* later rounds: not checked */

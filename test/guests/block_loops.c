@@ -2,7 +2,7 @@
  * block_loops.c -- the two loops of issue 11's table, counted by the
  * guest's own PMU (an Intel model: PERFEVTSEL0 instructions, PERFEVTSEL1
  * branches, both rings): a 10-instruction body closed by LOOP, DEC/JNZ,
- * and DEC/JNZ of a counter in a stack slot.  Each loop runs n and 2n times; the difference of the counts
+ * DEC/JNZ of a counter in a stack slot, and LOOP to itself.  Each loop runs n and 2n times; the difference of the counts
  * is exactly n times the loop's instructions and branches per iteration
  * whatever the code around the loop costs.  Prints every count, so that
  * exact_modes.sh compares them between --exact-mode step and block, and
@@ -104,6 +104,17 @@ decmem(uint32_t n)
 	return (stop());
 }
 
+/* LOOP to itself (a delay loop, the branch alone): 1 instruction, 1 branch per iteration. */
+static __attribute__((noinline)) struct counts
+delay(uint32_t n)
+{
+	uint64_t c = n;
+
+	start();
+	__asm__ volatile("loop ." : "+c"(c) : : "cc");
+	return (stop());
+}
+
 static int
 check(const char *name, struct counts (*fn)(uint32_t), uint64_t insns, uint64_t branches)
 {
@@ -155,8 +166,10 @@ main(unsigned cpu)
 		bad += check("loop10", loop10, 10, 1);
 	if (!ONLY_LOOP10)
 		bad += check("decjnz", decjnz, 2, 1);
-	if (!ONLY_LOOP10 && !ONLY_DECJNZ)
+	if (!ONLY_LOOP10 && !ONLY_DECJNZ) {
 		bad += check("decmem", decmem, 2, 1);
+		bad += check("delay", delay, 1, 1);
+	}
 	f = fault_in_block();
 	vg_printf("fault in a block: instructions %lu branches %lu\n",
 	    (unsigned long)f.insns, (unsigned long)f.branches);

@@ -1703,6 +1703,15 @@ loops_are_fast_forwarded(void **state)
 	assert_int_equal(stats(t).ff_insns, 300);
 	assert_int_equal(stats(t).unresolved, 0);
 
+	/* LOOP $ (a delay loop, the branch alone): RCX 1000 rounds of one */
+	PUT(t, FFL + 0x20, 0xe2, 0xfe);
+	assert_int_equal(ff_plan(t, FFL + 0x20, 1000), FFL + 0x22);
+	t->r.rcx = 0;
+	at(t, FFL + 0x22, SETREGS);
+	assert_int_equal(val(t, c), 300 + 1000);
+	assert_int_equal(val(t, b), 100 + 1000);
+	assert_int_equal(stats(t).ff_insns, 300 + 1000);
+
 	/* Once round is no loop: RCX 1 runs the body once, to the LOOP. */
 	assert_int_equal(ff_plan(t, FFL, 1), FFL + 6);
 	/* The body writes RCX: blocks round the loop, the branch completed. */
