@@ -1618,7 +1618,7 @@ x_init(void **statep, unsigned nvcpus, void *arg)
 	unsigned i;
 
 	if (statep == NULL || nvcpus == 0 ||
-	    (prm != NULL && (prm->vendor > VPMU_VENDOR_AMD || (prm->mode != VPMU_EXACT_BLOCK && prm->mode != VPMU_EXACT_STEP) ||
+	    (prm != NULL && (prm->vendor > VPMU_VENDOR_AMD || prm->mode > VPMU_EXACT_BLOCK ||
 	    (prm->flags & ~VPMU_EXACT_NO_FORESEE) != 0)))
 		return (EINVAL);
 	if ((x = calloc(1, sizeof(*x))) == NULL)
@@ -1636,7 +1636,7 @@ x_init(void **statep, unsigned nvcpus, void *arg)
 			return (ENOMEM);
 		}
 	x->nvcpus = nvcpus;
-	x->mode = prm != NULL ? prm->mode : VPMU_EXACT_BLOCK;
+	x->mode = prm != NULL ? prm->mode : VPMU_EXACT_STEP;
 	x->foresee = prm == NULL || !(prm->flags & VPMU_EXACT_NO_FORESEE);
 	x->ff_max = (prm != NULL && prm->ff_max != 0) ? prm->ff_max : FF_MAX_DEFAULT;
 	for (i = 0; i < nvcpus; i++)
