@@ -15,8 +15,8 @@
 # the guest's RDTSC converted with KVM_GET_TSC_KHZ (the tsc_khz program).
 #
 # MODE is the exact source's mode, given to vpmu-run as `--exact-mode
-# MODE`: `block` (vpmu-run's default, and this script's) or `step`, so runs
-# of the modes can be set side by side.
+# MODE`: `block` (this script's default) or `step` (vpmu-run's), so runs of
+# the modes can be set side by side.
 # Exit status: 0; 1 if a run failed or a count was not exact; 77 without
 # KVM (a skip).
 set -u
