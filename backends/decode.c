@@ -105,10 +105,11 @@ static const struct {
  * step on kvm_pvm), flag operations (CLI, STI), vector and x87 code (#NM,
  * #UD when disabled).  String instructions, with REP or not, run inside
  * blocks: a REP string retires once, however many iterations it makes, and
- * a fault in one stops at the handlers' breakpoints (its RCX then tells the
- * iterations left, which the count does not need).  Within the categories, by mnemonic:
- * DIV and IDIV (#DE), POPF (TF, IF), and any write of a segment register
- * (MOV SS, POP SS: an interrupt shadow, descriptor loads).
+ * a fault in one stops at the handlers' breakpoints (its RCX then tells
+ * the iterations left, which the count does not need).  Within the
+ * categories, by mnemonic: DIV and IDIV (#DE), POPF (TF, IF), and any
+ * write of a segment register (MOV SS, POP SS: an interrupt shadow,
+ * descriptor loads).
  */
 static const ZydisInstructionCategory block_cats[] = {
 	ZYDIS_CATEGORY_BINARY, ZYDIS_CATEGORY_BITBYTE, ZYDIS_CATEGORY_CMOV,
@@ -118,7 +119,7 @@ static const ZydisInstructionCategory block_cats[] = {
 	ZYDIS_CATEGORY_SEMAPHORE, ZYDIS_CATEGORY_SETCC, ZYDIS_CATEGORY_SHIFT,
 	ZYDIS_CATEGORY_STRINGOP,
 };
-/* Outside those categories: TZCNT and LZCNT (F3 0F BC/BD), BSF and BSR where not supported, never #UD. */
+/* Outside them: TZCNT and LZCNT (BSF and BSR where not supported: never #UD). */
 static const ZydisMnemonic block_also[] = { ZYDIS_MNEMONIC_TZCNT, ZYDIS_MNEMONIC_LZCNT };
 static const ZydisMnemonic block_not[] = {
 	ZYDIS_MNEMONIC_DIV, ZYDIS_MNEMONIC_IDIV, ZYDIS_MNEMONIC_POPF,
@@ -219,6 +220,34 @@ gpr_of(ZydisRegister reg)
 }
 
 /*
+ * What a loop counter's DEC, INC, SUB imm or ADD imm (enum vpmu_alu_op op,
+ * imm: the immediate if it has one) takes off it, in the width of mask;
+ * false: op is none of them.
+ */
+static bool
+count_step(unsigned op, bool has_imm, uint64_t imm, uint64_t mask, uint64_t *step)
+{
+	switch (op) {
+	case VPMU_ALU_DEC:
+		*step = 1;
+		break;
+	case VPMU_ALU_INC:
+		*step = 0 - 1ull;
+		break;
+	case VPMU_ALU_SUB:
+	case VPMU_ALU_ADD:
+		if (!has_imm)
+			return (false);
+		*step = op == VPMU_ALU_SUB ? imm : 0 - imm;
+		break;
+	default:
+		return (false);
+	}
+	*step &= mask;
+	return (true);
+}
+
+/*
  * vpmu_insn.count and step: DEC r, INC r, SUB r, imm or ADD r, imm on a
  * 64- or 32-bit general register, the step in that width; and cmp,
  * cmp_with, cmp_imm: CMP of such a register with another of the same
@@ -234,8 +263,7 @@ count_of(struct vpmu_insn *out)
 	if ((a->width != 64 && a->width != 32) || a->op == VPMU_ALU_NONE)
 		return;
 	reg = (uint8_t)(a->a + 1) | (a->width == 32 ? VPMU_COUNT_32 : 0);
-	switch (a->op) {
-	case VPMU_ALU_CMP:
+	if (a->op == VPMU_ALU_CMP) {
 		if (a->b == VPMU_ALU_IMM)
 			out->cmp_imm = a->imm & mask;
 		else if (a->bwidth == a->width)
@@ -243,24 +271,10 @@ count_of(struct vpmu_insn *out)
 		else
 			return;
 		out->cmp = reg;
-		return;
-	case VPMU_ALU_DEC:
-		step = 1;
-		break;
-	case VPMU_ALU_INC:
-		step = 0 - 1ull;
-		break;
-	case VPMU_ALU_SUB:
-	case VPMU_ALU_ADD:
-		if (a->b != VPMU_ALU_IMM)
-			return;
-		step = a->op == VPMU_ALU_SUB ? a->imm : 0 - a->imm;
-		break;
-	default:
-		return;
+	} else if (count_step(a->op, a->b == VPMU_ALU_IMM, a->imm, mask, &step)) {
+		out->count = reg;
+		out->step = step;
 	}
-	out->count = reg;
-	out->step = step & mask;
 }
 
 /* vpmu_insn.stack: PUSH, POP or CALL whose one memory access is the stack slot. */
@@ -323,6 +337,26 @@ static const struct {
 	{ ZYDIS_MNEMONIC_SETL, VPMU_ALU_SET, 0xC },	{ ZYDIS_MNEMONIC_SETNL, VPMU_ALU_SET, 0xD },
 	{ ZYDIS_MNEMONIC_SETLE, VPMU_ALU_SET, 0xE },	{ ZYDIS_MNEMONIC_SETNLE, VPMU_ALU_SET, 0xF },
 };
+/* The row of alu_ops for mnemonic m, or VPMU_ARRAY_SIZE(alu_ops). */
+static size_t
+alu_row(ZydisMnemonic m)
+{
+	size_t i;
+
+	for (i = 0; i < VPMU_ARRAY_SIZE(alu_ops) && alu_ops[i].mnemonic != m; i++)
+		;
+	return (i);
+}
+
+/* enum vpmu_alu_op of mnemonic m; VPMU_ALU_NONE if alu.c does not model it. */
+static unsigned
+alu_op_of(ZydisMnemonic m)
+{
+	size_t i = alu_row(m);
+
+	return (i < VPMU_ARRAY_SIZE(alu_ops) ? alu_ops[i].op : VPMU_ALU_NONE);
+}
+
 #define STATUS_FLAGS	(ZYDIS_CPUFLAG_CF | ZYDIS_CPUFLAG_PF | ZYDIS_CPUFLAG_AF | \
 			 ZYDIS_CPUFLAG_ZF | ZYDIS_CPUFLAG_SF | ZYDIS_CPUFLAG_OF)
 
@@ -355,9 +389,7 @@ alu_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, uint64_
 	ZyanU64 abs;
 	int r;
 
-	for (i = 0; i < VPMU_ARRAY_SIZE(alu_ops) && alu_ops[i].mnemonic != in->mnemonic; i++)
-		;
-	if (i == VPMU_ARRAY_SIZE(alu_ops) || in->machine_mode != ZYDIS_MACHINE_MODE_LONG_64 ||
+	if ((i = (unsigned)alu_row(in->mnemonic)) == VPMU_ARRAY_SIZE(alu_ops) || in->machine_mode != ZYDIS_MACHINE_MODE_LONG_64 ||
 	    n < 1 || n > 3 || op[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
 	    (r = alu_reg(op[0].reg.value, &w)) < 0)
 		return;
@@ -512,31 +544,16 @@ ea_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, struct v
 static void
 mcount_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, struct vpmu_insn *out)
 {
-	uint64_t mask, step;
+	bool imm = in->operand_count_visible == 2 && op[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE;
+	uint64_t step;
 
-	if (out->ea_size != 8 && out->ea_size != 4)
+	if ((out->ea_size != 8 && out->ea_size != 4) || op[0].type != ZYDIS_OPERAND_TYPE_MEMORY ||
+	    !out->ea_write ||
+	    !count_step(alu_op_of(in->mnemonic), imm, imm ? op[1].imm.value.u : 0,
+	    out->ea_size == 8 ? UINT64_MAX : 0xFFFFFFFFull, &step))
 		return;
-	if (op[0].type != ZYDIS_OPERAND_TYPE_MEMORY || !out->ea_write)
-		return;
-	mask = out->ea_size == 8 ? UINT64_MAX : 0xFFFFFFFFull;
-	switch (in->mnemonic) {
-	case ZYDIS_MNEMONIC_DEC:
-		step = 1;
-		break;
-	case ZYDIS_MNEMONIC_INC:
-		step = 0 - 1ull;
-		break;
-	case ZYDIS_MNEMONIC_SUB:
-	case ZYDIS_MNEMONIC_ADD:
-		if (in->operand_count_visible != 2 || op[1].type != ZYDIS_OPERAND_TYPE_IMMEDIATE)
-			return;
-		step = in->mnemonic == ZYDIS_MNEMONIC_SUB ? op[1].imm.value.u : 0 - op[1].imm.value.u;
-		break;
-	default:
-		return;
-	}
 	out->mcount = out->ea_size;
-	out->step = step & mask;
+	out->step = step;
 }
 
 static bool
@@ -557,8 +574,9 @@ writes_sp(ZydisMachineMode machine, const ZydisDecodedInstruction *in,
 
 /*
  * Why an instruction that is not in_block ends a block (vpmu_insn.stop,
- * enum vpmu_step_why), before its branch kind is known: I/O, fences, flag operations, DIV, segment writes, vector and x87
- * code, privileged and system instructions.
+ * enum vpmu_step_why), before its branch kind is known: I/O, fences, flag
+ * operations, DIV, segment writes, vector and x87 code, privileged and
+ * system instructions.
  */
 static uint8_t
 stop_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op)

@@ -70,8 +70,8 @@
  * Branches inside a run (foresee()): conditional jumps whose flags the run
  * computes from registers known at P (alu.c), JMPs and CALLs through a
  * register it knows the same way (the processor makes the CALL's push), and
- * RETs to an address a CALL of the same run pushed.  At most PRED_MAX a run; RET_MAX return
- * addresses followed.
+ * RETs to an address a CALL of the same run pushed.  At most PRED_MAX a
+ * run; RET_MAX return addresses followed.
  */
 #define PRED_MAX	8
 #define RET_MAX		8
@@ -185,8 +185,9 @@ struct xvcpu {
 	bool	 nopredict;		/* a run did not end as foreseen: no more */
 	bool	 at_end;		/* the last exit stopped at bp */
 	bool	 after_step;		/* ... was a single step of block mode's */
-	uint8_t	 step_stop;		/* the reason of the last entry's step: the
-					   instruction at P's (enum vpmu_step_why) */
+	bool	 step_shadow;		/* the instruction it stepped may have left an
+					   interrupt shadow (STI, MOV SS, POP SS, or
+					   not known) */
 	bool	 setregs;		/* the VMM takes completed branches */
 	unsigned streak;		/* runs ended at their breakpoint and branches
 					   completed since the last step */
@@ -857,37 +858,51 @@ stack_safe(const struct exact *x, const struct xvcpu *v, const struct vpmu_insn 
 }
 
 /*
- * Can the access of in at addr (vpmu_insn.ea_*) not fault?  Its address
- * from RIP, from RSP (sp, known along the run) and from the registers the
- * run knows before it (v->alu, kept only while branches are foreseen);
- * then the guest's page tables at P say whether it may be made.  Not with
- * an FS or GS base, nor under CET.
+ * The address of the access of in at addr (vpmu_insn.ea_*), from RIP, RSP
+ * (sp, when sp_known) and the registers s knows (s NULL: none); false: no
+ * such access, an FS or GS base, or a register not known.
+ */
+static bool
+ea_addr(const struct vpmu_insn *in, uint64_t addr, const struct vpmu_alu_state *s,
+    uint64_t sp, bool sp_known, uint64_t *a)
+{
+	unsigned r;
+
+	*a = (uint64_t)in->ea_disp;
+	if (in->ea_size == 0 || in->ea_seg)
+		return (false);
+	if (in->ea_base == VPMU_EA_RIP)
+		*a += addr + in->len;
+	else if (in->ea_base != 0) {
+		r = in->ea_base - 1u;
+		if (r == 4 ? !sp_known : s == NULL || !(s->known & (1u << r)))
+			return (false);
+		*a += r == 4 ? sp : s->r[r];
+	}
+	if (in->ea_index != 0) {
+		r = in->ea_index - 1u;
+		if (s == NULL || !(s->known & (1u << r)))
+			return (false);
+		*a += s->r[r] * in->ea_scale;
+	}
+	return (true);
+}
+
+/*
+ * Can the access of in at addr not fault?  Its address from the registers
+ * the run knows before it (v->alu, kept only while branches are foreseen)
+ * and sp; then the guest's page tables at P say whether it may be made.
+ * Not under CET.
  */
 static bool
 ea_safe(const struct exact *x, const struct xvcpu *v, const struct vpmu_insn *in, uint64_t addr,
     uint64_t sp, bool sp_known)
 {
-	bool alu = x->foresee && !v->nopredict;
-	uint64_t a = (uint64_t)in->ea_disp;
-	unsigned r;
+	uint64_t a;
 
-	if (in->ea_size == 0 || in->ea_seg || (v->p.cr4 & VPMU_CR4_CET))
-		return (false);
-	if (in->ea_base == VPMU_EA_RIP)
-		a += addr + in->len;
-	else if (in->ea_base != 0) {
-		r = in->ea_base - 1u;
-		if (r == 4 ? !sp_known : !(alu && (v->alu.known & (1u << r))))
-			return (false);
-		a += r == 4 ? sp : v->alu.r[r];
-	}
-	if (in->ea_index != 0) {
-		r = in->ea_index - 1u;
-		if (r == 4 || !(alu && (v->alu.known & (1u << r))))
-			return (false);
-		a += v->alu.r[r] * in->ea_scale;
-	}
-	return (vpmu__gmem_can_access(x->mem, PAGING(&v->p), a, in->ea_size, in->ea_write,
+	return (!(v->p.cr4 & VPMU_CR4_CET) &&
+	    ea_addr(in, addr, x->foresee && !v->nopredict ? &v->alu : NULL, sp, sp_known, &a) &&
+	    vpmu__gmem_can_access(x->mem, PAGING(&v->p), a, in->ea_size, in->ea_write,
 	    v->p.cpl, (v->p.rflags & RFLAGS_AC) != 0));
 }
 
@@ -952,16 +967,14 @@ ff_rounds(const struct xvcpu *v, uint64_t from, uint64_t to, uint64_t *n)
 static bool
 ff_slot(const struct xvcpu *v, const struct vpmu_insn *in, const struct body *b, uint64_t *slot)
 {
-	uint64_t a = (uint64_t)in->ea_disp;
+	struct vpmu_alu_state p;
 
-	if (in->ea_seg || in->ea_index != 0 || in->ea_base == 0 || in->ea_base == VPMU_EA_RIP ||
+	if (in->ea_index != 0 || in->ea_base == 0 || in->ea_base == VPMU_EA_RIP ||
 	    b->nwr[in->ea_base - 1u] != 0 || b->nwmem != 1)
 		return (false);
-	a += vpmu__alu_gpr(&v->p, in->ea_base - 1u);
-	if (a + FF_SLOT_NEAR < v->p.rsp || a > v->p.rsp + FF_SLOT_NEAR)
-		return (false);
-	*slot = a;
-	return (true);
+	vpmu__alu_init(&p, &v->p);		/* the base is P's every round */
+	return (ea_addr(in, b->last_addr, &p, v->p.rsp, true, slot) &&
+	    *slot + FF_SLOT_NEAR >= v->p.rsp && *slot <= v->p.rsp + FF_SLOT_NEAR);
 }
 
 /*
@@ -1121,7 +1134,7 @@ plan(const struct exact *x, struct xvcpu *v)
 	v->bp = 0;
 	v->ff.on = false;
 	v->ff.mem = false;
-	v->step_stop = VPMU_STEP_OTHER;
+	v->step_shadow = true;		/* a step whose instruction is not read */
 	/*
 	 * TF: the guest steps itself; #AC possible: step.  So after
 	 * STREAK_MAX runs and completions: interrupts, held back while
@@ -1233,7 +1246,9 @@ plan(const struct exact *x, struct xvcpu *v)
 	else {
 		/* The first instruction's reason; or a block too short. */
 		v->st.step_why[k == 0 ? why : VPMU_STEP_SHORT]++;
-		v->step_stop = (uint8_t)(k == 0 ? why : VPMU_STEP_SHORT);
+		/* k > 0: the first instruction is a block's, in_block */
+		v->step_shadow = k == 0 && (!ends || in.stop == VPMU_STEP_FLAGS ||
+		    in.stop == VPMU_STEP_SEGMENT);
 		return;
 	}
 	/*
@@ -1411,6 +1426,7 @@ vpmu__exact_wants(void *state, unsigned cpu)
 	v = &x->vcpu[cpu];
 	if (x->mode != VPMU_EXACT_BLOCK || !v->known) {
 		v->st.step_why[x->mode != VPMU_EXACT_BLOCK ? VPMU_STEP_MODE : VPMU_STEP_UNKNOWN]++;
+		v->step_shadow = true;
 		return (VPMU_DEBUG_STEP);
 	}
 	/* A period set since (by any thread) changes the cap: plan again. */
@@ -1435,10 +1451,10 @@ vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r)
 	 * At a block's end; or after a single step, unless the guest steps
 	 * itself (its trap comes after the branch) or the step was of an
 	 * instruction that may hold interrupts off for the next one (STI, MOV
-	 * SS, POP SS: the flag and segment reasons), which stays there.
+	 * SS, POP SS: the flag and segment classes, or one not read), whose
+	 * shadow stays there.
 	 */
-	if (!(v->at_end || (v->after_step && !(r->rflags & RFLAGS_TF) &&
-	    v->step_stop != VPMU_STEP_FLAGS && v->step_stop != VPMU_STEP_SEGMENT)) ||
+	if (!(v->at_end || (v->after_step && !v->step_shadow && !(r->rflags & RFLAGS_TF))) ||
 	    !v->known || v->nenabled == 0 || r->rip != v->p.rip || streak_due(v, r->rflags))
 		return (0);
 	v->at_end = false;

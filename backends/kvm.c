@@ -761,8 +761,6 @@ step_halt(struct kvm_vcpu_ctx *c, unsigned cpu, bool retired, bool *handled)
 	return (0);
 }
 
-static uint64_t vmm_breaks(const struct kvm_vcpu_ctx *c);
-
 /*
  * Does debug register j of dbg hold an enabled instruction breakpoint
  * (R/W and LEN 00) at addr?  One of the VMM's there serves libvpmu too:

@@ -245,9 +245,9 @@ quiet_stop(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x, unsigned
 
 /*
  * The source may retire the instruction at its breakpoint (or after its
- * single step) itself, at a quiet stop.  Returns the registers after the exit: r,
- * or *done when the source completed an instruction (set in x).  VM lock
- * held.
+ * single step) itself, at a quiet stop.  Returns the registers after the
+ * exit: r, or *done when the source completed an instruction (set in x).
+ * VM lock held.
  */
 static const struct vpmu_regs *
 complete(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, const struct vpmu_regs *r,

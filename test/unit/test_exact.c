@@ -1354,6 +1354,27 @@ block_stops_before_overflow(void **state)
 #define LOOP		(CODE + 0x100)
 
 /*
+ * After a step at LOOP with rflags, rounds runs to the JNZ at LOOP + 6,
+ * each a block and its branch completed (two of the streak each).
+ */
+static void
+loop_rounds(struct tx *t, uint64_t rflags, unsigned rounds)
+{
+	struct vpmu_regs r;
+	unsigned i;
+
+	at(t, LOOP, RESYNC | STEP | SETREGS);
+	t->r.rflags = rflags;
+	for (i = 0; i < rounds; i++) {
+		assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+		at(t, LOOP + 6, SETREGS);
+		r = t->r;
+		assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP);
+		t->r = r;
+	}
+}
+
+/*
  * add rax, rbx; dec rcx; jnz LOOP: two instructions and a branch back to
  * the block's start.  With a VMM that writes registers back (SETREGS) the
  * block is worth its breakpoint on the JNZ, which the source completes.
@@ -1365,7 +1386,6 @@ block_completes_its_loop_branch(void **state)
 	uint64_t bp[VPMU_DEBUG_BP_MAX] = { 0 };
 	struct vpmu_regs r;
 	void *c, *b;
-	unsigned i;
 
 	block_mode(t, 1);
 	PUT(t, LOOP, 0x48, 0x01, 0xd8, 0x48, 0xff, 0xc9, 0x75, 0xf8);
@@ -1414,15 +1434,7 @@ block_completes_its_loop_branch(void **state)
 	 * With RFLAGS.IF clear no interrupt can come in: the step waits for
 	 * STREAK_NMI_MAX (256) runs and completions (128 rounds) for NMIs.
 	 */
-	at(t, LOOP, RESYNC | STEP | SETREGS);
-	t->r.rflags = 0x2;
-	for (i = 0; i < 128; i++) {
-		assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
-		at(t, LOOP + 6, SETREGS);
-		r = t->r;
-		assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP);
-		t->r = r;
-	}
+	loop_rounds(t, 0x2, 128);
 	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
 
 	/*
@@ -1430,15 +1442,7 @@ block_completes_its_loop_branch(void **state)
 	 * step (16 rounds of a run to the JNZ and its completion), then one
 	 * step.
 	 */
-	at(t, LOOP, RESYNC | STEP | SETREGS);
-	t->r.rflags = 0x202;
-	for (i = 0; i < 16; i++) {
-		assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
-		at(t, LOOP + 6, SETREGS);
-		r = t->r;
-		assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP);
-		t->r = r;
-	}
+	loop_rounds(t, 0x202, 16);
 	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);	/* 2 < BLOCK_MIN */
 	at(t, LOOP + 6, RESYNC | SETREGS);
 	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);	/* the JNZ */

@@ -139,8 +139,9 @@ struct vpmu_kvm_stats {
 	uint64_t pmis;			/* PMIs delivered (NMI or LVTPC vector) */
 	uint64_t pmis_masked;		/* PMIs lost to a masked LVTPC */
 	uint64_t breaks;		/* breakpoint exits (exact source, block mode) */
-	uint64_t completed;		/* of them, with the branch there retired by
-					   libvpmu (registers through kvm_run) */
+	uint64_t completed;		/* breakpoint and single-step exits at which
+					   libvpmu retired the branch there
+					   (registers through kvm_run) */
 	uint64_t rdpmc;			/* RDPMCs libvpmu answered (vpmu_vcpu(3)) */
 	uint64_t rdpmc_gp;		/* of them, with #GP for the guest */
 	/* The exact source (0 under another source): */

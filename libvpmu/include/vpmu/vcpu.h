@@ -175,8 +175,9 @@ struct vpmu_vcpu_stats {
 	uint64_t port_io;		/* port accesses the channel took */
 	uint64_t samples;		/* samples taken */
 	uint64_t breaks;		/* breakpoint exits taken (VPMU_DEBUG_BREAK) */
-	uint64_t completed;		/* of them, with the instruction retired by
-					   libvpmu (vpmu_exit.set) */
+	uint64_t completed;		/* breakpoint and single-step exits at which
+					   libvpmu retired the instruction at RIP
+					   itself (vpmu_exit.set) */
 	uint64_t rdpmc;			/* RDPMCs libvpmu answered (emulated) */
 	uint64_t rdpmc_gp;		/* of them, with #GP for the guest */
 	uint64_t time_missed;		/* periods of a time event's sampling PMC
