@@ -39,8 +39,12 @@
 
 #define APIC_ID		0x20		/* xAPIC register offsets (SDM Vol. 3A 11.4.1) */
 #define APIC_LDR	0x0D0
+#define APIC_IRR	0x200		/* eight 32-bit words, 16 bytes apart */
 #define APIC_LVTPC	0x340
 #define MSR_X2APIC_LVTPC 0x834
+#define EFER_LMA	(1u << 10)	/* long mode active */
+#define RFLAGS_TF	(1ull << 8)	/* single-step */
+#define RFLAGS_IF	(1ull << 9)	/* interrupts on */
 #define DR7_FIXED1	0x400u		/* DR7 bit 10 reads as 1 */
 #define DR7_ENABLES	0xFFu		/* L0-L3 and G0-G3 */
 #define DR6_FIXED1	0xFFFF0FF0ull	/* DR6 bits that read as 1 (SDM 18.2.3) */
@@ -59,6 +63,19 @@ struct kvm_vcpu_ctx {
 	int injected;			/* vector injected before this run, -1: none */
 	bool db_pending;		/* a #DB of the guest's own was injected at the
 					   last exit: the next run delivers it */
+	int carried;			/* -1, or the vector of an event libvpmu
+					   injected that KVM still holds (an
+					   interrupt shadow, NMIs masked, IF clear):
+					   reported at every exit until delivered,
+					   the vCPU single-stepped meanwhile */
+	bool carry_applied;		/* apply_debug() saw carried >= 0 */
+	bool rearm;			/* apply the debugging again at the next
+					   entry: the VMM moved the vCPU */
+	bool fresh;			/* kvm_run's synced registers are the
+					   vCPU's: an exit came, the VMM moved
+					   nothing since (vpmu_kvm_vcpu_resync) */
+	uint64_t held_steps;		/* entries stepped for it, where libvpmu
+					   wanted breakpoints (VPMU_STEP_EVENT_HELD) */
 	bool breaking;			/* libvpmu's breakpoints are what KVM has */
 	uint64_t dr_steps;		/* entries that stepped where libvpmu wanted
 					   breakpoints (VPMU_STEP_DEBUG_REGS) */
@@ -391,6 +408,7 @@ vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp)
 	for (r = 0; r < (int)vm->nvcpus; r++) {
 		k->vcpu[r].fd = -1;
 		k->vcpu[r].injected = -1;
+		k->vcpu[r].carried = -1;
 		k->vcpu[r].emul.fd = -1;
 	}
 	if ((error = vpmu_kvm_resolve_pmu_mode(vm, &k->mode, NULL, 0)) != 0 ||
@@ -601,7 +619,7 @@ kvm_regs(void *arg, unsigned cpu, struct vpmu_regs *r)
 	 * an instruction that changes privilege was emulated.
 	 */
 	r->cpl = sp->ss.dpl;
-	r->long_mode = (sp->efer & (1u << 10)) != 0 && sp->cs.l;	/* EFER.LMA, CS.L */
+	r->long_mode = (sp->efer & EFER_LMA) != 0 && sp->cs.l;	/* and CS.L */
 	r->idt_base = sp->idt.base;
 	r->idt_limit = sp->idt.limit;
 	r->gdt_base = sp->gdt.base;
@@ -694,7 +712,13 @@ ctx_of(vpmu_kvm *k, unsigned cpu)
 	return (&k->vcpu[cpu]);
 }
 
-#define KVM_RFLAGS_IF	(1ull << 9)	/* RFLAGS.IF: interrupts on */
+
+/* KVM single-steps the vCPU (libvpmu's or the VMM's single-step). */
+static bool
+stepping(const struct kvm_vcpu_ctx *c)
+{
+	return (c->applied_ok && (c->applied.control & KVM_GUESTDBG_SINGLESTEP));
+}
 
 /* No interrupt shadow (STI, MOV SS) over the next instruction. */
 static int
@@ -738,7 +762,10 @@ step_halt(struct kvm_vcpu_ctx *c, unsigned cpu, bool retired, bool *handled)
 		 * would leave them (RIP past the HLT).
 		 */
 		if (retired && (c->run->kvm_dirty_regs & KVM_SYNC_X86_REGS)) {
-			if (ioctl(c->fd, KVM_SET_REGS, &c->run->s.regs.regs) < 0)
+			struct kvm_regs w = c->run->s.regs.regs;
+
+			w.rflags |= stepping(c) ? RFLAGS_TF : 0;	/* step_tf() */
+			if (ioctl(c->fd, KVM_SET_REGS, &w) < 0)
 				return (errno);
 			c->run->kvm_dirty_regs &= ~(uint64_t)KVM_SYNC_X86_REGS;
 		}
@@ -754,7 +781,7 @@ step_halt(struct kvm_vcpu_ctx *c, unsigned cpu, bool retired, bool *handled)
 	 */
 	if (retired && (error = shadow_end(c)) != 0)
 		return (error);
-	if ((retired || !(r.rflags & KVM_RFLAGS_IF)) &&
+	if ((retired || !(r.rflags & RFLAGS_IF)) &&
 	    ioctl(c->fd, KVM_SET_MP_STATE, &mp) < 0)
 		return (errno);
 	*handled = true;
@@ -845,6 +872,69 @@ add_breaks(const vpmu_kvm *k, const struct kvm_vcpu_ctx *c, struct kvm_guest_deb
 }
 
 /*
+ * KVM_SET_GUEST_DEBUG with single-step records where RIP is (KVM's
+ * singlestep_rip) and sets RFLAGS.TF; from then on every write of RFLAGS
+ * -- the VMM's, or KVM's emulator's after each instruction it runs -- sets
+ * TF again whenever RIP is at that address, and writes the value given
+ * elsewhere.  Where KVM single-steps by its emulator, TF thus comes back
+ * whenever the guest runs that address again, and an NMI or interrupt
+ * delivered there pushes it in the handler's frame: the handler's IRET
+ * then turns on the guest's own single-stepping.  A block engine switches
+ * to single-step inside loops, where that address is soon run again.
+ *
+ * So the record is taken with RIP at an address no instruction can be at
+ * (non-canonical in 64-bit mode, the last byte below 4 GiB otherwise), and
+ * the registers go back at the entry (kvm_run) or at once, with TF set by
+ * libvpmu (step_tf): where the processor steps, TF is what steps it; where
+ * KVM's emulator steps, the emulator clears it after the first
+ * instruction and never sets it again.
+ */
+static int
+park_step(const vpmu_kvm *k, struct kvm_vcpu_ctx *c, const struct kvm_guest_debug *dbg)
+{
+	struct kvm_regs now, park;
+	struct kvm_sregs sr;
+	bool synced = k->sync_regs && c->fresh &&
+	    (c->run->kvm_valid_regs & (KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS)) ==
+	    (KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS);
+	int error = 0;
+
+	if (synced) {
+		now = c->run->s.regs.regs;	/* with what libvpmu wrote */
+		sr = c->run->s.regs.sregs;
+	} else if (ioctl(c->fd, KVM_GET_REGS, &now) < 0 || ioctl(c->fd, KVM_GET_SREGS, &sr) < 0)
+		return (errno);
+	park = now;
+	if ((sr.efer & EFER_LMA) && sr.cs.l)
+		park.rip = 1ull << 63;
+	else
+		park.rip = (0xFFFFFFFFull - sr.cs.base) & 0xFFFFFFFFull;
+	if (ioctl(c->fd, KVM_SET_REGS, &park) < 0)
+		return (errno);
+	if (ioctl(c->fd, KVM_SET_GUEST_DEBUG, dbg) < 0)
+		error = errno;
+	now.rflags |= error == 0 ? RFLAGS_TF : 0;
+	if (synced) {
+		c->run->s.regs.regs = now;
+		c->run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
+	} else if (ioctl(c->fd, KVM_SET_REGS, &now) < 0 && error == 0)
+		error = errno;
+	return (error);
+}
+
+/*
+ * Registers libvpmu writes back at an entry while KVM single-steps carry
+ * TF (park_step): written without it, at an address other than KVM's
+ * record, they would end the steps of a processor that steps by TF.
+ */
+static void
+step_tf(struct kvm_vcpu_ctx *c)
+{
+	if ((c->run->kvm_dirty_regs & KVM_SYNC_X86_REGS) && stepping(c))
+		c->run->s.regs.regs.rflags |= RFLAGS_TF;
+}
+
+/*
  * The VMM's guest debugging with libvpmu's single-step or breakpoints on
  * top; KVM_SET_GUEST_DEBUG only when that differs from what KVM has (an
  * ioctl costs microseconds, and a block engine changes breakpoints at
@@ -856,6 +946,7 @@ apply_debug(const vpmu_kvm *k, struct kvm_vcpu_ctx *c)
 	struct kvm_guest_debug dbg = c->vmm_dbg;
 	struct kvm_debugregs dr;
 	bool breaking = false;
+	int error;
 
 	/*
 	 * libvpmu's breakpoints would switch the guest's own off
@@ -866,8 +957,9 @@ apply_debug(const vpmu_kvm *k, struct kvm_vcpu_ctx *c)
 	if ((c->debug & (VPMU_DEBUG_BREAK | VPMU_DEBUG_CATCH)) && !c->breaking)
 		c->guest_bp = ioctl(c->fd, KVM_GET_DEBUGREGS, &dr) < 0 ||
 		    (dr.dr7 & DR7_ENABLES) != 0;
+	c->carry_applied = c->carried >= 0;
 	if (c->debug & VPMU_DEBUG_BREAK) {
-		if (!c->guest_bp && add_breaks(k, c, &dbg, true))
+		if (!c->guest_bp && !c->carry_applied && add_breaks(k, c, &dbg, true))
 			breaking = true;
 		else {
 			dbg = c->vmm_dbg;
@@ -882,10 +974,14 @@ apply_debug(const vpmu_kvm *k, struct kvm_vcpu_ctx *c)
 			dbg = c->vmm_dbg;	/* the guest takes RDPMC's #GP */
 	}
 	c->breaking = breaking;
-	if (c->applied_ok && memcmp(&dbg, &c->applied, sizeof(dbg)) == 0)
+	if (c->applied_ok && !c->rearm && memcmp(&dbg, &c->applied, sizeof(dbg)) == 0)
 		return (0);
 	c->applied_ok = false;
-	if (ioctl(c->fd, KVM_SET_GUEST_DEBUG, &dbg) < 0)
+	c->rearm = false;
+	if (dbg.control & KVM_GUESTDBG_SINGLESTEP) {
+		if ((error = park_step(k, c, &dbg)) != 0)
+			return (error);
+	} else if (ioctl(c->fd, KVM_SET_GUEST_DEBUG, &dbg) < 0)
 		return (errno);
 	c->applied = dbg;
 	c->applied_ok = true;
@@ -989,8 +1085,9 @@ pre_run_work(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, const struct vpm
 		c->nbp = e->nbp;
 		c->need = e->need;
 		memcpy(c->bp, e->bp, sizeof(c->bp));
-		error = apply_debug(k, c);
 	}
+	if (e->debug_changed || (c->carried >= 0) != c->carry_applied || c->rearm)
+		error = apply_debug(k, c);
 	/* One event per run: the guest's own #DB (injected >= 0) goes first. */
 	held = c->injected >= 0;
 	if (e->pmi && error == 0 && !held) {
@@ -1015,15 +1112,22 @@ vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
 
 	if ((c = ctx_of(k, cpu)) == NULL)
 		return (EINVAL);
-	c->injected = c->db_pending ? 1 : -1;	/* #DB: the guest's own (deliver_db) */
+	/* #DB: the guest's own (deliver_db), reported before a carried event */
+	c->injected = c->db_pending ? 1 : c->carried;
 	c->db_pending = false;
 	if (vpmu__vcpu_enter_quiet(k->vm, cpu))	/* ctx_of() checked cpu */
 		return (c->kick.armed ? vpmu__kick_arm(&c->kick, 0, 0) : 0);
 	vpmu__vcpu_enter(k->vm, cpu, &e);
-	if ((e.pmi || e.debug_changed) && (error = pre_run_work(k, cpu, c, &e)) != 0)
+	if ((e.pmi || e.debug_changed || (c->carried >= 0) != c->carry_applied || c->rearm) &&
+	    (error = pre_run_work(k, cpu, c, &e)) != 0)
 		return (error);
-	if ((e.debug & VPMU_DEBUG_BREAK) && !c->breaking)
-		__atomic_store_n(&c->dr_steps, c->dr_steps + 1, __ATOMIC_RELAXED);	/* a step */
+	step_tf(c);
+	if ((e.debug & VPMU_DEBUG_BREAK) && !c->breaking) {	/* a step */
+		if (c->carry_applied)
+			__atomic_store_n(&c->held_steps, c->held_steps + 1, __ATOMIC_RELAXED);
+		else
+			__atomic_store_n(&c->dr_steps, c->dr_steps + 1, __ATOMIC_RELAXED);
+	}
 	/* Last, as near KVM_RUN as this call gets: a kick before it is lost. */
 	if (e.time_ns != 0 || c->kick.armed)
 		return (vpmu__kick_arm(&c->kick, __atomic_load_n(&k->kick_signo,
@@ -1065,6 +1169,34 @@ vmm_breaks(const struct kvm_vcpu_ctx *c)
 		if (d->arch.debugreg[7] >> (2 * i) & 3)
 			bits |= 1ull << i;
 	return (bits);
+}
+
+/*
+ * Does KVM still hold the event libvpmu injected as vec (2: an NMI; 32 and
+ * up: an interrupt through the in-kernel LAPIC)?  An NMI waits while NMIs
+ * are masked or in an interrupt shadow (STI, MOV SS), an interrupt while
+ * RFLAGS.IF is clear too, or behind one of higher priority.  A failed
+ * ioctl says no: the source then reconstructs the transfer as any other.
+ */
+static bool
+event_held(const struct kvm_vcpu_ctx *c, int vec)
+{
+	struct kvm_vcpu_events ev;
+	struct kvm_lapic_state la;
+	uint32_t irr;
+
+	if (ioctl(c->fd, KVM_GET_VCPU_EVENTS, &ev) < 0)
+		return (false);
+	if (vec == 2)
+		return (ev.nmi.pending || ev.nmi.injected);
+	if (vec < 32 || !c->lapic)
+		return (false);
+	if (ev.interrupt.injected && ev.interrupt.nr == vec)
+		return (true);		/* in flight: delivered at the next entry */
+	if (ioctl(c->fd, KVM_GET_LAPIC, &la) < 0)
+		return (false);
+	memcpy(&irr, la.regs + APIC_IRR + (unsigned)vec / 32u * 16u, sizeof(irr));
+	return ((irr >> (vec % 32)) & 1u) != 0;
 }
 
 /*
@@ -1267,6 +1399,16 @@ handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 	if ((error = vpmu__vcpu_exit(k->vm, cpu, &x)) != 0)
 		return (error);
 	c->resync = false;
+	/*
+	 * An NMI or interrupt injected at the entry is reported at every exit
+	 * until KVM has delivered it (a PMI in an STI shadow comes an
+	 * instruction later): the source then walks from its handler, not
+	 * along code that never ran.
+	 */
+	if (c->injected >= 2)
+		c->carried = c->injected;
+	if (c->carried >= 0 && !event_held(c, c->carried))
+		c->carried = -1;
 	c->injected = -1;
 	if (x.set != 0 && (error = set_regs(c, &x)) != 0)
 		return (error);
@@ -1307,6 +1449,7 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 		return (EINVAL);
 	*handled = false;
 	run = c->run;
+	c->fresh = true;	/* KVM_RUN synced the registers out */
 	/* The MSR exits first: the ones that must be cheap. */
 	if ((run->exit_reason == KVM_EXIT_X86_RDMSR || run->exit_reason == KVM_EXIT_X86_WRMSR) &&
 	    c->injected < 0 && !c->resync) {
@@ -1346,6 +1489,8 @@ vpmu_kvm_vcpu_resync(vpmu_kvm *k, unsigned cpu)
 	if ((c = ctx_of(k, cpu)) == NULL)
 		return (EINVAL);
 	c->resync = true;
+	c->rearm = true;	/* single-step recorded again where it now is */
+	c->fresh = false;
 	return (0);
 }
 
@@ -1371,6 +1516,8 @@ kvm_stats_exact(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st)
 			memcpy(st->exact_step_why, xs.step_why, sizeof(st->exact_step_why));
 			st->exact_step_why[VPMU_STEP_DEBUG_REGS] +=
 			    __atomic_load_n(&c->dr_steps, __ATOMIC_RELAXED);
+			st->exact_step_why[VPMU_STEP_EVENT_HELD] +=
+			    __atomic_load_n(&c->held_steps, __ATOMIC_RELAXED);
 		}
 		vpmu__vm_unlock(k->vm);
 	}

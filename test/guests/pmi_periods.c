@@ -9,8 +9,14 @@
  * through a register and through memory, RETs, fences, CLI/STI, DIV),
  * every PERIOD events give one PMI, never later than a period: at the end
  * the PMIs equal the total divided by PERIOD, and no PMI came a whole
- * period late.  Prints the PMIs and the total (the same in both modes:
- * exact_modes_pmi_periods) and exits with the number of failed checks.
+ * period late.  Exact counting makes it stricter: what a PMI's handler
+ * reads past the period (the overshoot) is the same number of
+ * instructions at every PMI -- those from the overflow to its read --
+ * or one more, where the overflow came in an interrupt shadow (after STI,
+ * which holds the NMI back over one more instruction).  And no NMI frame
+ * holds RFLAGS.TF: this guest never sets it.  Prints the PMIs, the total
+ * (the same in both modes: exact_modes_pmi_periods) and the overshoots,
+ * and exits with the number of failed checks.
  */
 #include <vpmu-guest/runtime.h>
 
@@ -33,8 +39,11 @@
 #define EV_INSTRUCTIONS		0x00C0u
 
 static uint64_t mask;			/* the counter's width */
-static volatile uint64_t total, pmis, late, programmed;
+#define RFLAGS_TF		0x100u
+
+static volatile uint64_t total, pmis, late, programmed, tf_frames;
 static volatile int64_t left;		/* events to the next sample */
+static volatile uint64_t over_min = UINT64_MAX, over_max;	/* overshoots */
 
 /* What the counter counted since it was last written; then write it again. */
 static void
@@ -47,6 +56,10 @@ account(bool reload)
 	if (!reload)
 		return;
 	if (left <= 0) {
+		if ((uint64_t)-left < over_min)
+			over_min = (uint64_t)-left;
+		if ((uint64_t)-left > over_max)
+			over_max = (uint64_t)-left;
 		pmis++;
 		if (left <= -(int64_t)PERIOD)
 			late++;
@@ -61,7 +74,8 @@ static void
 pmi(unsigned cpu, struct vg_frame *f)
 {
 	(void)cpu;
-	(void)f;
+	if (f->rflags & RFLAGS_TF)
+		tf_frames++;
 	account(true);
 	vg_wrmsr(IA32_PERF_GLOBAL_OVF_CTRL, vg_rdmsr(IA32_PERF_GLOBAL_STATUS));
 }
@@ -128,10 +142,12 @@ main(unsigned cpu)
 		x = round_of(x);
 	vg_wrmsr(IA32_PERF_GLOBAL_CTRL, 0);
 	account(false);
-	bad = (pmis != total / PERIOD) + (late != 0);
+	bad = (pmis != total / PERIOD) + (late != 0) + (pmis == 0 || over_max - over_min > 1) +
+	    (tf_frames != 0);
 	vg_printf("pmi_periods: %lu instructions, %lu PMIs of every %u (want %lu), %lu a period "
-	    "late: %s (x %lx)\n", (unsigned long)total, (unsigned long)pmis, PERIOD,
-	    (unsigned long)(total / PERIOD), (unsigned long)late, bad ? "FAIL" : "ok",
-	    (unsigned long)x);
+	    "late, overshoot %lu..%lu (at most 1 apart), %lu frames with TF: %s (x %lx)\n",
+	    (unsigned long)total, (unsigned long)pmis, PERIOD, (unsigned long)(total / PERIOD),
+	    (unsigned long)late, (unsigned long)over_min, (unsigned long)over_max,
+	    (unsigned long)tf_frames, bad ? "FAIL" : "ok", (unsigned long)x);
 	return (bad);
 }

@@ -239,7 +239,7 @@ struct vpmu_exact_params {
  * Why the exact source single-stepped the guest instead of letting it run
  * to a breakpoint (block mode; vpmu_exact(7)): counted per vCPU at each
  * entry that steps (vpmu_kvm_stats.exact_step_why).  The reasons up to
- * VPMU_STEP_DEBUG_REGS are the vCPU's state, the block's or the VMM's; the
+ * VPMU_STEP_EVENT_HELD are the vCPU's state, the block's or the VMM's; the
  * others name the instruction at RIP, which ends every block.
  */
 enum vpmu_step_why {
@@ -259,6 +259,10 @@ enum vpmu_step_why {
 					   its breakpoints need are not free (the
 					   VMM's or the guest's own in use): the
 					   glue steps (counted by the KVM glue) */
+	VPMU_STEP_EVENT_HELD,		/* an NMI or interrupt libvpmu injected is
+					   still held back by the guest (STI shadow,
+					   NMIs masked, IF clear): the glue steps to
+					   its delivery (counted by the KVM glue) */
 	VPMU_STEP_JCC,			/* a conditional branch not worked out */
 	VPMU_STEP_CALL,			/* a direct CALL not gone through */
 	VPMU_STEP_CALL_INDIRECT,	/* CALL through a register or memory */
