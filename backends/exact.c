@@ -1635,7 +1635,7 @@ x_init(void **statep, unsigned nvcpus, void *arg)
 	unsigned i;
 
 	if (statep == NULL || nvcpus == 0 ||
-	    (prm != NULL && (prm->vendor > VPMU_VENDOR_AMD || prm->mode > VPMU_EXACT_BLOCK ||
+	    (prm != NULL && (prm->vendor > VPMU_VENDOR_AMD || prm->mode > VPMU_EXACT_STEP ||
 	    (prm->flags & ~VPMU_EXACT_NO_FORESEE) != 0)))
 		return (EINVAL);
 	if ((x = calloc(1, sizeof(*x))) == NULL)
@@ -1653,7 +1653,7 @@ x_init(void **statep, unsigned nvcpus, void *arg)
 			return (ENOMEM);
 		}
 	x->nvcpus = nvcpus;
-	x->mode = prm != NULL ? prm->mode : VPMU_EXACT_STEP;
+	x->mode = prm != NULL ? prm->mode : VPMU_EXACT_BLOCK;
 	x->foresee = prm == NULL || !(prm->flags & VPMU_EXACT_NO_FORESEE);
 	x->ff_max = (prm != NULL && prm->ff_max != 0) ? prm->ff_max : FF_MAX_DEFAULT;
 	for (i = 0; i < nvcpus; i++)

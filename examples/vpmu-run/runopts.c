@@ -31,7 +31,7 @@ const struct vr_opt vr_opts[VR_O_NOPTS] = {
 	[VR_O_EXACT_MODE] = { "exact-mode", required_argument, 0, "MODE",
 	    "how the exact source follows the guest: step (every\n"
 	    "instruction) or block (straight-line code to a breakpoint)\n"
-	    "(default step)", false },
+	    "(default block)", false },
 	[VR_O_EXACT_FORESEE] = { "exact-foresee", required_argument, 0, "on|off",
 	    "in blocks, run on through conditional branches whose way\n"
 	    "follows from the registers, and RETs to the run's own CALLs\n"
@@ -293,7 +293,7 @@ vr_runopts_parse(int id, const char *arg, struct vr_runopts *o)
 			    "block\n", vr_progname, arg);
 			return (-1);
 		}
-		o->exact_block = strcmp(arg, "block") == 0;
+		o->exact_step = strcmp(arg, "step") == 0;
 		break;
 	case VR_O_EXACT_FORESEE:
 		if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0) {

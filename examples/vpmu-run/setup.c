@@ -364,7 +364,7 @@ vr_setup_vm(struct vr_setup *s, struct vr_vm *vm)
 		return (no_kvm(err));
 
 	/* (The exact source takes the guest's vendor from the model.) */
-	s->exact.mode = o->exact_block ? VPMU_EXACT_BLOCK : VPMU_EXACT_STEP;
+	s->exact.mode = o->exact_step ? VPMU_EXACT_STEP : VPMU_EXACT_BLOCK;
 	s->exact.ff_max = o->exact_ff_max;
 	s->exact.flags = o->exact_no_foresee ? VPMU_EXACT_NO_FORESEE : 0;
 	/* The virtual PMU: the model goes into the config before the VM exists. */

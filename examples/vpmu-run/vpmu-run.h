@@ -389,7 +389,7 @@ struct vr_runopts {
 	int	    glog_fd[VPMU_PV_MAX_LOGFDS];
 	int	    fastpage_hz;	/* -1: libvpmu's default (1000) */
 	bool	    irqchip_user;	/* --irqchip user: no in-kernel LAPIC */
-	bool	    exact_block;	/* --exact-mode block */
+	bool	    exact_step;		/* --exact-mode step (default block) */
 	unsigned    exact_ff_max;	/* --exact-ff-max: 0 libvpmu's default */
 	bool	    exact_no_foresee;	/* --exact-foresee off */
 	int	    pv_port;		/* -1: libvpmu's default (0x5650); 0: no channel */

@@ -122,7 +122,8 @@ put(struct tx *t, uint64_t gpa, const uint8_t *b, size_t n)
 static void
 reinit(struct tx *t, unsigned cpi, unsigned ref_cpi, unsigned vendor)
 {
-	struct vpmu_exact_params prm = { .cpi = cpi, .ref_cpi = ref_cpi, .vendor = vendor };
+	struct vpmu_exact_params prm = { .cpi = cpi, .ref_cpi = ref_cpi, .vendor = vendor,
+	    .mode = VPMU_EXACT_STEP };
 
 	if (t->st != NULL)
 		X->fini(t->st);
@@ -1024,7 +1025,7 @@ exit_at(vpmu_vm *vm, uint32_t reason, uint32_t index, uint64_t data, uint64_t dr
 static vpmu_vm *
 hlt_vm(uint8_t *ram, size_t size, const uint8_t *code, size_t n)
 {
-	struct vpmu_exact_params xp = { .vendor = VPMU_VENDOR_INTEL };
+	struct vpmu_exact_params xp = { .vendor = VPMU_VENDOR_INTEL, .mode = VPMU_EXACT_STEP };
 	struct vpmu_model m;
 	vpmu_config *cfg;
 	vpmu_vm *vm;
@@ -1209,6 +1210,28 @@ static void
 block_mode(struct tx *t, unsigned cpi)
 {
 	block_mode_flags(t, cpi, VPMU_EXACT_NO_FORESEE);
+}
+
+/* Block mode is the default: no parameters, or mode 0. */
+static void
+block_mode_is_the_default(void **state)
+{
+	struct tx *t = *state;
+	struct vpmu_exact_params prm = { .cpi = 1 };
+	unsigned i;
+
+	for (i = 0; i < 2; i++) {
+		X->fini(t->st);
+		t->st = NULL;
+		assert_int_equal(X->init(&t->st, 2, i == 0 ? NULL : &prm), 0);
+		vpmu__exact_set_memory(t->st, &t->mem);
+		gate(t, 14, 0x20000);
+		gate(t, 13, 0x20100);
+		gate(t, 12, 0x20200);
+		(void)ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+		at(t, CODE, RESYNC);
+		assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+	}
 }
 
 /*
@@ -2372,7 +2395,7 @@ cpuid_ebx_marks_events_the_source_cannot_count(void **state)
 		{ "intel-v2", 0, 0x0 },
 		{ "intel-v2:ebx=0x5", 0, 0x5 },
 	};
-	struct vpmu_exact_params xp = { .vendor = VPMU_VENDOR_INTEL };
+	struct vpmu_exact_params xp = { .vendor = VPMU_VENDOR_INTEL, .mode = VPMU_EXACT_STEP };
 	struct vpmu_model m;
 	vpmu_config *cfg;
 	vpmu_vm *vm;
@@ -2480,6 +2503,7 @@ main(void)
 		cmocka_unit_test(hlt_at_the_stop_is_retired),
 		cmocka_unit_test(cpuid_ebx_marks_events_the_source_cannot_count),
 		cmocka_unit_test(decode_marks_block_instructions),
+		T(block_mode_is_the_default),
 		T(block_runs_to_its_branch),
 		T(block_fault_stops_at_the_handler),
 		T(block_stops_before_overflow),

@@ -405,7 +405,7 @@ save_without_model(void **state)
 static void
 exact_point_travels(void **state)
 {
-	struct vpmu_exact_params xp = { .vendor = VPMU_VENDOR_INTEL };
+	struct vpmu_exact_params xp = { .vendor = VPMU_VENDOR_INTEL, .mode = VPMU_EXACT_STEP };
 	struct vpmu_regs r, got;
 	struct vpmu_model m;
 	vpmu_config *cfg;

@@ -220,7 +220,7 @@ struct vpmu_exact_params {
 	unsigned cpi;
 	unsigned ref_cpi;
 	unsigned vendor;
-	unsigned mode;			/* VPMU_EXACT_STEP (0) or VPMU_EXACT_BLOCK */
+	unsigned mode;			/* VPMU_EXACT_BLOCK (0) or VPMU_EXACT_STEP */
 	unsigned flags;			/* VPMU_EXACT_* below */
 	uint64_t ff_max;		/* VPMU_EXACT_BLOCK: the most instructions a
 					   fast-forwarded loop runs in one go (with
@@ -229,8 +229,9 @@ struct vpmu_exact_params {
 };
 
 /* struct vpmu_exact_params.mode: how the exact source follows the guest */
-#define VPMU_EXACT_STEP		0u	/* single-step every instruction */
-#define VPMU_EXACT_BLOCK	1u	/* run straight-line code to a breakpoint */
+#define VPMU_EXACT_BLOCK	0u	/* run straight-line code to a breakpoint
+					   (the default) */
+#define VPMU_EXACT_STEP		1u	/* single-step every instruction */
 /* struct vpmu_exact_params.flags */
 #define VPMU_EXACT_NO_FORESEE	0x1u	/* blocks end at every conditional branch
 					   and RET (none is worked out ahead) */
