@@ -107,6 +107,8 @@ struct xctr {
 	uint64_t since;			/* when last enabled */
 	uint64_t left;			/* set_period: events to the overflow, 0: none */
 	uint64_t armed;			/* value when left was set */
+	uint64_t tsc;			/* reference cycles by time (ref_tsc): the
+					   TSC up to which they are counted */
 };
 
 /* One retired instruction, as the counting model needs it. */
@@ -197,7 +199,8 @@ struct xvcpu {
 struct exact {
 	unsigned nvcpus;
 	unsigned cpi;			/* core cycles per instruction */
-	unsigned ref_cpi;		/* reference cycles per instruction */
+	unsigned ref_cpi;		/* reference cycles per instruction; 0: they
+					   follow the TSC (ref_tsc) */
 	unsigned vendors;		/* VENDOR_* bits: the guest's vendor, or both
 					   when not known */
 	unsigned mode;			/* VPMU_EXACT_STEP or VPMU_EXACT_BLOCK */
@@ -318,6 +321,60 @@ cpl_counts(uint32_t flags, unsigned cpl)
 	}
 }
 
+/*
+ * Reference cycles by time (ref_cpi 0).  The SDM's unhalted reference
+ * cycles tick at the TSC's rate while the processor is not halted, and a
+ * guest's TSC runs at the host's unless its VMM scales it: a counter adds
+ * the host TSC's advance since its enable, or since it was last counted,
+ * at every exit (the same clock the guest's RDTSC reads), except over a
+ * run the vCPU spent halted (VPMU_SYNC_HALTED), and only at the privilege
+ * levels it counts, taken as the level the run began at (P's).  Unlike
+ * the other events they depend on the host's speed, and blocks do not
+ * stop at their overflows: the exit after it brings the PMI.
+ */
+static bool
+by_time(const struct exact *x, const struct xctr *c)
+{
+	return (x->ref_cpi == 0 && c->event == VPMU_EV_REF_CYCLES);
+}
+
+static uint64_t
+tsc_now(void)
+{
+	return (__builtin_ia32_rdtsc());
+}
+
+/* The level a run that begins now runs at, as far as the source knows. */
+static unsigned
+run_cpl(const struct xvcpu *v)
+{
+	return (v->known ? v->p.cpl : 0);
+}
+
+/* What counter c, counted by time, adds up to TSC now at level cpl. */
+static uint64_t
+ref_pending(const struct xctr *c, unsigned cpl, uint64_t now)
+{
+	if (!c->enabled || now <= c->tsc || !cpl_counts(c->flags, cpl))
+		return (0);
+	return (now - c->tsc);
+}
+
+/* v's counters counted by time, up to now; a halted run adds nothing. */
+static void
+ref_tsc(const struct exact *x, struct xvcpu *v, bool halted)
+{
+	uint64_t now = tsc_now();
+	struct xctr *c;
+
+	for (c = v->ctrs; c != NULL; c = c->next)
+		if (by_time(x, c) && c->enabled) {
+			if (!halted)
+				c->value += ref_pending(c, run_cpl(v), now);
+			c->tsc = now;
+		}
+}
+
 /* What the instructions of p add to counter c, once. */
 static uint64_t
 path_events(const struct exact *x, struct xctr *c, const struct path *p)
@@ -339,7 +396,8 @@ path_events(const struct exact *x, struct xctr *c, const struct path *p)
 			v += cycles(c, x->cpi, 1, 1);
 			break;
 		case VPMU_EV_REF_CYCLES:
-			v += cycles(c, x->ref_cpi, 1, 1);
+			if (x->ref_cpi != 0)	/* else by time: ref_tsc() */
+				v += cycles(c, x->ref_cpi, 1, 1);
 			break;
 		}
 	}
@@ -731,7 +789,7 @@ recap(const struct exact *x, struct xvcpu *v)
 	uint64_t room = UINT64_MAX, rem, per;
 
 	for (c = v->ctrs; c != NULL; c = c->next) {
-		if (!c->enabled || c->left == 0)
+		if (!c->enabled || c->left == 0 || by_time(x, c))
 			continue;
 		rem = c->left - (c->value - c->armed) % c->left;
 		per = c->event == VPMU_EV_REF_CYCLES ? x->ref_cpi : x->cpi;
@@ -1370,6 +1428,7 @@ vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r, unsigned 
 		return;
 	v = &x->vcpu[cpu];
 	v->st.syncs++;
+	ref_tsc(x, v, (flags & VPMU_SYNC_HALTED) != 0);	/* at P's level: before P moves */
 	v->dc->memo.valid = false;	/* the guest ran: its page tables may differ */
 	v->setregs = v->setregs || (flags & VPMU_SYNC_SETREGS);
 	v->at_end = x->mode == VPMU_EXACT_BLOCK && v->planned && v->bp != 0 &&
@@ -1435,6 +1494,35 @@ vpmu__exact_wants(void *state, unsigned cpu)
 	return (v->bp != 0 ? VPMU_DEBUG_BREAK : VPMU_DEBUG_STEP);
 }
 
+/*
+ * LOOP $ (a LOOP to itself, RCX counting, nothing else written) at r:
+ * every round it has left, or as many as no counter can overflow in,
+ * retired here at once, none of them run -- a calibration or delay loop
+ * of 10^9 rounds costs one exit.  Counted, and r set past the rounds.
+ */
+static bool
+loop_self(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *in,
+    struct vpmu_regs *r)
+{
+	struct path p = { 0 };
+	uint64_t m;
+
+	if (in->eval != VPMU_EVAL_LOOP || in->cond != VPMU_COND_ALWAYS || in->target != r->rip ||
+	    !r->long_mode || r->rcx < 2)
+		return (false);
+	m = r->rcx < v->room ? r->rcx : v->room;
+	if (m < 2)
+		return (false);
+	add(&p, in->branch, r->cpl);
+	count_path_n(x, v, &p, m);
+	v->st.retired += m;
+	v->st.completed += m;
+	r->rcx -= m;
+	if (r->rcx == 0)
+		r->rip += in->len;
+	return (true);
+}
+
 unsigned
 vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r)
 {
@@ -1466,14 +1554,19 @@ vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r)
 	 */
 	for (n = 0, set = 0; n < CHAIN_MAX && v->cap > 0; n++) {
 		cpl = r->cpl;
-		if (fetch(x, v, r, r->rip, &in) != 0 || in.eval == VPMU_EVAL_NONE ||
-		    (one = vpmu__branch_complete(x->mem, &in, r)) == 0)
+		if (fetch(x, v, r, r->rip, &in) != 0 || in.eval == VPMU_EVAL_NONE)
 			break;
-		set |= one;
-		p.n = 0;
-		add(&p, in.branch, cpl);
-		account(x, v, W_REACHED, &p, cpl);
-		v->st.completed++;
+		if (loop_self(x, v, &in, r))
+			set |= VPMU_SET_RCX | VPMU_SET_RIP;
+		else if ((one = vpmu__branch_complete(x->mem, &in, r)) == 0)
+			break;
+		else {
+			set |= one;
+			p.n = 0;
+			add(&p, in.branch, cpl);
+			account(x, v, W_REACHED, &p, cpl);
+			v->st.completed++;
+		}
 		v->p = *r;
 		recap(x, v);
 	}
@@ -1586,6 +1679,7 @@ vpmu__exact_set_point(void *state, unsigned cpu, const struct vpmu_regs *r)
 	x->vcpu[cpu].planned = false;
 	if (r != NULL)
 		x->vcpu[cpu].p = *r;
+	ref_tsc(x, &x->vcpu[cpu], true);	/* another host, another TSC: from now */
 	return (0);
 }
 
@@ -1659,7 +1753,7 @@ x_init(void **statep, unsigned nvcpus, void *arg)
 	for (i = 0; i < nvcpus; i++)
 		x->vcpu[i].cap = BLOCK_MAX;
 	x->cpi = (prm != NULL && prm->cpi != 0) ? prm->cpi : 1;
-	x->ref_cpi = (prm != NULL && prm->ref_cpi != 0) ? prm->ref_cpi : 1;
+	x->ref_cpi = prm != NULL ? prm->ref_cpi : 0;
 	x->vendors = (prm != NULL && prm->vendor != VPMU_VENDOR_NONE) ?
 	    1u << prm->vendor : VENDOR_INTEL | VENDOR_AMD;
 	*statep = x;
@@ -1721,6 +1815,15 @@ x_supports(void *state, const struct vpmu_event_spec *ev, char *why, size_t whyl
 			    ev->flags & ~EVF_ALL);
 		return (EOPNOTSUPP);
 	}
+	if (modelled(state, ev) == VPMU_EV_REF_CYCLES &&
+	    ((const struct exact *)state)->ref_cpi == 0 &&
+	    (ev->cmask != 0 || (ev->flags & (VPMU_EVF_EDGE | VPMU_EVF_INV)))) {
+		if (why != NULL && whylen > 0)
+			snprintf(why, whylen, "exact: reference cycles follow the TSC: no "
+			    "counter mask, edge or inversion (a ref_cpi gives them per "
+			    "instruction)");
+		return (EOPNOTSUPP);
+	}
 	if (modelled(state, ev) != VPMU_EV_NONE)
 		return (0);
 	if (why != NULL && whylen > 0) {
@@ -1770,6 +1873,7 @@ x_enable(void *state, void *ctr)
 		c->enabled = true;
 		c->cond = false;
 		c->since = now_ns();
+		c->tsc = tsc_now();
 		__atomic_add_fetch(&x->vcpu[c->vcpu].nenabled, 1, __ATOMIC_RELAXED);
 		recap(x, &x->vcpu[c->vcpu]);
 	}
@@ -1785,6 +1889,8 @@ x_disable(void *state, void *ctr)
 	if (x == NULL || c == NULL)
 		return (EINVAL);
 	if (c->enabled) {
+		if (by_time(x, c))
+			c->value += ref_pending(c, run_cpl(&x->vcpu[c->vcpu]), tsc_now());
 		c->enabled = false;
 		c->ns += now_ns() - c->since;
 		__atomic_sub_fetch(&x->vcpu[c->vcpu].nenabled, 1, __ATOMIC_RELAXED);
@@ -1828,12 +1934,14 @@ x_set_period(void *state, void *ctr, uint64_t period)
 static int
 x_read(void *state, void *ctr, struct vpmu_count *out)
 {
+	const struct exact *x = state;
 	const struct xctr *c = ctr;
 
-	(void)state;
 	if (c == NULL || out == NULL)
 		return (EINVAL);
 	out->value = c->value;
+	if (x != NULL && by_time(x, c))		/* up to now, counted at the next exit */
+		out->value += ref_pending(c, run_cpl(&x->vcpu[c->vcpu]), tsc_now());
 	out->time_enabled = c->ns + (c->enabled ? now_ns() - c->since : 0);
 	out->time_running = out->time_enabled;
 	return (0);

@@ -49,6 +49,9 @@
 #define DR7_ENABLES	0xFFu		/* L0-L3 and G0-G3 */
 #define DR6_FIXED1	0xFFFF0FF0ull	/* DR6 bits that read as 1 (SDM 18.2.3) */
 
+/* How KVM single-steps a vCPU (park_step()). */
+enum { STEP_BY_UNKNOWN, STEP_BY_TF, STEP_BY_EMULATOR };
+
 struct kvm_vcpu_ctx {
 	int fd;
 	struct kvm_run *run;
@@ -71,6 +74,11 @@ struct kvm_vcpu_ctx {
 	bool carry_applied;		/* apply_debug() saw carried >= 0 */
 	bool rearm;			/* apply the debugging again at the next
 					   entry: the VMM moved the vCPU */
+	int step_by;			/* how KVM single-steps it (step_by()) */
+	bool stepped;			/* the last exit was a single step */
+	bool probing;			/* insn_emulation read at this entry */
+	uint64_t probe_at;		/*  its value then */
+	unsigned probe_n, probe_yes;	/* steps probed; those KVM emulated */
 	bool fresh;			/* kvm_run's synced registers are the
 					   vCPU's: an exit came, the VMM moved
 					   nothing since (vpmu_kvm_vcpu_resync) */
@@ -409,6 +417,7 @@ vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp)
 		k->vcpu[r].fd = -1;
 		k->vcpu[r].injected = -1;
 		k->vcpu[r].carried = -1;
+		k->vcpu[r].step_by = STEP_BY_UNKNOWN;
 		k->vcpu[r].emul.fd = -1;
 	}
 	if ((error = vpmu_kvm_resolve_pmu_mode(vm, &k->mode, NULL, 0)) != 0 ||
@@ -764,7 +773,8 @@ step_halt(struct kvm_vcpu_ctx *c, unsigned cpu, bool retired, bool *handled)
 		if (retired && (c->run->kvm_dirty_regs & KVM_SYNC_X86_REGS)) {
 			struct kvm_regs w = c->run->s.regs.regs;
 
-			w.rflags |= stepping(c) ? RFLAGS_TF : 0;	/* step_tf() */
+			if (stepping(c) && c->step_by == STEP_BY_TF)
+				w.rflags |= RFLAGS_TF;		/* step_tf() */
 			if (ioctl(c->fd, KVM_SET_REGS, &w) < 0)
 				return (errno);
 			c->run->kvm_dirty_regs &= ~(uint64_t)KVM_SYNC_X86_REGS;
@@ -876,18 +886,28 @@ add_breaks(const vpmu_kvm *k, const struct kvm_vcpu_ctx *c, struct kvm_guest_deb
  * singlestep_rip) and sets RFLAGS.TF; from then on every write of RFLAGS
  * -- the VMM's, or KVM's emulator's after each instruction it runs -- sets
  * TF again whenever RIP is at that address, and writes the value given
- * elsewhere.  Where KVM single-steps by its emulator, TF thus comes back
- * whenever the guest runs that address again, and an NMI or interrupt
- * delivered there pushes it in the handler's frame: the handler's IRET
- * then turns on the guest's own single-stepping.  A block engine switches
- * to single-step inside loops, where that address is soon run again.
+ * elsewhere.  How that plays out depends on who steps:
  *
- * So the record is taken with RIP at an address no instruction can be at
- * (non-canonical in 64-bit mode, the last byte below 4 GiB otherwise), and
- * the registers go back at the entry (kvm_run) or at once, with TF set by
- * libvpmu (step_tf): where the processor steps, TF is what steps it; where
- * KVM's emulator steps, the emulator clears it after the first
- * instruction and never sets it again.
+ *   STEP_BY_TF        the processor, by TF (VMX, SVM running the guest's
+ *                     code): TF must stay in the guest's RFLAGS, so
+ *                     registers libvpmu writes back while KVM steps carry
+ *                     it (step_tf), or the steps would end there.
+ *   STEP_BY_EMULATOR  KVM's instruction emulator (a host that emulates
+ *                     guest CPL 0 code): it steps without TF and clears it
+ *                     after each instruction, but sets it again whenever
+ *                     the guest runs the recorded address again, and an
+ *                     NMI or interrupt delivered then (or before the first
+ *                     instruction after TF was set) saves it in the
+ *                     handler's frame: the handler's IRET would turn the
+ *                     guest's own single-stepping on.  A block engine
+ *                     switches to single-step inside loops, where the
+ *                     recorded address is soon run again.  So the record
+ *                     is taken with RIP at an address no instruction can
+ *                     be at (non-canonical in 64-bit mode, the last byte
+ *                     below 4 GiB otherwise) and the registers are put
+ *                     back without TF (park_step).
+ *   STEP_BY_UNKNOWN   not told yet (step_by_probe()): as STEP_BY_TF but
+ *                     for step_tf, as before either was known.
  */
 static int
 park_step(const vpmu_kvm *k, struct kvm_vcpu_ctx *c, const struct kvm_guest_debug *dbg)
@@ -913,7 +933,6 @@ park_step(const vpmu_kvm *k, struct kvm_vcpu_ctx *c, const struct kvm_guest_debu
 		return (errno);
 	if (ioctl(c->fd, KVM_SET_GUEST_DEBUG, dbg) < 0)
 		error = errno;
-	now.rflags |= error == 0 ? RFLAGS_TF : 0;
 	if (synced) {
 		c->run->s.regs.regs = now;
 		c->run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
@@ -923,14 +942,78 @@ park_step(const vpmu_kvm *k, struct kvm_vcpu_ctx *c, const struct kvm_guest_debu
 }
 
 /*
- * Registers libvpmu writes back at an entry while KVM single-steps carry
- * TF (park_step): written without it, at an address other than KVM's
- * record, they would end the steps of a processor that steps by TF.
+ * Who steps, told by KVM's own statistics of the vCPU.  At the first
+ * single-step: a vCPU that has run where KVM's emulator ran its
+ * instructions ("insn_emulation") four times as often as it exited
+ * ("exits"), over at least STEP_BY_MIN of them, is emulated; one that
+ * exited four times as often as it was emulated runs in hardware.  Else
+ * the first STEP_BY_PROBES single steps that follow single steps decide:
+ * the emulator ran the instruction of at least three in four of them, or
+ * not.  (A step after another exit may finish what that exit began, an
+ * MSR access the VMM answered.)  Without the statistics: STEP_BY_TF.
+ */
+#define STEP_BY_MIN	256
+#define STEP_BY_PROBES	8
+
+static void
+step_by_stats(struct kvm_vcpu_ctx *c)
+{
+	struct vpmu_kvm_stat ex;
+	uint64_t em, exits;
+
+	if (c->emul.fd < 0) {
+		c->step_by = STEP_BY_TF;
+		return;
+	}
+	if (vpmu__kvm_stat_read(&c->emul, &em) != 0 ||
+	    vpmu__kvm_stat_open(c->fd, "exits", &ex) != 0)
+		return;
+	if (vpmu__kvm_stat_read(&ex, &exits) == 0) {
+		if (em >= STEP_BY_MIN && em >= 4 * exits)
+			c->step_by = STEP_BY_EMULATOR;
+		else if (exits >= STEP_BY_MIN && 4 * em < exits)
+			c->step_by = STEP_BY_TF;
+	}
+	vpmu__kvm_stat_close(&ex);
+}
+
+/* At an entry: a step that follows a step is probed. */
+static void
+step_by_probe(struct kvm_vcpu_ctx *c)
+{
+	c->probing = c->step_by == STEP_BY_UNKNOWN && c->stepped && c->emul.fd >= 0 &&
+	    c->applied_ok && (c->applied.control & KVM_GUESTDBG_SINGLESTEP) &&
+	    vpmu__kvm_stat_read(&c->emul, &c->probe_at) == 0;
+}
+
+/* At an exit: the probe's outcome. */
+static void
+step_by_probed(struct kvm_vcpu_ctx *c)
+{
+	uint64_t now;
+
+	if (!c->probing)
+		return;
+	c->probing = false;
+	if (!c->stepped || vpmu__kvm_stat_read(&c->emul, &now) != 0)
+		return;
+	c->probe_yes += now != c->probe_at;
+	if (++c->probe_n < STEP_BY_PROBES)
+		return;
+	c->step_by = 4 * c->probe_yes >= 3 * c->probe_n ? STEP_BY_EMULATOR : STEP_BY_TF;
+	c->rearm = c->step_by == STEP_BY_EMULATOR;	/* park the record now */
+}
+
+/*
+ * Registers libvpmu writes back at an entry while the processor steps
+ * carry TF: written without it, at an address other than KVM's record,
+ * they would end the steps.
  */
 static void
 step_tf(struct kvm_vcpu_ctx *c)
 {
-	if ((c->run->kvm_dirty_regs & KVM_SYNC_X86_REGS) && stepping(c))
+	if ((c->run->kvm_dirty_regs & KVM_SYNC_X86_REGS) && stepping(c) &&
+	    c->step_by == STEP_BY_TF)
 		c->run->s.regs.regs.rflags |= RFLAGS_TF;
 }
 
@@ -978,7 +1061,9 @@ apply_debug(const vpmu_kvm *k, struct kvm_vcpu_ctx *c)
 		return (0);
 	c->applied_ok = false;
 	c->rearm = false;
-	if (dbg.control & KVM_GUESTDBG_SINGLESTEP) {
+	if ((dbg.control & KVM_GUESTDBG_SINGLESTEP) && c->step_by == STEP_BY_UNKNOWN)
+		step_by_stats(c);
+	if ((dbg.control & KVM_GUESTDBG_SINGLESTEP) && c->step_by == STEP_BY_EMULATOR) {
 		if ((error = park_step(k, c, &dbg)) != 0)
 			return (error);
 	} else if (ioctl(c->fd, KVM_SET_GUEST_DEBUG, &dbg) < 0)
@@ -1122,6 +1207,7 @@ vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
 	    (error = pre_run_work(k, cpu, c, &e)) != 0)
 		return (error);
 	step_tf(c);
+	step_by_probe(c);
 	if ((e.debug & VPMU_DEBUG_BREAK) && !c->breaking) {	/* a step */
 		if (c->carry_applied)
 			__atomic_store_n(&c->held_steps, c->held_steps + 1, __ATOMIC_RELAXED);
@@ -1450,6 +1536,8 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 	*handled = false;
 	run = c->run;
 	c->fresh = true;	/* KVM_RUN synced the registers out */
+	c->stepped = run->exit_reason == KVM_EXIT_DEBUG && (run->debug.arch.dr6 & VPMU_DR6_BS);
+	step_by_probed(c);
 	/* The MSR exits first: the ones that must be cheap. */
 	if ((run->exit_reason == KVM_EXIT_X86_RDMSR || run->exit_reason == KVM_EXIT_X86_WRMSR) &&
 	    c->injected < 0 && !c->resync) {

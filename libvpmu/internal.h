@@ -272,6 +272,8 @@ struct vpmu_vcpu {
 	unsigned need;			/* the ones it cannot do without */
 	uint64_t bp[VPMU_DEBUG_BP_MAX];
 	bool faulted;			/* the last exit answered an MSR access with #GP */
+	bool halting;			/* the last exit halted the vCPU (x->halted):
+					   its next sync says VPMU_SYNC_HALTED */
 	uint64_t last_rip;		/* RIP at the last exit (exec sources): a
 					   step's HLT is the byte there */
 	uint64_t rdpmc_bp;		/* the guest's #GP handler: where RDPMC's

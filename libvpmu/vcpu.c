@@ -220,7 +220,8 @@ sync_kind(const struct vpmu_vcpu *v, const struct vpmu_exit *x)
 static unsigned
 sync_flags(const struct vpmu_vcpu *v, const struct vpmu_exit *x)
 {
-	return (sync_kind(v, x) | ((x->flags & VPMU_EXITF_SETREGS) ? VPMU_SYNC_SETREGS : 0));
+	return (sync_kind(v, x) | ((x->flags & VPMU_EXITF_SETREGS) ? VPMU_SYNC_SETREGS : 0) |
+	    (v->halting ? VPMU_SYNC_HALTED : 0));
 }
 
 /*
@@ -514,6 +515,7 @@ exit_locked(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, uint64_t ran)
 		if (x->regs == NULL)
 			vpmu__rdpmc_refresh(vm, cpu, r);
 	}
+	v->halting = x->halted != 0;
 	if (v->nact != 0 && vpmu__sample_due(vm, cpu)) {
 		if (r == NULL)
 			error = regs_of(vm, cpu, x, &buf, &r);

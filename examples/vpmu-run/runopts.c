@@ -40,6 +40,10 @@ const struct vr_opt vr_opts[VR_O_NOPTS] = {
 	    "in blocks, the most instructions one fast-forwarded loop\n"
 	    "runs with interrupts held back (0: libvpmu's default, 2^24;\n"
 	    "1: no fast-forward)", false },
+	[VR_O_EXACT_REF_CPI] = { "exact-ref-cpi", required_argument, 0, "N",
+	    "reference cycles per retired instruction, 1..1000, for counts\n"
+	    "that do not depend on the host (default 0: they follow the\n"
+	    "TSC while the vCPU is not halted)", false },
 	[VR_O_VCPUS] = { "vcpus", required_argument, 0, "N",
 	    "vCPUs, one thread each, 1..64 (default 1)", false },
 	[VR_O_MEM] = { "mem", required_argument, 0, "MiB",
@@ -318,6 +322,10 @@ vr_runopts_parse(int id, const char *arg, struct vr_runopts *o)
 		break;
 	case VR_O_EXACT_FF_MAX:
 		if (parse_uint("exact-ff-max", arg, 0, UINT32_MAX, &o->exact_ff_max) < 0)
+			return (-1);
+		break;
+	case VR_O_EXACT_REF_CPI:
+		if (parse_uint("exact-ref-cpi", arg, 0, 1000, &o->exact_ref_cpi) < 0)
 			return (-1);
 		break;
 	case VR_O_IRQCHIP:

@@ -494,6 +494,62 @@ cpi_scales_cycles(void **state)
 	assert_int_equal(val(t, ref), 10);
 }
 
+/*
+ * ref_cpi 0: reference cycles are the TSC's advance between the exits
+ * (between two readings of it around each sync here), at the levels they
+ * count by the run's first CPL, none over a halted run; no counter mask.
+ */
+static void
+ref_cycles_follow_the_tsc(void **state)
+{
+	struct tx *t = *state;
+	struct vpmu_event_spec masked = { .event = VPMU_EV_REF_CYCLES, .cmask = 2 };
+	void *ref, *usr, *ins, *c = NULL;
+	uint64_t t0, t1, t2, t3, v, u;
+
+	reinit(t, 1, 0, 0);
+	PUT(t, CODE, 0x90, 0x90, 0x90);
+	assert_int_equal(X->supports(t->st, &masked, NULL, 0), EOPNOTSUPP);
+	assert_int_equal(X->open(t->st, 0, 0, &masked, &c), EOPNOTSUPP);
+	t0 = __builtin_ia32_rdtsc();
+	ref = ctr(t, VPMU_EV_REF_CYCLES, 0, 0, 0);
+	usr = ctr(t, VPMU_EV_REF_CYCLES, VPMU_EVF_USR, 0, 0);
+	ins = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	t1 = __builtin_ia32_rdtsc();
+	at(t, CODE, RESYNC);
+	STEPS(t, CODE + 1, CODE + 2);
+	t2 = __builtin_ia32_rdtsc();
+	v = val(t, ref);		/* a read counts up to now */
+	t3 = __builtin_ia32_rdtsc();
+	assert_true(v >= t2 - t1 && v <= t3 - t0);
+	assert_int_equal(val(t, usr), 0);	/* CPL 0 */
+	assert_int_equal(val(t, ins), 2);
+	/* a halted run adds nothing; the next run counts from its start */
+	assert_int_equal(X->disable(t->st, ref), 0);
+	v = val(t, ref);
+	assert_int_equal(X->enable(t->st, ref), 0);
+	at(t, CODE + 2, STEP | VPMU_SYNC_HALTED);
+	u = val(t, ref) - v;
+	t0 = __builtin_ia32_rdtsc();
+	assert_true(u <= t0 - t3);
+	/* user mode counts for the USR counter */
+	t->r.cpl = 3;
+	at(t, CODE + 3, RESYNC);
+	t1 = __builtin_ia32_rdtsc();
+	at(t, CODE + 3, STEP);
+	t2 = __builtin_ia32_rdtsc();
+	u = val(t, usr);
+	t3 = __builtin_ia32_rdtsc();
+	assert_true(u >= t2 - t1 && u <= t3 - t0);
+	/* ref_cpi 1: one a retired instruction, as before */
+	reinit(t, 1, 1, 0);
+	t->r.cpl = 0;
+	ref = ctr(t, VPMU_EV_REF_CYCLES, 0, 0, 0);
+	at(t, CODE, RESYNC);
+	STEPS(t, CODE + 1, CODE + 2);
+	assert_int_equal(val(t, ref), 2);
+}
+
 /* kvm_pvm: OUT has no trap of its own; the IO exit has RIP past it. */
 static void
 out_shares_its_exit(void **state)
@@ -2155,6 +2211,44 @@ branch_after_step_is_completed(void **state)
 }
 
 /*
+ * LOOP $ after a step, RCX 10^9: every round retired at once (RCX 0, RIP
+ * past it), none run; with an overflow due in 1000 events, the rounds up
+ * to the one before it, the rest left to the vCPU.
+ */
+static void
+loop_self_is_retired_at_once(void **state)
+{
+	struct tx *t = *state;
+	struct vpmu_regs r;
+	void *ins, *br;
+
+	block_mode(t, 1);
+	PUT(t, STPC, 0x90, 0xe2, 0xfe, 0x90);		/* nop; loop .; nop */
+	ins = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	br = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+	t->r.rflags = 0x202;
+	t->r.rcx = 1000000000;
+	at(t, STPC, RESYNC | SETREGS);
+	at(t, STPC + 1, STEP | SETREGS);
+	r = t->r;
+	assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP | VPMU_SET_RCX);
+	assert_int_equal(r.rip, STPC + 3);
+	assert_int_equal(r.rcx, 0);
+	assert_int_equal(val(t, ins), 1000000001);
+	assert_int_equal(val(t, br), 1000000000);
+	/* an overflow due: the rounds before it */
+	assert_int_equal(X->set_period(t->st, ins, 1000), 0);
+	t->r.rcx = 5000;
+	at(t, STPC, RESYNC | SETREGS);
+	at(t, STPC + 1, STEP | SETREGS);
+	r = t->r;
+	assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP | VPMU_SET_RCX);
+	assert_int_equal(r.rip, STPC + 1);
+	assert_true(r.rcx > 4000 && r.rcx < 5000);
+	assert_int_equal(val(t, ins), 1000000002 + 5000 - r.rcx);
+}
+
+/*
  * An access whose address the run knows (a register not written since P,
  * RSP, RIP) to memory the page tables let it make cannot fault: the block
  * needs no breakpoint on the fault handlers.  EAS: mov 8(%rbx), %rax; inc
@@ -2483,6 +2577,7 @@ main(void)
 #define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
 		T(steps_count_instructions_and_branches),
 		T(cpi_scales_cycles),
+		T(ref_cycles_follow_the_tsc),
 		T(out_shares_its_exit),
 		T(fences_share_an_exit),
 		T(iretq_follows_the_stack),
@@ -2521,6 +2616,7 @@ T(stack_counter_loops_are_fast_forwarded),
 		T(branches_inside_runs_are_foreseen),
 		T(indirect_branches_are_foreseen),
 		T(branch_after_step_is_completed),
+		T(loop_self_is_retired_at_once),
 		T(known_addresses_need_no_handlers),
 		T(foreseen_loops_still_step),
 	T(branches_inside_runs_are_foreseen),

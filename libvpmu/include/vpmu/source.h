@@ -200,6 +200,8 @@ struct vpmu_source_ops {
 #define VPMU_SYNC_FAULT		0x8u	/*  ...a fault of the instruction at the last exit */
 #define VPMU_SYNC_SETREGS	0x10u	/* the VMM can take completed instructions
 					   (exec_complete) at breakpoint exits */
+#define VPMU_SYNC_HALTED	0x20u	/* the vCPU halted in this run (a HLT
+					   retired at the last exit) */
 #define VPMU_SYNC_VECTOR(f)	(((f) >> 8) & 0xFFu)
 
 /* The built-in sources. */
@@ -211,7 +213,9 @@ VPMU_EXTERN extern const struct vpmu_source_ops vpmu_source_exact;
 /*
  * init()'s optional argument.  A zero field means its default.
  *   cpi      core cycles per retired instruction (default 1)
- *   ref_cpi  reference cycles per retired instruction (default 1)
+ *   ref_cpi  reference cycles per retired instruction; 0 (the default):
+ *            reference cycles follow the TSC while the vCPU is not halted,
+ *            as the SDM defines them (vpmu_exact(7))
  *   vendor   enum vpmu_vendor (<vpmu/model.h>): whose raw event selects
  *            are understood; 0: the vendor of the VM's model (under model
  *            "none", only the code both vendors define alike, 0xC0).
