@@ -649,7 +649,7 @@ pmc0(vpmu_vm *vm, const struct vpmu_regs *r)
 static void
 drive(const struct fz *f, uint8_t cfg, struct vpmu_regs *r, const uint8_t *p, size_t n)
 {
-	struct vpmu_exact_params xp = { .vendor = VPMU_VENDOR_INTEL,
+	struct vpmu_exact_params xp = { .vendor = VPMU_VENDOR_INTEL, .ref_cpi = 1,
 	    .mode = (cfg & 0x20) ? VPMU_EXACT_BLOCK : VPMU_EXACT_STEP };
 	uint32_t setregs = (cfg & 0x40) ? VPMU_EXITF_SETREGS : 0;
 	struct vpmu_entry e;

@@ -13,7 +13,8 @@
  *            input pays it)
  *   byte 1   bits 1:0 vCPUs - 1; bit 2 multiplexing (host capacity
  *            (bits 4:3) + 1 counters, interval muxns[bits 7:6]); bit 5 the
- *            exact source instead of the synthetic one.  The exact source
+ *            exact source instead of the synthetic one (reference cycles
+ *            one per instruction: by the TSC they would not reproduce).  The exact source
  *            needs no KVM: it reads the registers every exit gives
  *            (struct vpmu_exit.regs, a fake vCPU walking a page of NOPs,
  *            HLTs and RDPMCs registered with vpmu_vm_add_memory) and
@@ -88,6 +89,7 @@ static const char *const models[] = {
 };
 
 static const uint64_t muxns[] = { 1000, 50000, 1000000, 4000000 };
+static struct vpmu_exact_params exact_params = { .ref_cpi = 1 };
 
 /* Every PMU MSR of both vendors, their neighbours, and other MSRs. */
 static const uint32_t msrs[] = {
@@ -293,8 +295,9 @@ config(const struct vpmu_model *m, uint8_t b, struct fz *f)
 		CHECK(vpmu_config_set_capacity(cfg, ((b >> 3) & 3) + 1) == 0);
 		CHECK(vpmu_config_set_mux_interval(cfg, muxns[b >> 6]) == 0);
 	}
+	/* reference cycles per instruction: by the TSC, a report and a read differ */
 	if (f->exact)
-		CHECK(vpmu_config_set_source(cfg, &vpmu_source_exact, NULL) == 0);
+		CHECK(vpmu_config_set_source(cfg, &vpmu_source_exact, &exact_params) == 0);
 	return (cfg);
 }
 
