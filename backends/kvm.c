@@ -74,7 +74,7 @@ struct kvm_vcpu_ctx {
 	bool carry_applied;		/* apply_debug() saw carried >= 0 */
 	bool rearm;			/* apply the debugging again at the next
 					   entry: the VMM moved the vCPU */
-	int step_by;			/* how KVM single-steps it (step_by()) */
+	int step_by;			/* how KVM single-steps it (park_step()) */
 	bool stepped;			/* the last exit was a single step */
 	bool probing;			/* insn_emulation read at this entry */
 	uint64_t probe_at;		/*  its value then */
@@ -721,12 +721,23 @@ ctx_of(vpmu_kvm *k, unsigned cpu)
 	return (&k->vcpu[cpu]);
 }
 
-
 /* KVM single-steps the vCPU (libvpmu's or the VMM's single-step). */
 static bool
 stepping(const struct kvm_vcpu_ctx *c)
 {
 	return (c->applied_ok && (c->applied.control & KVM_GUESTDBG_SINGLESTEP));
+}
+
+/*
+ * The RFLAGS.TF that registers libvpmu writes back at an entry carry: TF
+ * while the processor steps the vCPU, since written without it, at an
+ * address other than KVM's single-step record, they would end the steps
+ * (park_step()); else none.
+ */
+static uint64_t
+step_tf(const struct kvm_vcpu_ctx *c)
+{
+	return (stepping(c) && c->step_by == STEP_BY_TF ? RFLAGS_TF : 0);
 }
 
 /* No interrupt shadow (STI, MOV SS) over the next instruction. */
@@ -773,8 +784,7 @@ step_halt(struct kvm_vcpu_ctx *c, unsigned cpu, bool retired, bool *handled)
 		if (retired && (c->run->kvm_dirty_regs & KVM_SYNC_X86_REGS)) {
 			struct kvm_regs w = c->run->s.regs.regs;
 
-			if (stepping(c) && c->step_by == STEP_BY_TF)
-				w.rflags |= RFLAGS_TF;		/* step_tf() */
+			w.rflags |= step_tf(c);
 			if (ioctl(c->fd, KVM_SET_REGS, &w) < 0)
 				return (errno);
 			c->run->kvm_dirty_regs &= ~(uint64_t)KVM_SYNC_X86_REGS;
@@ -982,8 +992,7 @@ static void
 step_by_probe(struct kvm_vcpu_ctx *c)
 {
 	c->probing = c->step_by == STEP_BY_UNKNOWN && c->stepped && c->emul.fd >= 0 &&
-	    c->applied_ok && (c->applied.control & KVM_GUESTDBG_SINGLESTEP) &&
-	    vpmu__kvm_stat_read(&c->emul, &c->probe_at) == 0;
+	    stepping(c) && vpmu__kvm_stat_read(&c->emul, &c->probe_at) == 0;
 }
 
 /* At an exit: the probe's outcome. */
@@ -1005,16 +1014,14 @@ step_by_probed(struct kvm_vcpu_ctx *c)
 }
 
 /*
- * Registers libvpmu writes back at an entry while the processor steps
- * carry TF: written without it, at an address other than KVM's record,
- * they would end the steps.
+ * The guest debugging must be applied again before the entry: the source
+ * asks for other debugging, an injected event began or stopped being
+ * held back (no breakpoints while it is), or the VMM moved the vCPU.
  */
-static void
-step_tf(struct kvm_vcpu_ctx *c)
+static bool
+debug_due(const struct kvm_vcpu_ctx *c, const struct vpmu_entry *e)
 {
-	if ((c->run->kvm_dirty_regs & KVM_SYNC_X86_REGS) && stepping(c) &&
-	    c->step_by == STEP_BY_TF)
-		c->run->s.regs.regs.rflags |= RFLAGS_TF;
+	return (e->debug_changed || (c->carried >= 0) != c->carry_applied || c->rearm);
 }
 
 /*
@@ -1171,7 +1178,7 @@ pre_run_work(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, const struct vpm
 		c->need = e->need;
 		memcpy(c->bp, e->bp, sizeof(c->bp));
 	}
-	if (e->debug_changed || (c->carried >= 0) != c->carry_applied || c->rearm)
+	if (debug_due(c, e))
 		error = apply_debug(k, c);
 	/* One event per run: the guest's own #DB (injected >= 0) goes first. */
 	held = c->injected >= 0;
@@ -1203,10 +1210,10 @@ vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
 	if (vpmu__vcpu_enter_quiet(k->vm, cpu))	/* ctx_of() checked cpu */
 		return (c->kick.armed ? vpmu__kick_arm(&c->kick, 0, 0) : 0);
 	vpmu__vcpu_enter(k->vm, cpu, &e);
-	if ((e.pmi || e.debug_changed || (c->carried >= 0) != c->carry_applied || c->rearm) &&
-	    (error = pre_run_work(k, cpu, c, &e)) != 0)
+	if ((e.pmi || debug_due(c, &e)) && (error = pre_run_work(k, cpu, c, &e)) != 0)
 		return (error);
-	step_tf(c);
+	if (c->run->kvm_dirty_regs & KVM_SYNC_X86_REGS)
+		c->run->s.regs.regs.rflags |= step_tf(c);
 	step_by_probe(c);
 	if ((e.debug & VPMU_DEBUG_BREAK) && !c->breaking) {	/* a step */
 		if (c->carry_applied)
