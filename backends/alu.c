@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 #include "alu.h"
+#include "regs.h"
 #include "branch.h"
 
 #define F_CF	0x001u
@@ -32,10 +33,7 @@ static const uint16_t cond_flags[8] = {
 uint64_t
 vpmu__alu_gpr(const struct vpmu_regs *r, unsigned n)
 {
-	const uint64_t v[16] = { r->rax, r->rcx, r->rdx, r->rbx, r->rsp, r->rbp, r->rsi,
-	    r->rdi, r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15 };
-
-	return (v[n & 15]);
+	return (vpmu__regs_gpr(r, n));
 }
 
 void

@@ -556,6 +556,28 @@ mcount_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, stru
 	out->step = step;
 }
 
+/*
+ * vpmu_insn.load: MOV r64, m64 or MOV r32, m32, the memory operand the one
+ * ea_of() found (a read); and vpmu_insn.nop: NOP in any of its lengths.
+ */
+static void
+load_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, struct vpmu_insn *out)
+{
+	ZydisRegisterClass rc;
+	int r;
+
+	out->nop = in->mnemonic == ZYDIS_MNEMONIC_NOP;
+	if (in->mnemonic != ZYDIS_MNEMONIC_MOV || in->operand_count_visible != 2 ||
+	    op[0].type != ZYDIS_OPERAND_TYPE_REGISTER || op[1].type != ZYDIS_OPERAND_TYPE_MEMORY ||
+	    out->ea_size == 0 || out->ea_write)
+		return;
+	rc = ZydisRegisterGetClass(op[0].reg.value);
+	if ((rc != ZYDIS_REGCLASS_GPR64 && rc != ZYDIS_REGCLASS_GPR32) ||
+	    (r = gpr_of(op[0].reg.value)) < 0 || out->ea_size != (rc == ZYDIS_REGCLASS_GPR64 ? 8 : 4))
+		return;
+	out->load = (uint8_t)(r + 1) | (rc == ZYDIS_REGCLASS_GPR32 ? VPMU_COUNT_32 : 0);
+}
+
 static bool
 writes_sp(ZydisMachineMode machine, const ZydisDecodedInstruction *in,
     const ZydisDecodedOperand *op)
@@ -709,6 +731,7 @@ decode_one(enum vpmu_decode_mode mode, uint64_t addr, const ZydisDecodedInstruct
 	gpr_use(&in, op, out);
 	ea_of(&in, op, out);
 	mcount_of(&in, op, out);
+	load_of(&in, op, out);
 	alu_of(&in, op, addr, out);
 	count_of(out);
 

@@ -135,6 +135,10 @@ struct vpmu_insn {
 	uint8_t	 mcount;		/* DEC/INC m, SUB/ADD m, imm of a 64- or 32-bit
 					   memory operand (at ea_*): its bytes (8 or
 					   4), step what it subtracts; else 0 */
+	uint8_t	 load;			/* MOV r64, m64 or MOV r32, m32 (the access at
+					   ea_*): 1 + the register (VPMU_COUNT_*),
+					   or 0 */
+	bool	 nop;			/* NOP, any length: nothing but RIP changes */
 	uint8_t	 cmp;			/* CMP r64/r32, r or imm: 1 + the first
 					   register (VPMU_COUNT_*), or 0 */
 	uint8_t	 cmp_with;		/* ... 1 + the second register (same width),

@@ -42,6 +42,7 @@
 #include "branch.h"
 #include "decode.h"
 #include "exact.h"
+#include "regs.h"
 
 #define WALK_MAX	32	/* instructions one exit can account for */
 #define BLOCK_MAX	(WALK_MAX - 1)	/* instructions a block runs before its
@@ -191,6 +192,9 @@ struct xvcpu {
 					   interrupt shadow (STI, MOV SS, POP SS, or
 					   not known) */
 	bool	 setregs;		/* the VMM takes completed branches */
+	bool	 setgprs;		/* ... and every general register */
+	uint64_t closed_no;		/* a loop head whose next run is not retired
+					   in closed form (loop_closed) */
 	unsigned streak;		/* runs ended at their breakpoint and branches
 					   completed since the last step */
 	struct vpmu_dcache *dc;		/* instructions decoded (the vCPU's thread) */
@@ -1036,6 +1040,270 @@ ff_slot(const struct xvcpu *v, const struct vpmu_insn *in, const struct body *b,
 }
 
 /*
+ * Loops retired without running them.  A LOOP (RCX counting, no
+ * condition) back over a body of at most BODY_MAX instructions, each of
+ * them
+ *   NOP;
+ *   DEC, INC, SUB imm or ADD imm of a register (vpmu_insn.count): the
+ *     register moves by the same amount every round;
+ *   MOV r, [m] (vpmu_insn.load) from an address whose registers move that
+ *     way or not at all, into a register nothing else in the body reads or
+ *     writes: only the last round's value is left;
+ * with RCX the LOOP's alone and RSP untouched, leaves after k rounds what
+ * follows from the registers alone: each moved register its start plus k
+ * times its move, each loaded one the value at its last address, the
+ * status flags of the last round's last DEC/INC/SUB/ADD.  The source
+ * retires such rounds at the LOOP (loop_closed), as many as no counter can
+ * overflow in, where every load can be made without a fault and without
+ * setting an Accessed bit (vpmu__gmem_can_read_quietly: the guest's memory
+ * then holds what running them would have left), up to CLOSED_PAGES page
+ * checks.  LOOP $ is the empty body.
+ */
+#define BODY_MAX	(WALK_MAX - 1)
+#define CLOSED_PAGES	65536
+#define REG_RCX		1u
+#define REG_RSP		4u
+
+struct closed {
+	unsigned n;			/* body instructions, head .. the LOOP */
+	struct vpmu_insn in[BODY_MAX];
+	uint64_t addr[BODY_MAX];
+	uint64_t move[16];		/* what a round adds to each register */
+	uint16_t moved;			/* registers DEC/INC/SUB/ADD change ... */
+	uint16_t moved32;		/* ... in their low halves (zero-extended) */
+	uint16_t loaded;		/* registers the loads write */
+	uint16_t addressing;		/* registers their addresses are made of */
+	uint32_t wflags;		/* status flags the body writes */
+};
+
+/* Is the body from head up to the LOOP at end one that closed form follows? */
+static bool
+closed_body(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r, uint64_t head,
+    uint64_t end, struct closed *b)
+{
+	const struct vpmu_insn *in;
+	uint64_t a = head;
+	unsigned reg;
+
+	memset(b, 0, sizeof(*b));
+	while (a != end) {
+		if (b->n == BODY_MAX || a > end)
+			return (false);
+		in = &b->in[b->n];
+		if (fetch(x, v, r, a, &b->in[b->n]) != 0 || !in->in_block)
+			return (false);
+		b->addr[b->n++] = a;
+		a += in->len;
+		if (in->nop)
+			continue;
+		if (in->count != 0) {
+			reg = (unsigned)VPMU_COUNT_REG(in->count);
+			if (in->writes != (1u << reg) || (((b->moved >> reg) & 1) &&
+			    ((b->moved32 >> reg) & 1) != ((in->count & VPMU_COUNT_32) != 0)))
+				return (false);
+			b->moved |= (uint16_t)(1u << reg);
+			if (in->count & VPMU_COUNT_32)
+				b->moved32 |= (uint16_t)(1u << reg);
+			b->move[reg] -= in->step;
+			b->wflags |= in->wflags;
+		} else if (in->load != 0 && !in->ea_seg) {
+			reg = (unsigned)VPMU_COUNT_REG(in->load);
+			if (in->writes != (1u << reg))
+				return (false);
+			b->loaded |= (uint16_t)(1u << reg);
+			if (in->ea_base != 0 && in->ea_base != VPMU_EA_RIP)
+				b->addressing |= (uint16_t)(1u << (in->ea_base - 1u));
+			if (in->ea_index != 0)
+				b->addressing |= (uint16_t)(1u << (in->ea_index - 1u));
+		} else
+			return (false);
+	}
+	return (!((b->moved | b->loaded) & (1u << REG_RCX | 1u << REG_RSP)) &&
+	    !(b->loaded & (b->moved | b->addressing)) && !(b->addressing & b->moved32) &&
+	    !(b->addressing & (1u << REG_RCX)));
+}
+
+/* Register reg of s after k more rounds of b (a moved one). */
+static uint64_t
+moved_by(const struct closed *b, uint64_t val, unsigned reg, uint64_t k)
+{
+	val += k * b->move[reg];
+	return (((b->moved32 >> reg) & 1) ? (uint32_t)val : val);
+}
+
+/*
+ * The address of b's load i in the first round from r (its registers as
+ * they are at the round's start, plus the moves before i), and what each
+ * round adds to it.
+ */
+static void
+load_at(const struct closed *b, unsigned i, const struct vpmu_regs *r, uint64_t *a,
+    uint64_t *stride)
+{
+	const struct vpmu_insn *in = &b->in[i];
+	unsigned j, reg;
+	uint64_t pre[16] = { 0 };
+
+	for (j = 0; j < i; j++)
+		if (b->in[j].count != 0)
+			pre[VPMU_COUNT_REG(b->in[j].count)] -= b->in[j].step;
+	*a = (uint64_t)in->ea_disp;
+	*stride = 0;
+	if (in->ea_base == VPMU_EA_RIP)
+		*a += b->addr[i] + in->len;
+	else if (in->ea_base != 0) {
+		reg = in->ea_base - 1u;
+		*a += vpmu__alu_gpr(r, reg) + pre[reg];
+		*stride += b->move[reg];
+	}
+	if (in->ea_index != 0) {
+		reg = in->ea_index - 1u;
+		*a += (vpmu__alu_gpr(r, reg) + pre[reg]) * in->ea_scale;
+		*stride += b->move[reg] * in->ea_scale;
+	}
+}
+
+/*
+ * Of k rounds of b from r, how many the loads allow: every access to be
+ * made without a fault or a new Accessed bit, one page check per page an
+ * access moves onto.
+ */
+static uint64_t
+loads_allow(const struct exact *x, const struct closed *b, const struct vpmu_regs *r,
+    uint64_t k)
+{
+	const struct vpmu_gmem_paging *pg = PAGING(r);
+	bool ac = (r->rflags & RFLAGS_AC) != 0;
+	uint64_t a0[BODY_MAX], s[BODY_MAX], j = 0, a, room, adv, checks = 0;
+	unsigned i;
+
+	for (i = 0; i < b->n; i++)
+		if (b->in[i].load != 0)
+			load_at(b, i, r, &a0[i], &s[i]);
+	while (j < k) {			/* round j + 1: its accesses, then the rounds
+					   that stay on the same pages */
+		adv = k - j;
+		for (i = 0; i < b->n; i++) {
+			if (b->in[i].load == 0 || (j > 0 && s[i] == 0))
+				continue;
+			a = a0[i] + j * s[i];
+			if (++checks > CLOSED_PAGES ||
+			    !vpmu__gmem_can_read_quietly(x->mem, pg, a, b->in[i].ea_size, r->cpl, ac))
+				return (j);
+			if (s[i] == 0)
+				continue;
+			/* rounds after this one whose access stays on these pages */
+			if ((int64_t)s[i] > 0)
+				room = ((a | 4095) - (a + b->in[i].ea_size - 1)) / s[i];
+			else
+				room = (a & 4095) / (0 - s[i]);
+			if ((a & ~4095ull) != ((a + b->in[i].ea_size - 1) & ~4095ull))
+				room = 0;
+			if (room + 1 < adv)
+				adv = room + 1;
+		}
+		j += adv;
+	}
+	return (k);
+}
+
+/*
+ * At a LOOP at r that closed form follows (closed_body): retire it and as
+ * many whole rounds after it as the counters' room and the loads allow,
+ * none of them run; counted, and r set past them.  *set: the registers
+ * changed.  false: not such a LOOP, or no round to retire.
+ */
+static bool
+loop_closed(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *loop,
+    struct vpmu_regs *r, unsigned *set)
+{
+	struct closed b;
+	struct vpmu_alu_state s;
+	struct path p = { 0 };
+	uint64_t left, k, val, a, stride;
+	unsigned i, reg;
+
+	if (loop->eval != VPMU_EVAL_LOOP || loop->cond != VPMU_COND_ALWAYS ||
+	    loop->target > r->rip || !r->long_mode || r->rcx == 1 ||
+	    !closed_body(x, v, r, loop->target, r->rip, &b) ||
+	    ((b.moved | b.loaded) != 0 && !v->setgprs) || v->room < 2)
+		return (false);
+	left = r->rcx - 1;		/* the rounds after this LOOP */
+	k = (v->room - 1) / (b.n + 1);
+	if (k > left)
+		k = left;
+	if (b.loaded != 0 && (k = loads_allow(x, &b, r, k)) < left)
+		v->closed_no = loop->target;	/* the rest run (ff by running) */
+	if (k == 0)
+		return (false);
+	/* the flags: the last round's DEC/INC/SUB/ADD, on its registers */
+	vpmu__alu_init(&s, r);
+	for (reg = 0; reg < 16; reg++)
+		if ((b.moved >> reg) & 1)
+			s.r[reg] = moved_by(&b, s.r[reg], reg, k - 1);
+	for (i = 0; i < b.n; i++)
+		if (b.in[i].count != 0)
+			vpmu__alu_step(&s, &b.in[i]);
+	if ((s.fknown & b.wflags) != b.wflags)
+		return (false);
+	for (reg = 0; reg < 16; reg++)
+		if (((b.moved >> reg) & 1) &&
+		    (!((s.known >> reg) & 1) || s.r[reg] != moved_by(&b, vpmu__alu_gpr(r, reg), reg, k)))
+			return (false);	/* alu.c and the moves disagree: run it */
+	/* the loads of the last round, in order */
+	for (i = 0; i < b.n; i++) {
+		if (b.in[i].load == 0)
+			continue;
+		load_at(&b, i, r, &a, &stride);
+		val = 0;
+		if (vpmu__gmem_read_gva(x->mem, PAGING(r), a + (k - 1) * stride, &val,
+		    b.in[i].ea_size) != b.in[i].ea_size)
+			return (false);
+		s.r[VPMU_COUNT_REG(b.in[i].load)] = val;
+	}
+	/* counted: this LOOP, then k rounds */
+	add(&p, loop->branch, r->cpl);
+	count_path(x, v, &p);
+	p.n = 0;
+	for (i = 0; i < b.n; i++)
+		add(&p, false, r->cpl);
+	add(&p, loop->branch, r->cpl);
+	count_path_n(x, v, &p, k);
+	v->st.retired += 1 + k * (b.n + 1);
+	v->st.completed += 1 + k * (b.n + 1);
+	v->st.closed_loops++;
+	v->st.closed_insns += k * (b.n + 1);
+	for (reg = 0; reg < 16; reg++)
+		if (((b.moved | b.loaded) >> reg) & 1)
+			vpmu__regs_set_gpr(r, reg, s.r[reg]);
+	r->rflags = (r->rflags & ~(uint64_t)b.wflags) | (s.rflags & b.wflags);
+	r->rcx -= 1 + k;
+	r->rip = r->rcx == 0 ? r->rip + loop->len : loop->target;
+	*set = VPMU_SET_RCX | VPMU_SET_RIP | (b.wflags != 0 ? VPMU_SET_RFLAGS : 0) |
+	    ((b.moved | b.loaded) != 0 ? VPMU_SET_GPRS : 0);
+	return (true);
+}
+
+/*
+ * Will the LOOP at end, back to P, be retired at its exit in closed form
+ * (loop_closed)?  Then its block ends at the LOOP instead of running the
+ * rounds.  Once loop_closed could not retire every round (a load it could
+ * not make), the next run from that head runs them.
+ */
+static bool
+closed_at(const struct exact *x, struct xvcpu *v, uint64_t end)
+{
+	struct closed b;
+
+	if (v->closed_no == v->p.rip) {
+		v->closed_no = 0;
+		return (false);
+	}
+	return (v->setregs && closed_body(x, v, &v->p, v->p.rip, end, &b) &&
+	    ((b.moved | b.loaded) == 0 || v->setgprs));
+}
+
+/*
  * Loop fast-forward: the block from P (its instructions in b) ends at
  * addr in end, a branch back to P that loops until a counter register
  * (or stack slot) reaches an end value:
@@ -1062,7 +1330,7 @@ plan_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *end, uin
 		return (false);
 	if (end->eval == VPMU_EVAL_LOOP && end->cond == VPMU_COND_ALWAYS) {
 		r = 1;				/* RCX */
-		if (b->nwr[r] != 0)
+		if (b->nwr[r] != 0 || closed_at(x, v, addr))
 			return (false);
 		v->ff.dword = false;
 		v->ff.delta = UINT64_MAX;	/* -1 */
@@ -1431,6 +1699,7 @@ vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r, unsigned 
 	ref_tsc(x, v, (flags & VPMU_SYNC_HALTED) != 0);	/* at P's level: before P moves */
 	v->dc->memo.valid = false;	/* the guest ran: its page tables may differ */
 	v->setregs = v->setregs || (flags & VPMU_SYNC_SETREGS);
+	v->setgprs = v->setgprs || (flags & VPMU_SYNC_SETGPRS);
 	v->at_end = x->mode == VPMU_EXACT_BLOCK && v->planned && v->bp != 0 &&
 	    r->rip == v->bp && !(flags & (VPMU_SYNC_RESYNC | VPMU_SYNC_STEP | VPMU_SYNC_EVENT));
 	v->after_step = x->mode == VPMU_EXACT_BLOCK &&
@@ -1494,35 +1763,6 @@ vpmu__exact_wants(void *state, unsigned cpu)
 	return (v->bp != 0 ? VPMU_DEBUG_BREAK : VPMU_DEBUG_STEP);
 }
 
-/*
- * LOOP $ (a LOOP to itself, RCX counting, nothing else written) at r:
- * every round it has left, or as many as no counter can overflow in,
- * retired here at once, none of them run -- a calibration or delay loop
- * of 10^9 rounds costs one exit.  Counted, and r set past the rounds.
- */
-static bool
-loop_self(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *in,
-    struct vpmu_regs *r)
-{
-	struct path p = { 0 };
-	uint64_t m;
-
-	if (in->eval != VPMU_EVAL_LOOP || in->cond != VPMU_COND_ALWAYS || in->target != r->rip ||
-	    !r->long_mode || r->rcx < 2)
-		return (false);
-	m = r->rcx < v->room ? r->rcx : v->room;
-	if (m < 2)
-		return (false);
-	add(&p, in->branch, r->cpl);
-	count_path_n(x, v, &p, m);
-	v->st.retired += m;
-	v->st.completed += m;
-	r->rcx -= m;
-	if (r->rcx == 0)
-		r->rip += in->len;
-	return (true);
-}
-
 unsigned
 vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r)
 {
@@ -1556,8 +1796,8 @@ vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r)
 		cpl = r->cpl;
 		if (fetch(x, v, r, r->rip, &in) != 0 || in.eval == VPMU_EVAL_NONE)
 			break;
-		if (loop_self(x, v, &in, r))
-			set |= VPMU_SET_RCX | VPMU_SET_RIP;
+		if (loop_closed(x, v, &in, r, &one))
+			set |= one;
 		else if ((one = vpmu__branch_complete(x->mem, &in, r)) == 0)
 			break;
 		else {

@@ -86,6 +86,9 @@ struct vpmu_exact_stats {
 					   unresolved; foreseeing stops) */
 	uint64_t ff_loops;		/* loop runs fast-forwarded */
 	uint64_t ff_insns;		/* instructions they retired */
+	uint64_t closed_loops;		/* LOOPs retired with rounds after them that
+					   did not run (closed form) */
+	uint64_t closed_insns;		/* instructions those rounds retired */
 	uint64_t user_unseen;		/* exits after user-mode (CPL 3) code that ran
 					   without being followed (vpmu_exact(7),
 					   DIAGNOSTICS): its counts are not exact */

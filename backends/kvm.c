@@ -1406,6 +1406,28 @@ idt_moved(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
 		vpmu__rdpmc_refresh(k->vm, cpu, &r);
 }
 
+/* The sixteen general registers of vpmu_exit.gpr into KVM's. */
+static void
+gprs_to_kvm(const uint64_t g[16], struct kvm_regs *kr)
+{
+	kr->rax = g[0];
+	kr->rcx = g[1];
+	kr->rdx = g[2];
+	kr->rbx = g[3];
+	kr->rsp = g[4];
+	kr->rbp = g[5];
+	kr->rsi = g[6];
+	kr->rdi = g[7];
+	kr->r8 = g[8];
+	kr->r9 = g[9];
+	kr->r10 = g[10];
+	kr->r11 = g[11];
+	kr->r12 = g[12];
+	kr->r13 = g[13];
+	kr->r14 = g[14];
+	kr->r15 = g[15];
+}
+
 /* The registers libvpmu changed (vpmu_exit.set), through kvm_run. */
 static int
 set_regs(struct kvm_vcpu_ctx *c, const struct vpmu_exit *x)
@@ -1424,6 +1446,8 @@ set_regs(struct kvm_vcpu_ctx *c, const struct vpmu_exit *x)
 		run->s.regs.regs.rdx = x->rdx;
 	if (x->set & VPMU_SET_RFLAGS)
 		run->s.regs.regs.rflags = x->rflags;
+	if (x->set & VPMU_SET_GPRS)
+		gprs_to_kvm(x->gpr, &run->s.regs.regs);
 	run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
 	if (x->set & VPMU_SET_USER)
 		return (user_segs(c, x));
@@ -1479,7 +1503,7 @@ handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 	 * go back through kvm_run: no ioctl either way.
 	 */
 	if ((run->kvm_valid_regs & KVM_SYNC_X86_REGS) && !vmm)
-		x.flags |= VPMU_EXITF_SETREGS;
+		x.flags |= VPMU_EXITF_SETREGS | VPMU_EXITF_SETGPRS;
 	if ((run->kvm_valid_regs & (KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS)) ==
 	    (KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS) && kvm_regs(c, cpu, &regs) == 0)
 		x.regs = &regs;
@@ -1604,6 +1628,8 @@ kvm_stats_exact(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st)
 			st->exact_completed = xs.completed;
 			st->exact_ff_loops = xs.ff_loops;
 			st->exact_ff_insns = xs.ff_insns;
+			st->exact_closed_loops = xs.closed_loops;
+			st->exact_closed_insns = xs.closed_insns;
 			st->user_unseen = xs.user_unseen;
 			st->guest_tf = xs.guest_tf;
 			st->exact_foreseen = xs.foreseen;

@@ -17,6 +17,7 @@
 #define PTE_P		(1ull << 0)	/* present */
 #define PTE_RW		(1ull << 1)	/* writable */
 #define PTE_US		(1ull << 2)	/* user */
+#define PTE_A		(1ull << 5)	/* accessed */
 #define PTE_PS		(1ull << 7)	/* page size: this entry maps a page */
 #define PTE_XD		(1ull << 63)	/* execute-disable */
 #define EFER_NXE	(1ull << 11)	/* XD is a bit, not reserved */
@@ -151,7 +152,7 @@ walk_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg, uint64_
     uint64_t *gpa, uint64_t *perm)
 {
 	const struct pgfmt *f;
-	uint64_t table, e, idx, pgmask, acc = PTE_RW | PTE_US;
+	uint64_t table, e, idx, pgmask, acc = PTE_RW | PTE_US | PTE_A;
 	unsigned l;
 
 	if (mem == NULL || pg == NULL || gpa == NULL)
@@ -178,7 +179,7 @@ walk_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg, uint64_
 		if (!(f == &fmt_pae && l == 0))
 			acc &= e;
 		if (perm != NULL)
-			*perm = acc & (PTE_RW | PTE_US);
+			*perm = acc & (PTE_RW | PTE_US | PTE_A);
 		pgmask = (1ull << f->shift[l]) - 1;
 		if (l == f->nlevels - 1) {
 			*gpa = (e & f->addr_mask) | (gva & pgmask);
@@ -205,9 +206,13 @@ vpmu__gmem_translate(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging 
 	return (walk_gva(mem, pg, gva, gpa, NULL));
 }
 
-bool
-vpmu__gmem_can_access(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
-    uint64_t gva, size_t len, bool write, unsigned cpl, bool ac)
+/*
+ * vpmu__gmem_can_access(), and with quiet, no entry of the walks without
+ * its Accessed bit (a PDPTE of PAE paging has none).
+ */
+static bool
+access_ok(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+    uint64_t gva, size_t len, bool write, unsigned cpl, bool ac, bool quiet)
 {
 	uint64_t gpa, perm, va, last = gva + len - 1;
 	bool user = cpl == 3;
@@ -226,10 +231,26 @@ vpmu__gmem_can_access(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging
 		/* protection keys (PKRU, IA32_PKRS) are not known here */
 		if ((perm & PTE_US) ? (pg->cr4 & VPMU_CR4_PKE) : (pg->cr4 & VPMU_CR4_PKS))
 			return (false);
+		if (quiet && !(perm & PTE_A))
+			return (false);
 		if (va + PAGE_4K < va)
 			break;
 	}
 	return (true);
+}
+
+bool
+vpmu__gmem_can_access(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+    uint64_t gva, size_t len, bool write, unsigned cpl, bool ac)
+{
+	return (access_ok(mem, pg, gva, len, write, cpl, ac, false));
+}
+
+bool
+vpmu__gmem_can_read_quietly(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+    uint64_t gva, size_t len, unsigned cpl, bool ac)
+{
+	return (access_ok(mem, pg, gva, len, false, cpl, ac, true));
 }
 
 int

@@ -122,6 +122,13 @@ bool	vpmu__gmem_canonical(const struct vpmu_gmem_paging *pg, uint64_t va);
  */
 bool	vpmu__gmem_can_access(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
 	    uint64_t gva, size_t len, bool write, unsigned cpl, bool ac);
+/*
+ * A read of len bytes at gva that vpmu__gmem_can_access() allows and that
+ * would set no Accessed bit: every entry of its walks has it already.
+ * What a read the guest makes would leave in memory is then all there.
+ */
+bool	vpmu__gmem_can_read_quietly(const struct vpmu_gmem *mem,
+	    const struct vpmu_gmem_paging *pg, uint64_t gva, size_t len, unsigned cpl, bool ac);
 
 /*
  * The entry of the guest's handler for vector vec, from the IDT at linear

@@ -39,6 +39,7 @@
 
 #include "internal.h"
 #include "gpmu.h"
+#include "regs.h"
 #include "../guest-api/pvchan.h"
 #include <vpmu/pmclog.h>
 #include <vpmu/pv.h>
@@ -220,8 +221,11 @@ sync_kind(const struct vpmu_vcpu *v, const struct vpmu_exit *x)
 static unsigned
 sync_flags(const struct vpmu_vcpu *v, const struct vpmu_exit *x)
 {
-	return (sync_kind(v, x) | ((x->flags & VPMU_EXITF_SETREGS) ? VPMU_SYNC_SETREGS : 0) |
-	    (v->halting ? VPMU_SYNC_HALTED : 0));
+	unsigned f = sync_kind(v, x) | (v->halting ? VPMU_SYNC_HALTED : 0);
+
+	if (x->flags & VPMU_EXITF_SETREGS)
+		f |= VPMU_SYNC_SETREGS | ((x->flags & VPMU_EXITF_SETGPRS) ? VPMU_SYNC_SETGPRS : 0);
+	return (f);
 }
 
 /*
@@ -262,9 +266,18 @@ complete(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, const struct vpm
 	*done = *r;
 	if ((x->set = vm->src->exec_complete(vm->src_state, cpu, done)) == 0)
 		return (r);
+	if ((x->set & VPMU_SET_GPRS) && !(x->flags & VPMU_EXITF_SETGPRS))
+		x->set = 0;		/* a source's fault: never a register lost */
+	if (x->set == 0)
+		return (r);
 	x->rip = done->rip;
 	x->rsp = done->rsp;
 	x->rcx = done->rcx;
+	x->rax = done->rax;
+	x->rdx = done->rdx;
+	x->rflags = done->rflags;
+	if (x->set & VPMU_SET_GPRS)
+		vpmu__regs_gprs(done, x->gpr);
 	v->last_rip = done->rip;
 	v->xst.completed++;
 	vpmu__gpmu_check_overflow(vm, cpu);
@@ -496,7 +509,8 @@ exit_locked(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, uint64_t ran)
 	vpmu__vm_lock(vm);
 	if (vm->src->exec_sync != NULL) {
 		vm->src->exec_sync(vm->src_state, cpu, r, flags);
-		x->halted = (flags & ~VPMU_SYNC_SETREGS) == VPMU_SYNC_STEP &&
+		x->halted = (flags & (VPMU_SYNC_RESYNC | VPMU_SYNC_STEP | VPMU_SYNC_EVENT)) ==
+		    VPMU_SYNC_STEP &&
 		    stepped_hlt(vm, v, r);
 		v->last_rip = r->rip;
 	}

@@ -1740,6 +1740,7 @@ static void
 loops_are_fast_forwarded(void **state)
 {
 	struct tx *t = *state;
+	struct vpmu_regs r;
 	void *c, *b;
 
 	void *eb, *ei;
@@ -1763,14 +1764,26 @@ loops_are_fast_forwarded(void **state)
 	assert_int_equal(stats(t).ff_insns, 300);
 	assert_int_equal(stats(t).unresolved, 0);
 
-	/* LOOP $ (a delay loop, the branch alone): RCX 1000 rounds of one */
+	/*
+	 * LOOP $ (a delay loop, the branch alone), RCX 1000 rounds of one:
+	 * not run, but stepped once and the other 999 retired at the step's
+	 * exit in closed form (loop_closed).
+	 */
 	PUT(t, FFL + 0x20, 0xe2, 0xfe);
-	assert_int_equal(ff_plan(t, FFL + 0x20, 1000), FFL + 0x22);
-	t->r.rcx = 0;
-	at(t, FFL + 0x22, SETREGS);
+	t->r.rcx = 1000;
+	at(t, FFL + 0x20, RESYNC | SETREGS);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_STEP);
+	t->r.rcx = 999;
+	at(t, FFL + 0x20, STEP | SETREGS);
+	r = t->r;
+	assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP | VPMU_SET_RCX);
+	assert_int_equal(r.rip, FFL + 0x22);
+	assert_int_equal(r.rcx, 0);
 	assert_int_equal(val(t, c), 300 + 1000);
 	assert_int_equal(val(t, b), 100 + 1000);
-	assert_int_equal(stats(t).ff_insns, 300 + 1000);
+	assert_int_equal(stats(t).ff_insns, 300);
+	assert_int_equal(stats(t).closed_loops, 1);
+	assert_int_equal(stats(t).closed_insns, 998);
 
 	/* Once round is no loop: RCX 1 runs the body once, to the LOOP. */
 	assert_int_equal(ff_plan(t, FFL, 1), FFL + 6);
@@ -2249,6 +2262,125 @@ loop_self_is_retired_at_once(void **state)
 }
 
 /*
+ * kvm-unit-tests' loop shape, at CLL: mov (%rsi), %rax; add $64, %rsi;
+ * dec %edx; nop; loop CLL -- five instructions and a branch a round.  With
+ * a VMM that writes every register (SETGPRS) its block ends at the LOOP,
+ * where the source retires the rounds without running them: RSI moved on,
+ * EDX zero-extended, RAX the last word loaded, the flags of the last
+ * round's ADD (CF) and DEC (the others), worked out here by running the
+ * same two instructions.  Data at 0x100000 (word 8i holds 1000 + i), 4 KiB
+ * pages, every entry with its Accessed bit: all 199 rounds.  The PTE of
+ * 0x102000 without it: the rounds before the first load there, and the
+ * run from the loop's head goes to its exit (fast-forwarded by running).
+ * An overflow due in 253 instructions: the LOOP and 49 rounds (251), the
+ * overflow left to the vCPU.
+ */
+#define CLL		(CODE + 0xA80)
+#define SETGPRS		VPMU_SYNC_SETGPRS
+#define PTE_A		0x20ull
+#define CLL_DATA	0x100000u
+
+static void
+cll_tables(struct tx *t, unsigned unaccessed)
+{
+	unsigned i;
+
+	tables_4k(t);
+	pte(t, PML4, 0, PDPT | PTE_P | PTE_RW | PTE_A);
+	pte(t, PDPT, 0, PD | PTE_P | PTE_RW | PTE_A);
+	pte(t, PD, 0, PT | PTE_P | PTE_RW | PTE_A);
+	for (i = 0x100; i < 0x110; i++)
+		pte(t, PT, i, ((uint64_t)i << 12) | PTE_P | PTE_RW | (i == unaccessed ? 0 : PTE_A));
+	for (i = 0x10; i < 0x11; i++)		/* the code page */
+		pte(t, PT, i, ((uint64_t)i << 12) | PTE_P | PTE_RW | PTE_A);
+}
+
+/* The status flags add $64 to rsi then dec edx leave, natively. */
+static uint64_t
+cll_flags(uint64_t rsi, uint64_t rdx)
+{
+	uint64_t fl;
+
+	__asm__ volatile("add $64, %1\n\tdec %k2\n\tpushfq\n\tpopq %0"
+	    : "=r"(fl), "+r"(rsi), "+r"(rdx) : : "cc");
+	return (fl & 0x8D5);
+}
+
+/* At the LOOP after the body's first round from rcx, rdx; complete it. */
+static unsigned
+cll_first_round(struct tx *t, uint64_t rcx, uint64_t rdx, struct vpmu_regs *r)
+{
+	t->r.rcx = rcx;
+	t->r.rsi = CLL_DATA;
+	t->r.rdx = rdx;
+	t->r.rflags = 0x202;
+	at(t, CLL, RESYNC | SETREGS | SETGPRS);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+	assert_int_equal(vpmu__exact_end(t->st, 0), CLL + 10);	/* the LOOP */
+	t->r.rax = 1000;
+	t->r.rsi = CLL_DATA + 64;
+	t->r.rdx = (uint32_t)(rdx - 1);
+	t->r.rflags = 0x202 | cll_flags(CLL_DATA, rdx);
+	at(t, CLL + 10, SETREGS | SETGPRS);
+	*r = t->r;
+	return (X->exec_complete(t->st, 0, r));
+}
+
+static void
+loops_of_loads_are_retired_in_closed_form(void **state)
+{
+	struct tx *t = *state;
+	struct vpmu_regs r;
+	void *ins, *br;
+	unsigned i;
+
+	block_mode(t, 1);
+	cll_tables(t, 0);
+	PUT(t, CLL, 0x48, 0x8b, 0x06, 0x48, 0x83, 0xc6, 0x40, 0xff, 0xca, 0x90, 0xe2, 0xf4);
+	for (i = 0; i < 200; i++)
+		memcpy(t->ram + CLL_DATA + 64 * i, &(uint64_t){ 1000 + i }, 8);
+	ins = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	br = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+	assert_int_equal(cll_first_round(t, 200, 0xFFFFFFFF00000005ull, &r),
+	    VPMU_SET_RIP | VPMU_SET_RCX | VPMU_SET_RFLAGS | VPMU_SET_GPRS);
+	assert_int_equal(r.rip, CLL + 12);
+	assert_int_equal(r.rcx, 0);
+	assert_int_equal(r.rsi, CLL_DATA + 200 * 64);
+	assert_int_equal(r.rax, 1000 + 199);
+	assert_int_equal(r.rdx, (uint32_t)(5 - 200));
+	assert_int_equal(r.rflags, 0x202 | cll_flags(CLL_DATA + 199 * 64, 5 - 199));
+	assert_int_equal(val(t, ins), 5 * 200);
+	assert_int_equal(val(t, br), 200);
+	assert_int_equal(stats(t).closed_loops, 1);
+	assert_int_equal(stats(t).closed_insns, 5 * 199);
+
+	/* 0x102000 not accessed yet: rounds 1..127 retired, 128 loads there */
+	cll_tables(t, 0x102);
+	assert_int_equal(cll_first_round(t, 200, 5, &r),
+	    VPMU_SET_RIP | VPMU_SET_RCX | VPMU_SET_RFLAGS | VPMU_SET_GPRS);
+	assert_int_equal(r.rip, CLL);
+	assert_int_equal(r.rcx, 200 - 128);
+	assert_int_equal(r.rsi, CLL_DATA + 128 * 64);
+	assert_int_equal(r.rax, 1000 + 127);
+	assert_int_equal(val(t, ins), 5 * 200 + 5 * 128);
+	t->r = r;
+	at(t, CLL, SETREGS | SETGPRS);
+	assert_int_equal(X->exec_wants(t->st, 0), VPMU_DEBUG_BREAK);
+	assert_int_equal(vpmu__exact_end(t->st, 0), CLL + 12);	/* run to the exit */
+
+	/* an overflow in 5 * 50 + 3 instructions: 49 rounds after the first */
+	cll_tables(t, 0);
+	assert_int_equal(X->set_period(t->st, ins, 5 * 50 + 3), 0);
+	assert_int_equal(cll_first_round(t, 200, 5, &r),
+	    VPMU_SET_RIP | VPMU_SET_RCX | VPMU_SET_RFLAGS | VPMU_SET_GPRS);
+	assert_int_equal(r.rip, CLL);
+	assert_int_equal(r.rcx, 200 - 1 - 49);
+	assert_int_equal(r.rsi, CLL_DATA + 50 * 64);
+	assert_int_equal(r.rax, 1000 + 49);
+	assert_int_equal(stats(t).closed_insns, 5 * 199 + 5 * 127 + 5 * 49);
+}
+
+/*
  * An access whose address the run knows (a register not written since P,
  * RSP, RIP) to memory the page tables let it make cannot fault: the block
  * needs no breakpoint on the fault handlers.  EAS: mov 8(%rbx), %rax; inc
@@ -2617,6 +2749,7 @@ T(stack_counter_loops_are_fast_forwarded),
 		T(indirect_branches_are_foreseen),
 		T(branch_after_step_is_completed),
 		T(loop_self_is_retired_at_once),
+		T(loops_of_loads_are_retired_in_closed_form),
 		T(known_addresses_need_no_handlers),
 		T(foreseen_loops_still_step),
 	T(branches_inside_runs_are_foreseen),

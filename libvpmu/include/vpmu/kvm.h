@@ -172,6 +172,9 @@ struct vpmu_kvm_stats {
 	uint64_t exact_step_why[VPMU_STEP_WHY_N];	/* entries it single-stepped,
 					   by reason (enum vpmu_step_why,
 					   vpmu_step_why_name()) */
+	uint64_t exact_closed_loops;	/* LOOPs it retired with the rounds after
+					   them, which did not run (closed form) */
+	uint64_t exact_closed_insns;	/* instructions those rounds retired */
 };
 VPMU_EXTERN int  vpmu_kvm_get_stats(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st);
 

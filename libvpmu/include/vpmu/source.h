@@ -202,6 +202,9 @@ struct vpmu_source_ops {
 					   (exec_complete) at breakpoint exits */
 #define VPMU_SYNC_HALTED	0x20u	/* the vCPU halted in this run (a HLT
 					   retired at the last exit) */
+#define VPMU_SYNC_SETGPRS	0x40u	/* ... and every general register
+					   (exec_complete may return
+					   VPMU_SET_GPRS) */
 #define VPMU_SYNC_VECTOR(f)	(((f) >> 8) & 0xFFu)
 
 /* The built-in sources. */

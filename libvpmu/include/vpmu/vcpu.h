@@ -84,6 +84,9 @@ enum vpmu_exit_reason {
 					   the next entry (so libvpmu may complete
 					   the instruction at its breakpoint, or
 					   an RDPMC) */
+#define VPMU_EXITF_SETGPRS	0x40u	/* with VPMU_EXITF_SETREGS: the VMM also
+					   writes every general register when
+					   vpmu_exit.set has VPMU_SET_GPRS */
 
 /* struct vpmu_exit.set: registers libvpmu changed (values in the exit) */
 #define VPMU_SET_RIP		0x1u
@@ -96,6 +99,8 @@ enum vpmu_exit_reason {
 					   selectors cs and ss, with the GDT
 					   descriptors cs_desc and ss_desc, as
 					   IRET would load them */
+#define VPMU_SET_GPRS		0x80u	/* all sixteen general registers: gpr[]
+					   (only with VPMU_EXITF_SETGPRS) */
 
 /* DR6 bits libvpmu reads (SDM Vol. 3B 18.2.3) */
 #define VPMU_DR6_BS		(1u << 14)	/* single-step */
@@ -126,6 +131,9 @@ struct vpmu_exit {
 	uint64_t rax, rdx, rflags;
 	uint32_t cs, ss;		/* VPMU_SET_USER */
 	uint64_t cs_desc, ss_desc;
+	uint64_t gpr[16];		/* VPMU_SET_GPRS: RAX, RCX, RDX, RBX, RSP,
+					   RBP, RSI, RDI, R8 .. R15 (rsp, rcx, rax
+					   and rdx above hold the same values) */
 };
 
 /*
