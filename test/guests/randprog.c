@@ -15,7 +15,12 @@
  *   randprog_expect_branches   .quad: the branches among them;
  *   randprog_seed              .quad: SEED;
  *   randprog_buf               4 KiB of .bss, the scratch memory the
- *                              code reads and writes.
+ *                              code reads and writes;
+ *   randprog_sum               .quad, written at randprog_run's end:
+ *                              the XOR of the scratch registers and the
+ *                              status flags, counted (so that two ways of
+ *                              running the program can be compared on
+ *                              what it computed, not only on its counts).
  *
  * The same SEED gives the same file, byte for byte, on every host and
  * whatever compiler built the generator: it draws from its own splitmix64
@@ -326,14 +331,14 @@ enum {
 	K_ALU, K_PUSHPOP, K_STRING, K_REP, K_JCC_TAKEN, K_JCC_NOT, K_JCC_BACK,
 	K_JMP, K_JMP_IND, K_JRCXZ, K_CALL, K_CALL_IND, K_LOOP, K_LOOPE, K_LOOPNE,
 	K_DECJNZ, K_SUBJNZ, K_CMPJNE, K_LOOP_ECX, K_DEC_WIDE, K_DEC_RCX, K_JECXZ,
-	K_RET_IMM, K_DEC_SLOT, K_NKINDS
+	K_RET_IMM, K_DEC_SLOT, K_LOOP_LOADS, K_NKINDS
 };
 static const char *const kind_name[K_NKINDS] = {
 	"alu", "push/pop", "string", "rep", "jcc-taken", "jcc-not-taken",
 	"jcc-backward", "jmp", "jmp-indirect", "jrcxz", "call", "call-indirect",
 	"loop", "loope", "loopne", "dec/jnz", "sub/jnz", "cmp/jne",
 	"of which: loops in ecx", "dec/jnz 64-bit or high bits set", "dec/jnz in rcx",
-	"jecxz", "ret imm", "dec/jnz of a stack slot",
+	"jecxz", "ret imm", "dec/jnz of a stack slot", "loop of loads and moves",
 };
 static unsigned kinds[K_NKINDS];
 
@@ -945,6 +950,74 @@ loop(struct gen *g, uint64_t max)
 	return (c);
 }
 
+/*
+ * A LOOP of 1 to 50 rounds whose body is what the exact source may retire
+ * without running it (closed form, vpmu_exact(7)): 1 to 6 of NOP, ADD or
+ * SUB of an immediate, INC, DEC (64 or 32 bits) on registers that move,
+ * and MOV loads (64 or 32 bits) through a pointer register that moves on
+ * by a multiple of 8 a round, into registers the body does not otherwise
+ * touch; now and then one that breaks the rule (the loaded register read
+ * back, widths mixed), which the source must run instead.  The pointer
+ * starts inside randprog_buf and stays there.  Two set-up instructions
+ * (LEA of the pointer, MOV to ECX), then rounds of the body and LOOP.
+ */
+static struct count
+loop_loads(struct gen *g, uint64_t max)
+{
+	unsigned n, i, k, l = new_label(), p = any_reg(), r, step = 0, size;
+	unsigned moved = 0, loaded = 0, off, bodylen;
+	struct count c = { 2, 0 };
+	struct buf body = { 0 };
+
+	n = rnd(1, (unsigned)((max - 2) / 8 < 50 ? (max - 2) / 8 : 50));
+	bodylen = rnd(1, 6);
+	for (i = 0; i < bodylen; i++) {
+		k = rnd(0, 9);
+		r = any_reg();
+		if (k == 0)
+			emit(&body, "\tnop\n");
+		else if (k <= 2) {			/* the pointer moves */
+			emit(&body, "\tadd\t$8, %%%s\n", reg(p, 0));
+			step += 8;
+		} else if (k <= 6 && r != p && !(loaded & (1u << r))) {
+			size = chance(70) ? 0 : 1;
+			switch (rnd(0, 3)) {
+			case 0:
+				emit(&body, "\tadd\t$%ld, %%%s\n", imm(3), reg(r, size));
+				break;
+			case 1:
+				emit(&body, "\tsub\t$%ld, %%%s\n", imm(3), reg(r, size));
+				break;
+			case 2:
+				emit(&body, "\tinc\t%%%s\n", reg(r, size));
+				break;
+			default:
+				emit(&body, "\tdec\t%%%s\n", reg(r, size));
+				break;
+			}
+			moved |= 1u << r;
+		} else if (r != p && (!(moved & (1u << r)) || chance(10))) {
+			size = chance(70) ? 0 : 1;
+			emit(&body, "\tmov\t%u(%%%s), %%%s\n", 8 * rnd(0, 3), reg(p, 0),
+			    reg(r, size));
+			loaded |= 1u << r;
+		} else
+			emit(&body, "\tnop\n");
+	}
+	/* the rounds read up to (n - 1) * step + 24 + 8 bytes past the start */
+	if ((n - 1) * step + 32 > BUF_SIZE)
+		die("loop_loads: the buffer is too small");
+	off = 8 * rnd(0, (BUF_SIZE - (n - 1) * step - 32) / 8);
+	emit(g->out, "\tlea\t%u(%%rbp), %%%s\n\tmov\t$%u, %%ecx\n.Lr%u:\n%.*s\tloop\t.Lr%u\n",
+	    off, reg(p, 0), n, l, (int)body.len, body.p, l);
+	free(body.p);
+	c.insns += (uint64_t)n * (bodylen + 1);
+	c.branches += n;
+	g->used |= USES_RCX;
+	kinds[K_LOOP_LOADS]++;
+	return (c);
+}
+
 /* One item of at most `max` (>= 1) instructions. */
 static struct count
 gen_item(struct gen *g, uint64_t max)
@@ -975,6 +1048,8 @@ gen_item(struct gen *g, uint64_t max)
 		if (fn_count[f].insns + 2 <= max)
 			return (call(g, f));
 	}
+	if (w >= 75 && w < 80 && max >= 12)
+		return (loop_loads(g, max));
 	if (w >= 75 && g->depth < MAX_DEPTH && max >= 12)
 		return (loop(g, max));
 	return (alu_run(g->out, rnd(1, (unsigned)(max < 6 ? max : 6))));
@@ -1022,6 +1097,13 @@ function(struct buf *b, const char *name, int fn, uint64_t want)
 		c.insns += 2;
 	}
 	emit(b, "%.*s", (int)body.len, body.p);
+	if (fn < 0) {			/* what the registers and flags hold */
+		emit(b, "\tpushfq\n\tpop\t%%rcx\n\tand\t$0x8d5, %%ecx\n");
+		for (i = 1; i < NSCRATCH; i++)
+			emit(b, "\txor\t%%%s, %%rax\n", reg(i, 0));
+		emit(b, "\txor\t%%rcx, %%rax\n\tmov\t%%rax, randprog_sum(%%rip)\n");
+		c.insns += 3 + (NSCRATCH - 1) + 2;
+	}
 	for (i = npush; i-- > 0; )
 		emit(b, "\tpop\t%%%s\n", push[i]);
 	if (fn >= 0 && chance(30)) {	/* the caller pushed 1 to 3 quadwords */
@@ -1086,6 +1168,7 @@ main(int argc, char **argv)
 	    "\t.globl\trandprog_expect_branches\nrandprog_expect_branches:\n\t.quad\t%" PRIu64 "\n"
 	    "\t.globl\trandprog_seed\nrandprog_seed:\n\t.quad\t%llu\n"
 	    "\n\t.bss\n\t.balign 64\n\t.globl\trandprog_buf\nrandprog_buf:\n\t.skip\t%u\n"
+	    "\t.balign 8\n\t.globl\trandprog_sum\nrandprog_sum:\n\t.skip\t8\n"
 	    "\t.section .note.GNU-stack, \"\", @progbits\n",
 	    total.insns, total.branches, seed, BUF_SIZE);
 	free(run.p);

@@ -19,7 +19,8 @@
  * and 1.  randprog_run runs twice (a second run goes through code the
  * monitor has seen).  Prints every count, so that exact_modes.sh
  * compares them between --exact-mode step and block; exits with the
- * number of wrong counts.
+ * number of wrong counts.  After each run it prints what the run computed
+ * (computed()), for exact_modes.sh to compare between the modes.
  */
 #include <vpmu-guest/runtime.h>
 
@@ -43,6 +44,8 @@
 
 extern void randprog_run(void);
 extern const uint64_t randprog_expect_insns, randprog_expect_branches, randprog_seed;
+extern const uint64_t randprog_sum;
+extern const uint8_t randprog_buf[4096];
 
 void randprog_empty(void);
 void measure(uint32_t msr, uint32_t lo, uint32_t hi, void (*fn)(void));
@@ -140,6 +143,24 @@ count(void (*fn)(void))
 	return (c);
 }
 
+/*
+ * What a run computed: randprog_sum (its registers and flags at the end)
+ * and an FNV-1a hash of randprog_buf, printed for exact_modes.sh to
+ * compare between the modes (whatever completes instructions without
+ * running them must leave the same registers and memory).
+ */
+static void
+computed(const char *what)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	unsigned i;
+
+	for (i = 0; i < sizeof(randprog_buf); i++)
+		h = (h ^ randprog_buf[i]) * 0x100000001b3ull;
+	vg_printf("%s: registers %016lx memory %016lx\n", what, (unsigned long)randprog_sum,
+	    (unsigned long)h);
+}
+
 /* Counts fn and compares with its own count plus measure()'s. */
 static int
 check(const char *what, void (*fn)(void), uint64_t insns, uint64_t branches)
@@ -168,7 +189,9 @@ main(unsigned cpu)
 	    (unsigned long)randprog_expect_branches);
 	bad += check("empty call", randprog_empty, 1, 1);
 	bad += check("run 1", randprog_run, randprog_expect_insns, randprog_expect_branches);
+	computed("run 1");
 	bad += check("run 2", randprog_run, randprog_expect_insns, randprog_expect_branches);
+	computed("run 2");
 	vg_printf("randprog: %s\n", bad ? "FAIL" : "ok");
 	return (bad);
 }

@@ -41,4 +41,8 @@ randprog_seed:
 	.globl	randprog_buf
 randprog_buf:
 	.skip	4096
+	.balign 8
+	.globl	randprog_sum
+randprog_sum:				/* not written: this program is its JMP alone */
+	.skip	8
 	.section .note.GNU-stack, "", @progbits
