@@ -25,6 +25,13 @@
  *              4.25 instructions per control transfer)
  *   4 calls    two small functions called per iteration (9: CALL ADD RET
  *              CALL XOR ADD RET DEC JNZ, five of them branches)
+ *   5 cprog    C compiled with the guests' -O2: per iteration a recursive
+ *              Fibonacci of 10 (177 calls), a call through a table of
+ *              function pointers, and a bytecode interpreter's switch over
+ *              a 16-byte program (a jump table: JMP through memory).  Its
+ *              count depends on the compiler, so the first counted round
+ *              gives the expected count of the others, and step and block
+ *              mode must agree on it (exact_modes_xbench_cprog)
  *
  * Output, one line per round (exact.sh reads them):
  *   XB <name> <round> floor|step <TSC ticks> <PMC0> <expected>
@@ -154,14 +161,99 @@ __asm__(".text\n" XB_ENTER
     "xor %r10, %r11\n\t"
     "add %r11, %r12\n\t"
     "ret\n");
+#elif WORKLOAD == 5
+#define XB_NAME		"cprog"
+#ifndef XB_ITERS
+#define XB_ITERS	250ul
+#endif
+static volatile uint64_t xb_sink;
+
+static __attribute__((noinline)) uint64_t
+xb_fib(unsigned k)
+{
+	return (k < 2 ? k : xb_fib(k - 1) + xb_fib(k - 2));
+}
+
+static __attribute__((noinline)) uint64_t
+xb_add(uint64_t a, uint64_t b)
+{
+	return (a + b);
+}
+
+static __attribute__((noinline)) uint64_t
+xb_xor(uint64_t a, uint64_t b)
+{
+	return (a ^ (b << 7));
+}
+
+static __attribute__((noinline)) uint64_t
+xb_mul(uint64_t a, uint64_t b)
+{
+	return (a * (b | 1));
+}
+
+static __attribute__((noinline)) uint64_t
+xb_rot(uint64_t a, uint64_t b)
+{
+	return (a << (b & 63) | a >> (-b & 63));
+}
+
+static uint64_t (*const xb_ops[4])(uint64_t, uint64_t) = { xb_add, xb_xor, xb_mul, xb_rot };
+
+/* A bytecode: each byte an opcode 0..7 on an accumulator. */
+static const uint8_t xb_code[16] = { 0, 3, 1, 7, 2, 5, 4, 6, 1, 0, 3, 2, 7, 6, 5, 4 };
+
+static __attribute__((noinline)) uint64_t
+xb_interp(uint64_t acc, uint64_t arg)
+{
+	unsigned i;
+
+	for (i = 0; i < sizeof(xb_code); i++) {
+		switch (xb_code[i]) {
+		case 0: acc += arg; break;
+		case 1: acc ^= acc >> 13; break;
+		case 2: acc *= 0x9E3779B97F4A7C15ull; break;
+		case 3: acc -= i; break;
+		case 4: acc = ~acc; break;
+		case 5: acc += acc << 5; break;
+		case 6: acc ^= arg << 3; break;
+		default: acc = acc >> 1 | acc << 63; break;
+		}
+	}
+	return (acc);
+}
+
+uint64_t
+xb_run(uint64_t n, uint64_t select)
+{
+	uint64_t acc = 1, i;
+
+	vg_wrmsr(MSR_EVTSEL0, select);
+	for (i = 0; i < n; i++) {
+		acc += xb_fib(10);
+		acc = xb_ops[acc & 3](acc, i);
+		acc = xb_interp(acc, i);
+	}
+	xb_sink = acc;
+	vg_wrmsr(MSR_EVTSEL0, 0);
+	return (acc);
+}
 #else
 #error "unknown WORKLOAD"
+#endif
+
+#ifndef XB_NO_TIME
+#define XB_NO_TIME	0	/* 1: print 0 for the times (exact_modes compares the lines) */
 #endif
 
 int
 main(unsigned cpu)
 {
+#ifdef XB_BODY
 	uint64_t expect = XB_FIXED + XB_SETUP + (uint64_t)XB_BODY * XB_ITERS;
+#else
+	uint64_t expect = 0;	/* the first counted round's */
+#endif
 	uint64_t t0, ticks, got;
 	unsigned r, errors = 0;
 	int step;
@@ -174,8 +266,10 @@ main(unsigned cpu)
 			vg_wrmsr(MSR_PMC0, 0);
 			t0 = vg_rdtsc();
 			xb_run(XB_ITERS, EVTSEL_INSNS | (step ? EVTSEL_EN : 0));
-			ticks = vg_rdtsc() - t0;
+			ticks = XB_NO_TIME ? 0 : vg_rdtsc() - t0;
 			got = vg_rdmsr(MSR_PMC0);
+			if (step && expect == 0)
+				expect = got;
 			vg_printf("XB %s %u %s %lu %lu %lu\n", XB_NAME, r,
 			    step ? "step" : "floor", (unsigned long)ticks,
 			    (unsigned long)got, (unsigned long)(step ? expect : 0));
