@@ -353,3 +353,29 @@ vpmu__alu_agrees(const struct vpmu_alu_state *s, const struct vpmu_regs *r)
 			return (false);
 	return (((s->rflags ^ r->rflags) & s->fknown) == 0);
 }
+
+bool
+vpmu__alu_ea(const struct vpmu_insn *in, uint64_t addr, const struct vpmu_alu_state *s,
+    uint64_t sp, bool sp_known, uint64_t *a)
+{
+	unsigned r;
+
+	*a = (uint64_t)in->ea_disp;
+	if (in->ea_size == 0 || in->ea_seg)
+		return (false);
+	if (in->ea_base == VPMU_EA_RIP)
+		*a += addr + in->len;
+	else if (in->ea_base != 0) {
+		r = in->ea_base - 1u;
+		if (r == 4 ? !sp_known : s == NULL || !(s->known & (1u << r)))
+			return (false);
+		*a += r == 4 ? sp : s->r[r];
+	}
+	if (in->ea_index != 0) {
+		r = in->ea_index - 1u;
+		if (s == NULL || !(s->known & (1u << r)))
+			return (false);
+		*a += s->r[r] * in->ea_scale;
+	}
+	return (true);
+}

@@ -38,6 +38,13 @@ void	vpmu__alu_init(struct vpmu_alu_state *s, const struct vpmu_regs *r);
 void	vpmu__alu_step(struct vpmu_alu_state *s, const struct vpmu_insn *in);
 /* Condition code cond (tttn): 1 holds, 0 does not, -1 not known. */
 int	vpmu__alu_cond(const struct vpmu_alu_state *s, unsigned cond);
+/*
+ * The linear address of the access of in at addr (vpmu_insn.ea_*), from
+ * RIP, RSP (sp, when sp_known) and the registers s knows (s NULL: none);
+ * false: no such access, an FS or GS base, or a register not known.
+ */
+bool	vpmu__alu_ea(const struct vpmu_insn *in, uint64_t addr, const struct vpmu_alu_state *s,
+	    uint64_t sp, bool sp_known, uint64_t *a);
 /* Do r's registers and flags agree with what s knows? */
 bool	vpmu__alu_agrees(const struct vpmu_alu_state *s, const struct vpmu_regs *r);
 

@@ -6,15 +6,19 @@
  * works out where it goes and moves the vCPU there (vpmu_exact(7),
  * docs/exact-blocks.md).
  *
- * Only what follows from RIP, RFLAGS, RCX and the stack, in 64-bit code
- * (decode.c, vpmu_insn.eval): Jcc, JMP, LOOP/LOOPE/LOOPNE, JRCXZ/JECXZ
- * with a relative target, near RET.  Whatever would fault is left to the
- * processor (the caller single-steps): a non-canonical successor (#GP at
- * the branch), a return address the guest's page tables do not let the
- * RET read at its CPL (#PF or #SS: vpmu__gmem_can_access, which models
- * U/S, SMAP with RFLAGS.AC and leaves protection keys out).  Not under CET
- * (the shadow stack).
+ * Only what follows from the registers and a read of memory, in 64-bit
+ * code (decode.c, vpmu_insn.eval): Jcc, JMP, LOOP/LOOPE/LOOPNE,
+ * JRCXZ/JECXZ with a relative target, near RET, near JMP through memory
+ * (a jump table).  Whatever would fault is left to the processor (the
+ * caller single-steps): a non-canonical successor (#GP at the branch), a
+ * return address or jump target the guest's page tables do not let the
+ * branch read at its CPL (#PF or #SS: vpmu__gmem_can_access, which models
+ * U/S, SMAP with RFLAGS.AC and leaves protection keys out), and a read
+ * that would set an Accessed bit (the processor sets it; the branch is
+ * stepped so that it does).  Not under CET (the shadow stack, and
+ * indirect-branch tracking's ENDBR).
  */
+#include "alu.h"
 #include "branch.h"
 
 #define RFLAGS_CF	(1ull << 0)
@@ -45,12 +49,27 @@ vpmu__branch_cond(unsigned cond, uint64_t rflags)
 	return (r != ((cond & 1) != 0));	/* odd codes: the negation */
 }
 
+/*
+ * The 8 bytes at gva, read as the branch would read them: only where the
+ * guest's page tables let it at its CPL without a fault and without
+ * setting an Accessed bit (then the read leaves nothing to be done).
+ */
+static bool
+read_quietly(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+    const struct vpmu_regs *r, uint64_t gva, uint64_t *val)
+{
+	*val = 0;
+	return (vpmu__gmem_can_read_quietly(mem, pg, gva, 8, r->cpl, (r->rflags & RFLAGS_AC) != 0) &&
+	    vpmu__gmem_read_gva(mem, pg, gva, val, 8) == 8);
+}
+
 unsigned
 vpmu__branch_complete(const struct vpmu_gmem *mem, const struct vpmu_insn *in,
     struct vpmu_regs *r)
 {
 	struct vpmu_gmem_paging pg = { r->cr0, r->cr3, r->cr4, r->efer };
-	uint64_t next = r->rip + in->len, succ = next, ret = 0, rcx = r->rcx;
+	struct vpmu_alu_state s;
+	uint64_t next = r->rip + in->len, succ = next, ret = 0, rcx = r->rcx, at;
 	unsigned set = VPMU_SET_RIP;
 
 	if (!r->long_mode)
@@ -75,13 +94,16 @@ vpmu__branch_complete(const struct vpmu_gmem *mem, const struct vpmu_insn *in,
 			succ = in->target;
 		break;
 	case VPMU_EVAL_RET:
-		if ((r->cr4 & VPMU_CR4_CET) ||
-		    !vpmu__gmem_can_access(mem, &pg, r->rsp, 8, false, r->cpl,
-		    (r->rflags & RFLAGS_AC) != 0) ||
-		    vpmu__gmem_read_gva(mem, &pg, r->rsp, &ret, 8) != 8)
+		if ((r->cr4 & VPMU_CR4_CET) || !read_quietly(mem, &pg, r, r->rsp, &ret))
 			return (0);
 		succ = ret;
 		set |= VPMU_SET_RSP;
+		break;
+	case VPMU_EVAL_JMP_MEM:
+		vpmu__alu_init(&s, r);
+		if ((r->cr4 & VPMU_CR4_CET) || !vpmu__alu_ea(in, r->rip, &s, r->rsp, true, &at) ||
+		    !read_quietly(mem, &pg, r, at, &succ))
+			return (0);
 		break;
 	default:
 		return (0);

@@ -678,6 +678,20 @@ ind_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
 	out->ind = (uint8_t)(r + 1);
 }
 
+/* vpmu_insn.eval VPMU_EVAL_JMP_MEM: a near JMP through the one memory operand ea_of() found. */
+static void
+jmp_mem_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
+    struct vpmu_insn *out)
+{
+	if (out->flow != VPMU_FLOW_INDIRECT || !wide64(in) ||
+	    in->meta.branch_type != ZYDIS_BRANCH_TYPE_NEAR || in->mnemonic != ZYDIS_MNEMONIC_JMP ||
+	    in->operand_count_visible != 1 || op[0].type != ZYDIS_OPERAND_TYPE_MEMORY ||
+	    out->ea_size != 8 || out->ea_seg || out->ea_write)
+		return;
+	out->eval = VPMU_EVAL_JMP_MEM;
+	out->cond = VPMU_COND_ALWAYS;
+}
+
 static int decode_one(enum vpmu_decode_mode mode, uint64_t addr, const ZydisDecodedInstruction *in,
     const ZydisDecodedOperand *op, struct vpmu_insn *out);
 
@@ -776,6 +790,7 @@ decode_one(enum vpmu_decode_mode mode, uint64_t addr, const ZydisDecodedInstruct
 		}
 		eval_of(&in, op, out);
 		ind_of(&in, op, out);
+		jmp_mem_of(&in, op, out);
 		out->follow = out->flow == VPMU_FLOW_DIRECT && !out->conditional &&
 		    (in.mnemonic == ZYDIS_MNEMONIC_JMP || in.mnemonic == ZYDIS_MNEMONIC_CALL) &&
 		    wide64(&in);

@@ -44,6 +44,8 @@ enum vpmu_insn_eval {
 	VPMU_EVAL_JRCXZ,		/* JRCXZ rel: taken when RCX is 0 */
 	VPMU_EVAL_JECXZ,		/* JECXZ rel: taken when ECX is 0 */
 	VPMU_EVAL_RET,			/* RET, RET imm16 (near): pop RIP, then pop bytes */
+	VPMU_EVAL_JMP_MEM,		/* JMP m64 (near, at ea_*, no FS or GS base):
+					   RIP from memory */
 };
 #define VPMU_COND_ALWAYS	0xFF	/* vpmu_insn.cond: no condition (LOOP) */
 #define VPMU_EA_RIP		0xFF	/* vpmu_insn.ea_base: RIP-relative */

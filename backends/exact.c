@@ -920,37 +920,6 @@ stack_safe(const struct exact *x, const struct xvcpu *v, const struct vpmu_insn 
 }
 
 /*
- * The address of the access of in at addr (vpmu_insn.ea_*), from RIP, RSP
- * (sp, when sp_known) and the registers s knows (s NULL: none); false: no
- * such access, an FS or GS base, or a register not known.
- */
-static bool
-ea_addr(const struct vpmu_insn *in, uint64_t addr, const struct vpmu_alu_state *s,
-    uint64_t sp, bool sp_known, uint64_t *a)
-{
-	unsigned r;
-
-	*a = (uint64_t)in->ea_disp;
-	if (in->ea_size == 0 || in->ea_seg)
-		return (false);
-	if (in->ea_base == VPMU_EA_RIP)
-		*a += addr + in->len;
-	else if (in->ea_base != 0) {
-		r = in->ea_base - 1u;
-		if (r == 4 ? !sp_known : s == NULL || !(s->known & (1u << r)))
-			return (false);
-		*a += r == 4 ? sp : s->r[r];
-	}
-	if (in->ea_index != 0) {
-		r = in->ea_index - 1u;
-		if (s == NULL || !(s->known & (1u << r)))
-			return (false);
-		*a += s->r[r] * in->ea_scale;
-	}
-	return (true);
-}
-
-/*
  * Can the access of in at addr not fault?  Its address from the registers
  * the run knows before it (v->alu, kept only while branches are foreseen)
  * and sp; then the guest's page tables at P say whether it may be made.
@@ -963,7 +932,7 @@ ea_safe(const struct exact *x, const struct xvcpu *v, const struct vpmu_insn *in
 	uint64_t a;
 
 	return (!(v->p.cr4 & VPMU_CR4_CET) &&
-	    ea_addr(in, addr, x->foresee && !v->nopredict ? &v->alu : NULL, sp, sp_known, &a) &&
+	    vpmu__alu_ea(in, addr, x->foresee && !v->nopredict ? &v->alu : NULL, sp, sp_known, &a) &&
 	    vpmu__gmem_can_access(x->mem, PAGING(&v->p), a, in->ea_size, in->ea_write,
 	    v->p.cpl, (v->p.rflags & RFLAGS_AC) != 0));
 }
@@ -1035,7 +1004,7 @@ ff_slot(const struct xvcpu *v, const struct vpmu_insn *in, const struct body *b,
 	    b->nwr[in->ea_base - 1u] != 0 || b->nwmem != 1)
 		return (false);
 	vpmu__alu_init(&p, &v->p);		/* the base is P's every round */
-	return (ea_addr(in, b->last_addr, &p, v->p.rsp, true, slot) &&
+	return (vpmu__alu_ea(in, b->last_addr, &p, v->p.rsp, true, slot) &&
 	    *slot + FF_SLOT_NEAR >= v->p.rsp && *slot <= v->p.rsp + FF_SLOT_NEAR);
 }
 
@@ -1225,17 +1194,25 @@ loop_closed(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *loop
 
 	if (loop->eval != VPMU_EVAL_LOOP || loop->cond != VPMU_COND_ALWAYS ||
 	    loop->target > r->rip || !r->long_mode || r->rcx == 1 ||
-	    !closed_body(x, v, r, loop->target, r->rip, &b) ||
-	    ((b.moved | b.loaded) != 0 && !v->setgprs) || v->room < 2)
+	    !closed_body(x, v, r, loop->target, r->rip, &b))
 		return (false);
+	/*
+	 * From here a refusal, or rounds left over, sends the next run from
+	 * the head to the loop's exit (fast-forwarded by running, where it
+	 * can be) rather than round by round to this LOOP.
+	 */
+	if (((b.moved | b.loaded) != 0 && !v->setgprs) || v->room < 2)
+		goto refuse;
 	left = r->rcx - 1;		/* the rounds after this LOOP */
 	k = (v->room - 1) / (b.n + 1);
 	if (k > left)
 		k = left;
-	if (b.loaded != 0 && (k = loads_allow(x, &b, r, k)) < left)
-		v->closed_no = loop->target;	/* the rest run (ff by running) */
+	if (b.loaded != 0)
+		k = loads_allow(x, &b, r, k);
 	if (k == 0)
-		return (false);
+		goto refuse;
+	if (k < left)
+		v->closed_no = loop->target;
 	/* the flags: the last round's DEC/INC/SUB/ADD, on its registers */
 	vpmu__alu_init(&s, r);
 	for (reg = 0; reg < 16; reg++)
@@ -1245,11 +1222,11 @@ loop_closed(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *loop
 		if (b.in[i].count != 0)
 			vpmu__alu_step(&s, &b.in[i]);
 	if ((s.fknown & b.wflags) != b.wflags)
-		return (false);
+		goto refuse;
 	for (reg = 0; reg < 16; reg++)
 		if (((b.moved >> reg) & 1) &&
 		    (!((s.known >> reg) & 1) || s.r[reg] != moved_by(&b, vpmu__alu_gpr(r, reg), reg, k)))
-			return (false);	/* alu.c and the moves disagree: run it */
+			goto refuse;	/* alu.c and the moves disagree: run it */
 	/* the loads of the last round, in order */
 	for (i = 0; i < b.n; i++) {
 		if (b.in[i].load == 0)
@@ -1258,7 +1235,7 @@ loop_closed(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *loop
 		val = 0;
 		if (vpmu__gmem_read_gva(x->mem, PAGING(r), a + (k - 1) * stride, &val,
 		    b.in[i].ea_size) != b.in[i].ea_size)
-			return (false);
+			goto refuse;
 		s.r[VPMU_COUNT_REG(b.in[i].load)] = val;
 	}
 	/* counted: this LOOP, then k rounds */
@@ -1282,13 +1259,17 @@ loop_closed(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *loop
 	*set = VPMU_SET_RCX | VPMU_SET_RIP | (b.wflags != 0 ? VPMU_SET_RFLAGS : 0) |
 	    ((b.moved | b.loaded) != 0 ? VPMU_SET_GPRS : 0);
 	return (true);
+refuse:
+	v->closed_no = loop->target;
+	return (false);
 }
 
 /*
  * Will the LOOP at end, back to P, be retired at its exit in closed form
  * (loop_closed)?  Then its block ends at the LOOP instead of running the
- * rounds.  Once loop_closed could not retire every round (a load it could
- * not make), the next run from that head runs them.
+ * rounds.  Once loop_closed refused the loop or left rounds over (a load
+ * it could not make, a counter about to overflow), the next run from that
+ * head runs them.
  */
 static bool
 closed_at(const struct exact *x, struct xvcpu *v, uint64_t end)

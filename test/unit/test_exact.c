@@ -7,7 +7,8 @@
  * tables built in it: PML4 at 0x1000, PDPT at 0x2000, PD at 0x3000, and
  * either 2 MiB identity pages or, for the first 2 MiB, a 4 KiB page table
  * at 0x4000.  Code lives at 0x10000, the stack at 0x80000, the IDT at
- * 0x9000.  Every count is asserted exactly.
+ * 0x9000.  Every entry has its Accessed bit, as in a guest that has
+ * used them, unless a test says otherwise.  Every count is asserted exactly.
  *
  * Last, the KVM glue's side of the source (needs /dev/kvm, skipped with
  * the reason without it): no vCPU without guest memory to read.
@@ -50,6 +51,7 @@
 #define PTE_P		0x1ull
 #define PTE_RW		0x2ull
 #define PTE_PS		0x80ull
+#define PTE_A		0x20ull		/* the guest has used the entry */
 
 #define STEP		VPMU_SYNC_STEP
 #define RESYNC		VPMU_SYNC_RESYNC
@@ -73,11 +75,11 @@ tables_2m(struct tx *t)
 {
 	unsigned i;
 
-	pte(t, PML4, 0, PDPT | PTE_P | PTE_RW);
-	pte(t, PDPT, 0, PD | PTE_P | PTE_RW);
-	pte(t, PDPT, 3, 0 | PTE_P | PTE_RW | PTE_PS);
+	pte(t, PML4, 0, PDPT | PTE_P | PTE_RW | PTE_A);
+	pte(t, PDPT, 0, PD | PTE_P | PTE_RW | PTE_A);
+	pte(t, PDPT, 3, 0 | PTE_P | PTE_RW | PTE_PS | PTE_A);
 	for (i = 0; i < 4; i++)
-		pte(t, PD, i, ((uint64_t)i << 21) | PTE_P | PTE_RW | PTE_PS);
+		pte(t, PD, i, ((uint64_t)i << 21) | PTE_P | PTE_RW | PTE_PS | PTE_A);
 }
 
 /* 4 KiB pages below 2 MiB: identity, but 0x11000 unmapped, 0x20000 -> 0x30000, 0x21000 -> 0x50000. */
@@ -87,9 +89,9 @@ tables_4k(struct tx *t)
 	unsigned i;
 
 	tables_2m(t);
-	pte(t, PD, 0, PT | PTE_P | PTE_RW);
+	pte(t, PD, 0, PT | PTE_P | PTE_RW | PTE_A);
 	for (i = 0; i < 512; i++)
-		pte(t, PT, i, ((uint64_t)i << 12) | PTE_P | PTE_RW);
+		pte(t, PT, i, ((uint64_t)i << 12) | PTE_P | PTE_RW | PTE_A);
 	pte(t, PT, 0x11, 0);
 	pte(t, PT, 0x20, 0x30000 | PTE_P);
 	pte(t, PT, 0x21, 0x50000 | PTE_P);
@@ -1989,7 +1991,8 @@ breakpoints_stay_armed(void **state)
  * instructions, one branch); the RET is completed from the stack.  A
  * push to a mapped, writable stack cannot fault: no handler breakpoints.
  * To a stack not mapped it can: the handlers are armed, and a #PF of the
- * CALL counts the two ADDs before it.
+ * CALL counts the two ADDs before it.  A stack page whose Accessed bit is
+ * clear: the RET is not completed (its read would set the bit).
  */
 static void
 blocks_run_through_calls(void **state)
@@ -2034,6 +2037,21 @@ blocks_run_through_calls(void **state)
 	assert_int_equal(val(t, c), 8);
 	assert_int_equal(stats(t).block_faults, 1);
 	assert_int_equal(stats(t).unresolved, 0);
+
+	/*
+	 * The stack's page without its Accessed bit: the RET's read would
+	 * set it, so the RET is left to the processor (stepped).
+	 */
+	pte(t, PD, 0, 0 | PTE_P | PTE_RW | PTE_PS);
+	t->r.rsp = STACK;
+	armed_at(t, CODE + 0x400, RESYNC | SETREGS, bp);
+	assert_int_equal(vpmu__exact_end(t->st, 0), CODE + 0x486);
+	t->r.rsp = STACK - 8;
+	put(t, STACK - 8, (const uint8_t *)&ra, 8);
+	at(t, CODE + 0x486, SETREGS);
+	r = t->r;
+	assert_int_equal(X->exec_complete(t->st, 0, &r), 0);
+	pte(t, PD, 0, 0 | PTE_P | PTE_RW | PTE_PS | PTE_A);
 }
 
 /*
@@ -2277,7 +2295,6 @@ loop_self_is_retired_at_once(void **state)
  */
 #define CLL		(CODE + 0xA80)
 #define SETGPRS		VPMU_SYNC_SETGPRS
-#define PTE_A		0x20ull
 #define CLL_DATA	0x100000u
 
 static void
@@ -2378,6 +2395,55 @@ loops_of_loads_are_retired_in_closed_form(void **state)
 	assert_int_equal(r.rsi, CLL_DATA + 50 * 64);
 	assert_int_equal(r.rax, 1000 + 49);
 	assert_int_equal(stats(t).closed_insns, 5 * 199 + 5 * 127 + 5 * 49);
+}
+
+/*
+ * A JMP through memory (a switch's jump table) ends a block and is
+ * completed from the table: add; add; jmp *(%rsi,%rdx,8) at JMT, the
+ * table at 0x70000, entry 3 JMT + 0x40.  Not when the entry is not
+ * canonical (#GP at the JMP), nor when the table's page has no Accessed
+ * bit (the read would set it): the processor runs the JMP.
+ */
+#define JMT	(CODE + 0xB00)
+static void
+jumps_through_memory_are_completed(void **state)
+{
+	struct tx *t = *state;
+	uint64_t bp[VPMU_DEBUG_BP_MAX], to = JMT + 0x40, bad = 0x8000000000000000ull;
+	struct vpmu_regs r;
+	void *c, *b;
+
+	block_mode(t, 1);
+	PUT(t, JMT, 0x48, 0x01, 0xd8, 0x48, 0x01, 0xd8, 0xff, 0x24, 0xd6);
+	put(t, 0x70000 + 3 * 8, (const uint8_t *)&to, 8);
+	put(t, 0x70000 + 4 * 8, (const uint8_t *)&bad, 8);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	b = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+	t->r.rsi = 0x70000;
+	t->r.rdx = 3;
+	armed_at(t, JMT, RESYNC | SETREGS, bp);
+	assert_int_equal(vpmu__exact_end(t->st, 0), JMT + 6);
+	at(t, JMT + 6, SETREGS);
+	r = t->r;
+	assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP);
+	assert_int_equal(r.rip, JMT + 0x40);
+	assert_int_equal(val(t, c), 3);
+	assert_int_equal(val(t, b), 1);
+
+	t->r.rdx = 4;			/* a non-canonical entry */
+	armed_at(t, JMT, RESYNC | SETREGS, bp);
+	at(t, JMT + 6, SETREGS);
+	r = t->r;
+	assert_int_equal(X->exec_complete(t->st, 0, &r), 0);
+
+	tables_4k(t);			/* the table's page not accessed yet */
+	pte(t, PT, 0x70, 0x70000 | PTE_P | PTE_RW);
+	t->r.rdx = 3;
+	armed_at(t, JMT, RESYNC | SETREGS, bp);
+	at(t, JMT + 6, SETREGS);
+	r = t->r;
+	assert_int_equal(X->exec_complete(t->st, 0, &r), 0);
+	tables_2m(t);
 }
 
 /*
@@ -2750,6 +2816,7 @@ T(stack_counter_loops_are_fast_forwarded),
 		T(branch_after_step_is_completed),
 		T(loop_self_is_retired_at_once),
 		T(loops_of_loads_are_retired_in_closed_form),
+		T(jumps_through_memory_are_completed),
 		T(known_addresses_need_no_handlers),
 		T(foreseen_loops_still_step),
 	T(branches_inside_runs_are_foreseen),
