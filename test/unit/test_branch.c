@@ -74,14 +74,37 @@ decoder_marks_completable_branches(void **state)
 	assert_int_equal(DEC(0xcb).eval, VPMU_EVAL_NONE);		/* retf */
 	assert_int_equal(DEC(0x48, 0xcf).eval, VPMU_EVAL_NONE);	/* iretq */
 	assert_int_equal(DEC(0xff, 0xe0).eval, VPMU_EVAL_NONE);	/* jmp rax */
-	/* jmp [rip + 0x10]: relative addressing, but the target is in memory */
+	/*
+	 * jmp [rip + 0x10]: relative addressing, but the target is in memory:
+	 * completed from memory (a jump table's shape), not as a direct jump.
+	 */
 	in = DEC(0xff, 0x25, 0x10, 0x00, 0x00, 0x00);
-	assert_int_equal(in.eval, VPMU_EVAL_NONE);
+	assert_int_equal(in.eval, VPMU_EVAL_JMP_MEM);
+	assert_int_equal(in.ea_base, VPMU_EA_RIP);
 	assert_int_equal(in.flow, VPMU_FLOW_INDIRECT);
 	assert_false(in.follow);
+	in = DEC(0xff, 0x24, 0xd6);			/* jmp [rsi + rdx * 8] */
+	assert_int_equal(in.eval, VPMU_EVAL_JMP_MEM);
+	assert_int_equal(in.ea_base, 7);
+	assert_int_equal(in.ea_index, 3);
+	assert_int_equal(in.ea_scale, 8);
+	assert_int_equal(DEC(0x64, 0xff, 0x20).eval, VPMU_EVAL_NONE);	/* jmp fs:[rax] */
+	assert_int_equal(DEC(0x66, 0xff, 0x20).eval, VPMU_EVAL_NONE);	/* jmp word [rax] */
 	in = DEC(0xff, 0x15, 0x10, 0x00, 0x00, 0x00);		/* call [rip + 0x10] */
+	assert_int_equal(in.eval, VPMU_EVAL_NONE);		/* writes the stack */
 	assert_int_equal(in.flow, VPMU_FLOW_INDIRECT);
 	assert_false(in.follow);
+	/* loads and NOPs (loops the source retires in closed form) */
+	assert_int_equal(DEC(0x48, 0x8b, 0x06).load, 1);		/* mov rax, [rsi] */
+	assert_int_equal(DEC(0x8b, 0x46, 0x08).load, 1 | VPMU_COUNT_32);	/* mov eax, [rsi+8] */
+	assert_int_equal(DEC(0x48, 0x89, 0x06).load, 0);		/* mov [rsi], rax */
+	assert_int_equal(DEC(0x66, 0x8b, 0x06).load, 0);		/* mov ax, [rsi] */
+	assert_int_equal(DEC(0x64, 0x48, 0x8b, 0x06).ea_seg, true);	/* fs: */
+	assert_int_equal(DEC(0x48, 0x8b, 0xc6).load, 0);		/* mov rax, rsi */
+	assert_true(DEC(0x90).nop);
+	assert_true(DEC(0x0f, 0x1f, 0x44, 0x00, 0x00).nop);		/* nop [rax+rax] */
+	assert_false(DEC(0x41, 0x90).nop);				/* xchg r8, rax */
+	assert_false(DEC(0xf3, 0x90).nop);				/* pause */
 	assert_true(DEC(0xe8, 0, 0, 0, 0).follow);		/* call rel32 */
 	assert_true(DEC(0xeb, 0x05).follow);			/* jmp rel8 */
 	assert_false(DEC(0x75, 0x05).follow);			/* jnz */
@@ -222,7 +245,8 @@ jumps_and_loops_move_rip_and_rcx(void **state)
 static void
 paged(uint8_t *ram, struct vpmu_regs *r, bool user)
 {
-	uint64_t e[3] = { 0xD000 | 3, 0xE000 | 3, 0x80 | 3 };	/* P, RW; PS */
+	/* P, RW, A (as the guest has used them); PS */
+	uint64_t e[3] = { 0xD000 | 0x23, 0xE000 | 0x23, 0x80 | 0x23 };
 	unsigned i;
 
 	for (i = 0; i < 3; i++) {
@@ -254,6 +278,14 @@ ret_pops_the_stack(void **state)
 	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), VPMU_SET_RIP | VPMU_SET_RSP);
 	assert_int_equal(r.rip, 0x2345);
 	assert_int_equal(r.rsp, 0x8000 + 8 + 16);
+	/* the stack's page (a 2 MiB one here) not accessed yet: the RET is the processor's */
+	memcpy(ram + 0xE000, &(uint64_t){ 0x80 | 3 }, 8);
+	r = regs();
+	paged(ram, &r, false);
+	memcpy(ram + 0xE000, &(uint64_t){ 0x80 | 3 }, 8);
+	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), 0);
+	assert_int_equal(r.rip, RIP);
+	paged(ram, &r, false);
 
 	/*
 	 * The stack as the RET may read it: a supervisor page at CPL 3 no,
@@ -311,7 +343,7 @@ non_canonical_targets_are_left_to_the_processor(void **state)
 	assert_int_equal(vpmu__branch_complete(&mem, &(struct vpmu_insn){ .eval = VPMU_EVAL_RET,
 	    .len = 1, .cond = VPMU_COND_ALWAYS }, &r), 0);
 	/* 5-level paging (a PML5 at 0xB000 over the same tables): canonical. */
-	memcpy(ram + 0xB000, &(uint64_t){ 0xC000 | 3 }, 8);
+	memcpy(ram + 0xB000, &(uint64_t){ 0xC000 | 0x23 }, 8);
 	r.cr3 = 0xB000;
 	r.cr4 |= VPMU_CR4_LA57;
 	assert_int_equal(vpmu__branch_complete(&mem, &(struct vpmu_insn){ .eval = VPMU_EVAL_RET,
