@@ -1293,7 +1293,10 @@ closed_at(const struct exact *x, struct xvcpu *v, uint64_t end)
  *   DEC/INC/SUB/ADD m; JNZ   the slot m (ff_slot) by the step, to 0;
  *   CMP r, s|imm; JNE        r, changed once a round by a DEC/INC/SUB/ADD
  *                            in the body, to s (not written) or imm.
- * No other instruction of the body may write the counter.  A number of
+ * No other instruction of the body may write the counter.  The body may
+ * go through JMP and CALL rel and RETs to its own CALLs, which go the same
+ * way every round (calls in the loop), but through no branch whose way
+ * was foreseen from the registers (plan(): varying).  A number of
  * rounds that no whole number gives (the counter would pass the end and
  * wrap) is not fast-forwarded.  The rounds run to a breakpoint at the
  * loop's exit when the counters' room and ff_max allow them all, so the
@@ -1417,8 +1420,11 @@ plan(const struct exact *x, struct xvcpu *v)
 	uint64_t sp = v->p.rsp;
 	struct body b;
 	bool breaking = v->bp != 0;	/* the last run was a block: no switch */
-	unsigned followed = 0;		/* JMP/CALL rel the run goes on through, and
-					   branches foreseen */
+	unsigned varying = 0;		/* branches the run goes through whose way
+					   may differ from round to round (Jcc and
+					   JMP/CALL through a register, foreseen);
+					   JMP/CALL rel and a RET to the run's own
+					   CALL go the same way every round */
 	uint64_t succ, rets[RET_MAX];	/* return addresses the run's CALLs pushed */
 	unsigned nrets = 0;
 	unsigned why = VPMU_STEP_OTHER;	/* why the loop stopped: a step's reason */
@@ -1426,7 +1432,7 @@ plan(const struct exact *x, struct xvcpu *v)
 	struct {
 		bool	 set;
 		uint64_t addr;
-		unsigned k, nseg, npred, followed;
+		unsigned k, nseg, npred, varying;
 		bool	 mem, any;
 		struct vpmu_insn in;
 		struct vpmu_alu_state alu;
@@ -1481,7 +1487,7 @@ plan(const struct exact *x, struct xvcpu *v)
 			mark.k = k;
 			mark.nseg = v->nseg;
 			mark.npred = v->npred;
-			mark.followed = followed;
+			mark.varying = varying;
 			mark.mem = mem;
 			mark.any = any;
 			mark.in = in;
@@ -1513,7 +1519,7 @@ plan(const struct exact *x, struct xvcpu *v)
 			v->npred++;
 		}
 		if (succ != 0) {
-			followed++;
+			varying += in.eval == VPMU_EVAL_JCC || in.ind != 0;
 			if (succ != addr) {	/* a new piece, unless a Jcc falls through */
 				addr = succ;
 				v->seg[v->nseg].lo = v->seg[v->nseg].hi = addr;
@@ -1535,7 +1541,7 @@ plan(const struct exact *x, struct xvcpu *v)
 		k = mark.k;
 		v->nseg = mark.nseg;
 		v->npred = mark.npred;
-		followed = mark.followed + 1;	/* no fast-forward: b holds more */
+		varying = mark.varying + 1;	/* no fast-forward: b holds more */
 		mem = mark.mem;
 		any = mark.any;
 		in = mark.in;
@@ -1543,7 +1549,7 @@ plan(const struct exact *x, struct xvcpu *v)
 		v->seg[v->nseg - 1].hi = addr;
 	}
 	/* a loop of its branch alone (LOOP $, a delay loop): k 0 */
-	if (ends && (k >= 1 || in.eval == VPMU_EVAL_LOOP) && followed == 0 &&
+	if (ends && (k >= 1 || in.eval == VPMU_EVAL_LOOP) && varying == 0 &&
 	    plan_ff(x, v, &in, addr, k, &b)) {
 		bp = addr + in.len;
 		v->seg[0].hi = bp;
@@ -1616,12 +1622,13 @@ sync_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r)
 		if (at.rip > v->ff.inc)
 			done--;
 		if (done >= v->ff.n ||
-		    walk(x, v, v->ff.head, &v->p, true, &at, &part, WALK_FOLLOW) != W_REACHED)
+		    walk(x, v, v->ff.head, &v->p, true, &at, &part, WALK_FOLLOW | WALK_PLAN) !=
+		    W_REACHED)
 			return (false);
 	} else
 		return (false);
 	out.rip = v->bp;
-	if (walk(x, v, v->ff.head, &v->p, true, &out, &one, WALK_FOLLOW) != W_REACHED ||
+	if (walk(x, v, v->ff.head, &v->p, true, &out, &one, WALK_FOLLOW | WALK_PLAN) != W_REACHED ||
 	    one.n != v->ff.len)
 		return (false);
 	count_path_n(x, v, &one, done);

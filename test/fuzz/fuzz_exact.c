@@ -7,8 +7,8 @@
  * Input, little-endian:
  *   0   cfg: bits 1:0 the paging (0 off, 1 32-bit, 2 PAE, 3 IA-32e),
  *       bit 2 CR4.LA57, bit 3 CR4.PSE, bit 4 CS.L (64-bit code),
- *       bit 5 block mode, bit 6 the VMM takes completed branches
- *       (VPMU_EXITF_SETREGS), bit 7 EFER.NXE
+ *       bit 5 block mode, bit 6 the VMM takes completed branches and
+ *       loops (VPMU_EXITF_SETREGS, VPMU_EXITF_SETGPRS), bit 7 EFER.NXE
  *   1   the number of slots (0..7); 2: the CPL (bits 1:0), RFLAGS.AC
  *       (bit 2), CR4.SMAP (bit 3); 3: the call-chain depth (0..16)
  *   4   CR3, RIP, RSP, RBP, RCX (8 bytes each); the IDT's base bits 27:4
@@ -469,7 +469,13 @@ check_insn(const struct vpmu_insn *in, enum vpmu_decode_mode mode)
 	CHECK(in->eval != VPMU_EVAL_RET || (in->flow == VPMU_FLOW_STACK && in->slot == 8 &&
 	    !in->far_return));
 	CHECK(in->eval == VPMU_EVAL_NONE || in->eval == VPMU_EVAL_RET ||
-	    in->flow == VPMU_FLOW_DIRECT);
+	    in->eval == VPMU_EVAL_JMP_MEM || in->flow == VPMU_FLOW_DIRECT);
+	CHECK(in->eval != VPMU_EVAL_JMP_MEM || (in->flow == VPMU_FLOW_INDIRECT &&
+	    in->ea_size == 8 && !in->ea_seg && !in->ea_write && !in->conditional));
+	CHECK(in->load == 0 || (mode == VPMU_DECODE_64 && in->ea_size ==
+	    ((in->load & VPMU_COUNT_32) ? 4 : 8) && !in->ea_write && !in->branch &&
+	    in->writes == 1u << VPMU_COUNT_REG(in->load)));
+	CHECK(!in->nop || (!in->branch && in->writes == 0 && in->wflags == 0 && in->in_block));
 	CHECK(in->pop == 0 || in->eval == VPMU_EVAL_RET);
 	CHECK(in->stack == 0 || in->stack == 8 || in->stack == -8);
 	CHECK(in->stack == 0 || mode == VPMU_DECODE_64);
@@ -651,7 +657,7 @@ drive(const struct fz *f, uint8_t cfg, struct vpmu_regs *r, const uint8_t *p, si
 {
 	struct vpmu_exact_params xp = { .vendor = VPMU_VENDOR_INTEL, .ref_cpi = 1,
 	    .mode = (cfg & 0x20) ? VPMU_EXACT_BLOCK : VPMU_EXACT_STEP };
-	uint32_t setregs = (cfg & 0x40) ? VPMU_EXITF_SETREGS : 0;
+	uint32_t setregs = (cfg & 0x40) ? VPMU_EXITF_SETREGS | VPMU_EXITF_SETGPRS : 0;
 	struct vpmu_entry e;
 	struct vpmu_exit x;
 	vpmu_config *cfgp;
@@ -739,6 +745,26 @@ drive(const struct fz *f, uint8_t cfg, struct vpmu_regs *r, const uint8_t *p, si
 			r->rflags = x.rflags;
 		if (x.set & VPMU_SET_USER)
 			r->cpl = 3;
+		if (x.set & VPMU_SET_GPRS) {
+			CHECK(x.gpr[0] == x.rax && x.gpr[1] == x.rcx && x.gpr[2] == x.rdx &&
+			    x.gpr[4] == x.rsp);
+			r->rax = x.gpr[0];
+			r->rcx = x.gpr[1];
+			r->rdx = x.gpr[2];
+			r->rbx = x.gpr[3];
+			r->rsp = x.gpr[4];
+			r->rbp = x.gpr[5];
+			r->rsi = x.gpr[6];
+			r->rdi = x.gpr[7];
+			r->r8 = x.gpr[8];
+			r->r9 = x.gpr[9];
+			r->r10 = x.gpr[10];
+			r->r11 = x.gpr[11];
+			r->r12 = x.gpr[12];
+			r->r13 = x.gpr[13];
+			r->r14 = x.gpr[14];
+			r->r15 = x.gpr[15];
+		}
 		if ((kind & 8) || i + 3 >= n || i / 2 + 1 == MAX_EXITS) {
 			now = pmc0(vm, r);
 			CHECK(now >= last);
