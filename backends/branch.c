@@ -9,7 +9,11 @@
  * Only what follows from the registers and a read of memory, in 64-bit
  * code (decode.c, vpmu_insn.eval): Jcc, JMP, LOOP/LOOPE/LOOPNE,
  * JRCXZ/JECXZ with a relative target, near RET, near JMP through memory
- * (a jump table).  Whatever would fault is left to the processor (the
+ * (a jump table), and near CALL (relative, through a register or
+ * memory), whose push is written into guest memory only where the page
+ * tables have the slot's page Accessed and Dirty already and the VMM gave
+ * a write function to hear of it (vpmu_vm_set_write_fn(): its dirty log
+ * does not see writes through the host mapping).  Whatever would fault is left to the processor (the
  * caller single-steps): a non-canonical successor (#GP at the branch), a
  * return address or jump target the guest's page tables do not let the
  * branch read at its CPL (#PF or #SS: vpmu__gmem_can_access, which models
@@ -105,6 +109,27 @@ vpmu__branch_complete(const struct vpmu_gmem *mem, const struct vpmu_insn *in,
 		    !read_quietly(mem, &pg, r, at, &succ))
 			return (0);
 		break;
+	case VPMU_EVAL_CALL:
+		if (r->cr4 & VPMU_CR4_CET)
+			return (0);
+		if (in->flow == VPMU_FLOW_DIRECT)
+			succ = in->target;
+		else if (in->ind != 0)
+			succ = vpmu__alu_gpr(r, in->ind - 1u);
+		else {
+			vpmu__alu_init(&s, r);
+			if (!vpmu__alu_ea(in, r->rip, &s, r->rsp, true, &at) ||
+			    !read_quietly(mem, &pg, r, at, &succ))
+				return (0);
+		}
+		/* the push, where the page tables need no bit set and the VMM hears of it */
+		if (!vpmu__gmem_canonical(&pg, succ) ||
+		    !vpmu__gmem_can_write_quietly(mem, &pg, r->rsp - 8, 8, r->cpl,
+		    (r->rflags & RFLAGS_AC) != 0) ||
+		    vpmu__gmem_write_gva(mem, &pg, r->rsp - 8, &next, 8) != 0)
+			return (0);
+		set |= VPMU_SET_RSP;
+		break;
 	default:
 		return (0);
 	}
@@ -112,7 +137,9 @@ vpmu__branch_complete(const struct vpmu_gmem *mem, const struct vpmu_insn *in,
 		return (0);
 	r->rip = succ;
 	r->rcx = rcx;
-	if (set & VPMU_SET_RSP)
+	if (in->eval == VPMU_EVAL_CALL)
+		r->rsp -= 8;
+	else if (set & VPMU_SET_RSP)
 		r->rsp += 8u + in->pop;
 	return (set);
 }

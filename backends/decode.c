@@ -493,25 +493,13 @@ gpr_use(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
 	}
 }
 
-/* vpmu_insn.ea_*: the one explicit memory operand, when it is the only access. */
+/* vpmu_insn.ea_* from the explicit memory operand m. */
 static void
-ea_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, struct vpmu_insn *out)
+ea_set(const ZydisDecodedOperand *m, struct vpmu_insn *out)
 {
-	const ZydisDecodedOperand *m = NULL;
-	unsigned i, nmem = 0;
 	int r;
 
-	if (in->machine_mode != ZYDIS_MACHINE_MODE_LONG_64 || in->address_width != 64 ||
-	    in->meta.category == ZYDIS_CATEGORY_STRINGOP ||
-	    in->meta.category == ZYDIS_CATEGORY_IOSTRINGOP)
-		return;
-	for (i = 0; i < in->operand_count; i++)
-		if (op[i].type == ZYDIS_OPERAND_TYPE_MEMORY && op[i].mem.type == ZYDIS_MEMOP_TYPE_MEM &&
-		    op[i].actions != 0) {
-			nmem++;
-			m = i < in->operand_count_visible ? &op[i] : NULL;
-		}
-	if (nmem != 1 || m == NULL || m->size == 0 || m->size > 8 * 64)
+	if (m->size == 0 || m->size > 8 * 64)
 		return;
 	if (m->mem.base == ZYDIS_REGISTER_RIP)
 		out->ea_base = VPMU_EA_RIP;
@@ -534,6 +522,36 @@ ea_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, struct v
 	out->ea_write = (m->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0;
 	out->ea_seg = m->mem.segment == ZYDIS_REGISTER_FS || m->mem.segment == ZYDIS_REGISTER_GS;
 	out->ea_size = (uint8_t)((m->size + 7) / 8);
+}
+
+/*
+ * vpmu_insn.ea_*: the one explicit memory operand, when it is the only
+ * access; or a near CALL's through memory (the push is CALL's own).
+ */
+static void
+ea_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, struct vpmu_insn *out)
+{
+	const ZydisDecodedOperand *m = NULL;
+	unsigned i, nmem = 0;
+
+	if (in->machine_mode != ZYDIS_MACHINE_MODE_LONG_64 || in->address_width != 64 ||
+	    in->meta.category == ZYDIS_CATEGORY_STRINGOP ||
+	    in->meta.category == ZYDIS_CATEGORY_IOSTRINGOP)
+		return;
+	if (in->mnemonic == ZYDIS_MNEMONIC_CALL && in->meta.branch_type == ZYDIS_BRANCH_TYPE_NEAR &&
+	    in->operand_count_visible == 1 && op[0].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+	    op[0].mem.type == ZYDIS_MEMOP_TYPE_MEM) {
+		ea_set(&op[0], out);
+		return;
+	}
+	for (i = 0; i < in->operand_count; i++)
+		if (op[i].type == ZYDIS_OPERAND_TYPE_MEMORY && op[i].mem.type == ZYDIS_MEMOP_TYPE_MEM &&
+		    op[i].actions != 0) {
+			nmem++;
+			m = i < in->operand_count_visible ? &op[i] : NULL;
+		}
+	if (nmem == 1 && m != NULL)
+		ea_set(m, out);
 }
 
 /*
@@ -678,17 +696,29 @@ ind_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
 	out->ind = (uint8_t)(r + 1);
 }
 
-/* vpmu_insn.eval VPMU_EVAL_JMP_MEM: a near JMP through the one memory operand ea_of() found. */
+/*
+ * vpmu_insn.eval for a near JMP through the one memory operand ea_of()
+ * found (VPMU_EVAL_JMP_MEM), and for a near CALL with a relative target,
+ * through a register (ind_of()) or through such a memory operand
+ * (VPMU_EVAL_CALL).
+ */
 static void
-jmp_mem_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
+ind_eval_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
     struct vpmu_insn *out)
 {
-	if (out->flow != VPMU_FLOW_INDIRECT || !wide64(in) ||
-	    in->meta.branch_type != ZYDIS_BRANCH_TYPE_NEAR || in->mnemonic != ZYDIS_MNEMONIC_JMP ||
-	    in->operand_count_visible != 1 || op[0].type != ZYDIS_OPERAND_TYPE_MEMORY ||
-	    out->ea_size != 8 || out->ea_seg || out->ea_write)
+	bool mem = out->flow == VPMU_FLOW_INDIRECT && in->operand_count_visible == 1 &&
+	    op[0].type == ZYDIS_OPERAND_TYPE_MEMORY && out->ea_size == 8 && !out->ea_seg &&
+	    !out->ea_write;
+
+	if (!wide64(in) || in->meta.branch_type != ZYDIS_BRANCH_TYPE_NEAR)
 		return;
-	out->eval = VPMU_EVAL_JMP_MEM;
+	if (in->mnemonic == ZYDIS_MNEMONIC_JMP && mem)
+		out->eval = VPMU_EVAL_JMP_MEM;
+	else if (in->mnemonic == ZYDIS_MNEMONIC_CALL &&
+	    (out->flow == VPMU_FLOW_DIRECT || out->ind != 0 || mem))
+		out->eval = VPMU_EVAL_CALL;
+	else
+		return;
 	out->cond = VPMU_COND_ALWAYS;
 }
 
@@ -790,7 +820,7 @@ decode_one(enum vpmu_decode_mode mode, uint64_t addr, const ZydisDecodedInstruct
 		}
 		eval_of(&in, op, out);
 		ind_of(&in, op, out);
-		jmp_mem_of(&in, op, out);
+		ind_eval_of(&in, op, out);
 		out->follow = out->flow == VPMU_FLOW_DIRECT && !out->conditional &&
 		    (in.mnemonic == ZYDIS_MNEMONIC_JMP || in.mnemonic == ZYDIS_MNEMONIC_CALL) &&
 		    wide64(&in);

@@ -46,6 +46,9 @@ enum vpmu_insn_eval {
 	VPMU_EVAL_RET,			/* RET, RET imm16 (near): pop RIP, then pop bytes */
 	VPMU_EVAL_JMP_MEM,		/* JMP m64 (near, at ea_*, no FS or GS base):
 					   RIP from memory */
+	VPMU_EVAL_CALL,			/* near CALL rel (target), through a register
+					   (ind) or through m64 (as JMP_MEM): push
+					   the next RIP, then go */
 };
 #define VPMU_COND_ALWAYS	0xFF	/* vpmu_insn.cond: no condition (LOOP) */
 #define VPMU_EA_RIP		0xFF	/* vpmu_insn.ea_base: RIP-relative */
@@ -154,7 +157,8 @@ struct vpmu_insn {
 	bool	 wmem;			/* writes memory other than a PUSH/CALL slot */
 	/*
 	 * The access of an instruction whose one memory access is an explicit
-	 * operand with a 64-bit address (not a stack slot, not a string's):
+	 * operand with a 64-bit address (not a stack slot, not a string's), or
+	 * the target's operand of a near CALL through memory (its push aside):
 	 * at base + index * scale + disp, ea_size bytes; base and index are 1
 	 * + the register (RAX 0 .. R15 15) or 0, base VPMU_EA_RIP for RIP
 	 * (disp from the next instruction).  ea_seg: an FS or GS override (a

@@ -1784,6 +1784,9 @@ vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r)
 		cpl = r->cpl;
 		if (fetch(x, v, r, r->rip, &in) != 0 || in.eval == VPMU_EVAL_NONE)
 			break;
+		/* a CALL the next run goes through itself (a loop's head, say) */
+		if (n > 0 && in.eval == VPMU_EVAL_CALL && (in.follow || in.ind != 0))
+			break;
 		if (loop_closed(x, v, &in, r, &one))
 			set |= one;
 		else if ((one = vpmu__branch_complete(x->mem, &in, r)) == 0)

@@ -73,9 +73,13 @@ vpmu__pv_write(const struct vpmu_pv *pv, uint64_t gpa, const void *buf, size_t l
 {
 	void *p;
 
+	vpmu_write_fn *fn;
+
 	if ((p = vpmu__pv_hva(pv, gpa, len)) == NULL)
 		return (EFAULT);
 	memcpy(p, buf, len);
+	if ((fn = __atomic_load_n(&pv->vm->mem.write_fn, __ATOMIC_ACQUIRE)) != NULL)
+		fn(pv->vm->mem.write_arg, gpa, len);
 	return (0);
 }
 

@@ -18,6 +18,7 @@
 #define PTE_RW		(1ull << 1)	/* writable */
 #define PTE_US		(1ull << 2)	/* user */
 #define PTE_A		(1ull << 5)	/* accessed */
+#define PTE_D		(1ull << 6)	/* dirty (the entry that maps the page) */
 #define PTE_PS		(1ull << 7)	/* page size: this entry maps a page */
 #define PTE_XD		(1ull << 63)	/* execute-disable */
 #define EFER_NXE	(1ull << 11)	/* XD is a bit, not reserved */
@@ -179,8 +180,10 @@ walk_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg, uint64_
 		if (!(f == &fmt_pae && l == 0))
 			acc &= e;
 		if (perm != NULL)
-			*perm = acc & (PTE_RW | PTE_US | PTE_A);
+			*perm = acc & (PTE_RW | PTE_US | PTE_A);	/* D: below, at the leaf */
 		pgmask = (1ull << f->shift[l]) - 1;
+		if (perm != NULL)	/* the D of the entry that maps the page */
+			*perm |= e & PTE_D;
 		if (l == f->nlevels - 1) {
 			*gpa = (e & f->addr_mask) | (gva & pgmask);
 			return (0);
@@ -231,7 +234,7 @@ access_ok(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
 		/* protection keys (PKRU, IA32_PKRS) are not known here */
 		if ((perm & PTE_US) ? (pg->cr4 & VPMU_CR4_PKE) : (pg->cr4 & VPMU_CR4_PKS))
 			return (false);
-		if (quiet && !(perm & PTE_A))
+		if (quiet && (!(perm & PTE_A) || (write && !(perm & PTE_D))))
 			return (false);
 		if (va + PAGE_4K < va)
 			break;
@@ -251,6 +254,34 @@ vpmu__gmem_can_read_quietly(const struct vpmu_gmem *mem, const struct vpmu_gmem_
     uint64_t gva, size_t len, unsigned cpl, bool ac)
 {
 	return (access_ok(mem, pg, gva, len, false, cpl, ac, true));
+}
+
+bool
+vpmu__gmem_can_write_quietly(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+    uint64_t gva, size_t len, unsigned cpl, bool ac)
+{
+	return (mem != NULL && __atomic_load_n(&mem->write_fn, __ATOMIC_ACQUIRE) != NULL && len != 0 &&
+	    (gva & ~(PAGE_4K - 1)) == ((gva + len - 1) & ~(PAGE_4K - 1)) &&
+	    access_ok(mem, pg, gva, len, true, cpl, ac, true));
+}
+
+int
+vpmu__gmem_write_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+    uint64_t gva, const void *buf, size_t len)
+{
+	const struct vpmu_gmem_slot *s;
+	vpmu_write_fn *fn;
+	uint64_t gpa;
+
+	if (mem == NULL || (fn = __atomic_load_n(&mem->write_fn, __ATOMIC_ACQUIRE)) == NULL)
+		return (EPERM);
+	if (len == 0 || (gva & ~(PAGE_4K - 1)) != ((gva + len - 1) & ~(PAGE_4K - 1)) ||
+	    vpmu__gmem_translate(mem, pg, gva, &gpa) != 0 || (s = slot_of(mem, gpa)) == NULL ||
+	    gpa - s->gpa + len > s->size)
+		return (EFAULT);
+	memcpy(s->hva + (gpa - s->gpa), buf, len);
+	fn(mem->write_arg, gpa, len);
+	return (0);
 }
 
 int

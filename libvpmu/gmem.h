@@ -12,7 +12,10 @@
  *
  * Reads never fault and never write: no Accessed/Dirty bit is set, no
  * permission is checked (the CPU already fetched the bytes); a gva or gpa
- * with no backing simply ends the read.  Slots are added before the vCPUs
+ * with no backing simply ends the read.  The one write (a return address
+ * the exact source pushes for a CALL it completes) goes only where the
+ * page tables need no Accessed or Dirty bit set, and is reported to the
+ * VMM's write function.  Slots are added before the vCPUs
  * run and never change afterwards, so vCPU threads read them without a
  * lock.
  */
@@ -22,6 +25,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <vpmu/vcpu.h>
 
 #define VPMU_GMEM_MAX_SLOTS	32
 
@@ -34,6 +39,10 @@ struct vpmu_gmem_slot {
 struct vpmu_gmem {
 	unsigned nslots;
 	struct vpmu_gmem_slot slot[VPMU_GMEM_MAX_SLOTS];
+	vpmu_write_fn *write_fn;	/* told of every write (vpmu_vm_set_write_fn());
+					   NULL: the exact source writes nothing.
+					   Set after write_arg, read atomically */
+	void *write_arg;
 };
 
 /* The registers a page walk needs, as KVM_GET_SREGS gives them. */
@@ -129,6 +138,20 @@ bool	vpmu__gmem_can_access(const struct vpmu_gmem *mem, const struct vpmu_gmem_p
  */
 bool	vpmu__gmem_can_read_quietly(const struct vpmu_gmem *mem,
 	    const struct vpmu_gmem_paging *pg, uint64_t gva, size_t len, unsigned cpl, bool ac);
+/*
+ * The same for a write of len bytes within one 4 KiB page, whose page is
+ * also Dirty already; and false when no write function was given (mem's
+ * write_fn: the VMM's dirty tracking must hear of every write).
+ */
+bool	vpmu__gmem_can_write_quietly(const struct vpmu_gmem *mem,
+	    const struct vpmu_gmem_paging *pg, uint64_t gva, size_t len, unsigned cpl, bool ac);
+/*
+ * Write len bytes at gva, within one 4 KiB page, and tell mem's write
+ * function.  0; EFAULT when the page is not mapped or in no slot, or len
+ * crosses a page; EPERM without a write function.
+ */
+int	vpmu__gmem_write_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+	    uint64_t gva, const void *buf, size_t len);
 
 /*
  * The entry of the guest's handler for vector vec, from the IDT at linear

@@ -94,6 +94,18 @@ vpmu_vm_add_memory(struct vpmu_vm *vm, uint64_t gpa, uint64_t size, void *hva)
 	return (error);
 }
 
+int
+vpmu_vm_set_write_fn(struct vpmu_vm *vm, vpmu_write_fn *fn, void *arg)
+{
+	if (vm == NULL)
+		return (EINVAL);
+	vpmu__vm_lock(vm);
+	vm->mem.write_arg = arg;
+	__atomic_store_n(&vm->mem.write_fn, fn, __ATOMIC_RELEASE);
+	vpmu__vm_unlock(vm);
+	return (0);
+}
+
 /* Steps 1-5 of an entry, when one of them may have work. */
 static __attribute__((noinline)) void
 enter_work(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)

@@ -22,6 +22,15 @@
 
 #include "vpmu-run.h"
 
+/* vpmu_vm_set_write_fn(): vpmu-run keeps no dirty log of guest RAM. */
+static void
+untracked(void *arg, uint64_t gpa, uint64_t len)
+{
+	(void)arg;
+	(void)gpa;
+	(void)len;
+}
+
 #define MiB		(1ull << 20)
 #define MEM_DEFAULT	64		/* MiB */
 #define MEM_DEFAULT_MB	128		/* MiB, for a Multiboot image (QEMU's default) */
@@ -470,6 +479,8 @@ vr_setup_vm(struct vr_setup *s, struct vr_vm *vm)
 		    vpmu_strerror(e));
 		return (VR_EXIT_HOST);
 	}
+	/* no dirty log here: libvpmu may write guest RAM (CALLs it completes) */
+	(void)vpmu_vm_set_write_fn(vm->pmu, untracked, NULL);
 	if ((api = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0)) <= 0) {
 		fprintf(stderr, "%s: KVM_GET_VCPU_MMAP_SIZE: %s\n", vr_progname,
 		    strerror(errno));

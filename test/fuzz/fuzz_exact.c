@@ -469,7 +469,11 @@ check_insn(const struct vpmu_insn *in, enum vpmu_decode_mode mode)
 	CHECK(in->eval != VPMU_EVAL_RET || (in->flow == VPMU_FLOW_STACK && in->slot == 8 &&
 	    !in->far_return));
 	CHECK(in->eval == VPMU_EVAL_NONE || in->eval == VPMU_EVAL_RET ||
-	    in->eval == VPMU_EVAL_JMP_MEM || in->flow == VPMU_FLOW_DIRECT);
+	    in->eval == VPMU_EVAL_JMP_MEM || in->eval == VPMU_EVAL_CALL ||
+	    in->flow == VPMU_FLOW_DIRECT);
+	CHECK(in->eval != VPMU_EVAL_CALL || (!in->conditional && (in->flow == VPMU_FLOW_DIRECT ||
+	    (in->flow == VPMU_FLOW_INDIRECT && (in->ind != 0 ||
+	    (in->ea_size == 8 && !in->ea_seg && !in->ea_write))))));
 	CHECK(in->eval != VPMU_EVAL_JMP_MEM || (in->flow == VPMU_FLOW_INDIRECT &&
 	    in->ea_size == 8 && !in->ea_seg && !in->ea_write && !in->conditional));
 	CHECK(in->load == 0 || (mode == VPMU_DECODE_64 && in->ea_size ==
@@ -652,6 +656,19 @@ pmc0(vpmu_vm *vm, const struct vpmu_regs *r)
 	return (x.data);
 }
 
+/* The VMM's write function: every write the source makes is inside a slot. */
+static void
+wrote(void *arg, uint64_t gpa, uint64_t len)
+{
+	const struct fz *f = arg;
+	unsigned i;
+
+	for (i = 0; i < f->n; i++)
+		if (gpa >= f->s[i].gpa && len <= f->s[i].size && gpa - f->s[i].gpa <= f->s[i].size - len)
+			return;
+	CHECK(!"a write outside the slots");
+}
+
 static void
 drive(const struct fz *f, uint8_t cfg, struct vpmu_regs *r, const uint8_t *p, size_t n)
 {
@@ -673,6 +690,8 @@ drive(const struct fz *f, uint8_t cfg, struct vpmu_regs *r, const uint8_t *p, si
 	vpmu_config_destroy(cfgp);
 	for (i = 0; i < f->n; i++)
 		CHECK(vpmu_vm_add_memory(vm, f->s[i].gpa, f->s[i].size, f->s[i].buf) == 0);
+	if (setregs)			/* CALLs completed: their pushes written */
+		CHECK(vpmu_vm_set_write_fn(vm, wrote, (void *)(uintptr_t)f) == 0);
 
 	x = (struct vpmu_exit){ .reason = VPMU_EXIT_MSR_WRITE, .flags = setregs,
 	    .index = 0x186, .data = EVTSEL_INSTR, .regs = r };

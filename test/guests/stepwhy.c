@@ -7,8 +7,11 @@
  * ITERS rounds runs, in one asm statement: CPUID (system), LFENCE (fence),
  * REP MOVSB of one byte (inside a block: no step), DIV (div), PUSHFQ and
  * POPFQ (flags), MOV to DS (segment), a CALL through a register (known
- * when the run starts: the run goes through it, no step) and one through
- * memory (call-indirect) of a function that returns.  Prints
+ * when the run starts: the run goes through it, no step), one through
+ * memory (completed at the block's end with its push: no step) and one
+ * through memory with an FS override (call-indirect: the source does not
+ * add segment bases; the runtime's FS base is 0) of a function that
+ * returns.  Prints
  * "stepwhy: done, N instructions", N the same in both modes.
  */
 #include <vpmu-guest/runtime.h>
@@ -56,9 +59,10 @@ main(unsigned cpu)
 		    "popfq\n\t"
 		    "mov %[ds], %%ds\n\t"
 		    "call *%[fn]\n\t"
-		    "call *%[fnm]"
+		    "call *%[fnm]\n\t"
+		    "call *%%fs:(%[fnp])"
 		    : "+a"(a), "=b"(b), "=c"(c), "+d"(d), "+S"(s), "+D"(t)
-		    : [ds] "r"(ds), [fn] "r"(fn), [fnm] "m"(fn)
+		    : [ds] "r"(ds), [fn] "r"(fn), [fnm] "m"(fn), [fnp] "r"(&fn)
 		    : "memory", "cc");
 	}
 	vg_wrmsr(EVTSEL0, 0);

@@ -5,9 +5,10 @@
 # vpmu-run's report), exactly, on stepwhy.c's 50 rounds of instructions
 # that end every block.  The reasons count entries that step.  Block mode:
 # system 50 (CPUID), fence 50 (LFENCE), div 50, flags 50 (POPFQ: PUSHFQ runs in a block),
-# segment 50 (MOV to DS), call-indirect 50 (the CALL through memory; the
-# one through a register and REP MOVSB run inside blocks: jmp-indirect and
-# rep 0); privileged 2 (the WRMSR that
+# segment 50 (MOV to DS), call-indirect 50 (the CALL through memory with
+# an FS override; the one through a register and REP MOVSB run inside
+# blocks, the one through memory is completed with its push: jmp-indirect
+# and rep 0); privileged 2 (the WRMSR that
 # stops the counter: its entry steps, KVM's MSR exit comes first and the
 # next entry, the WRMSR still at RIP, steps again); the reasons add up to
 # the table's total.  Step mode: every entry step-mode, the single-step

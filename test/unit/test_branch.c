@@ -91,7 +91,7 @@ decoder_marks_completable_branches(void **state)
 	assert_int_equal(DEC(0x64, 0xff, 0x20).eval, VPMU_EVAL_NONE);	/* jmp fs:[rax] */
 	assert_int_equal(DEC(0x66, 0xff, 0x20).eval, VPMU_EVAL_NONE);	/* jmp word [rax] */
 	in = DEC(0xff, 0x15, 0x10, 0x00, 0x00, 0x00);		/* call [rip + 0x10] */
-	assert_int_equal(in.eval, VPMU_EVAL_NONE);		/* writes the stack */
+	assert_int_equal(in.eval, VPMU_EVAL_CALL);
 	assert_int_equal(in.flow, VPMU_FLOW_INDIRECT);
 	assert_false(in.follow);
 	/* loads and NOPs (loops the source retires in closed form) */
@@ -132,7 +132,7 @@ decoder_marks_completable_branches(void **state)
 	assert_int_equal(in.cmp_with, 0);
 	assert_int_equal(in.cmp_imm, 100);
 	assert_int_equal(DEC(0x66, 0x39, 0xf2).cmp, 0);		/* cmp dx, si */
-	assert_int_equal(DEC(0xe8, 0, 0, 0, 0).eval, VPMU_EVAL_NONE);	/* call */
+	assert_int_equal(DEC(0xe8, 0, 0, 0, 0).eval, VPMU_EVAL_CALL);	/* call: completed with its push */
 	assert_int_equal(DEC(0x48, 0x01, 0xd8).eval, VPMU_EVAL_NONE);	/* add */
 	/* 32-bit code: never. */
 	assert_int_equal(vpmu__decode(VPMU_DECODE_32, RIP, (const uint8_t[]){ 0x75, 0x10 }, 2,
@@ -362,6 +362,101 @@ non_canonical_targets_are_left_to_the_processor(void **state)
 	assert_int_equal(vpmu__branch_complete(NULL, &in, &r), 0);
 }
 
+/* The VMM's write function of calls_push_where_the_vmm_hears_of_it. */
+static uint64_t heard_gpa, heard_len;
+static unsigned heard;
+
+static void
+hear(void *arg, uint64_t gpa, uint64_t len)
+{
+	(void)arg;
+	heard++;
+	heard_gpa = gpa;
+	heard_len = len;
+}
+
+/*
+ * A near CALL (relative, through a register, through memory) pushes the
+ * next RIP and goes: completed only where the VMM hears of the write (a
+ * write function) and the stack's page is Accessed and Dirty already; not
+ * under CET, not to a non-canonical target (nothing written then).
+ */
+static void
+calls_push_where_the_vmm_hears_of_it(void **state)
+{
+	static uint8_t ram[0x10000];
+	struct vpmu_gmem mem;
+	struct vpmu_insn in;
+	struct vpmu_regs r;
+	uint64_t slot, to = 0x4567;
+
+	(void)state;
+	vpmu__gmem_init(&mem);
+	assert_int_equal(vpmu__gmem_add(&mem, 0, sizeof(ram), ram), 0);
+	in = DEC(0xe8, 0x10, 0x00, 0x00, 0x00);		/* call rel32 */
+	assert_int_equal(in.eval, VPMU_EVAL_CALL);
+	assert_int_equal(in.flow, VPMU_FLOW_DIRECT);
+	r = regs();
+	paged(ram, &r, false);
+	/* no write function: the CALL is the processor's */
+	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), 0);
+	mem.write_fn = hear;
+	/* the page Accessed, not Dirty: the push would set D */
+	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), 0);
+	assert_int_equal(heard, 0);
+	memcpy(ram + 0xE000, &(uint64_t){ 0x80 | 0x63 }, 8);	/* P RW A D, 2 MiB */
+	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), VPMU_SET_RIP | VPMU_SET_RSP);
+	assert_int_equal(r.rip, RIP + 5 + 0x10);
+	assert_int_equal(r.rsp, 0x8000 - 8);
+	memcpy(&slot, ram + 0x8000 - 8, 8);
+	assert_int_equal(slot, RIP + 5);
+	assert_int_equal(heard, 1);
+	assert_int_equal(heard_gpa, 0x8000 - 8);
+	assert_int_equal(heard_len, 8);
+
+	in = DEC(0xff, 0xd0);					/* call rax */
+	assert_int_equal(in.eval, VPMU_EVAL_CALL);
+	assert_int_equal(in.ind, 1);
+	r = regs();
+	paged(ram, &r, false);
+	memcpy(ram + 0xE000, &(uint64_t){ 0x80 | 0x63 }, 8);
+	r.rax = 0x3000;
+	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), VPMU_SET_RIP | VPMU_SET_RSP);
+	assert_int_equal(r.rip, 0x3000);
+	assert_int_equal(heard, 2);
+
+	in = DEC(0xff, 0x15, 0x10, 0x00, 0x00, 0x00);		/* call [rip + 0x10] */
+	assert_int_equal(in.eval, VPMU_EVAL_CALL);
+	assert_int_equal(in.ea_base, VPMU_EA_RIP);
+	memcpy(ram + RIP + 6 + 0x10, &to, 8);
+	r = regs();
+	paged(ram, &r, false);
+	memcpy(ram + 0xE000, &(uint64_t){ 0x80 | 0x63 }, 8);
+	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), VPMU_SET_RIP | VPMU_SET_RSP);
+	assert_int_equal(r.rip, 0x4567);
+	memcpy(&slot, ram + 0x8000 - 8, 8);
+	assert_int_equal(slot, RIP + 6);
+	assert_int_equal(heard, 3);
+
+	/* a non-canonical target: #GP at the CALL, nothing pushed */
+	to = 0x8000000000000000ull;
+	memcpy(ram + RIP + 6 + 0x10, &to, 8);
+	memset(ram + 0x8000 - 8, 0, 8);
+	r = regs();
+	paged(ram, &r, false);
+	memcpy(ram + 0xE000, &(uint64_t){ 0x80 | 0x63 }, 8);
+	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), 0);
+	memcpy(&slot, ram + 0x8000 - 8, 8);
+	assert_int_equal(slot, 0);
+	assert_int_equal(heard, 3);
+	/* CET: the shadow stack is not modelled */
+	in = DEC(0xe8, 0x10, 0x00, 0x00, 0x00);
+	r.cr4 |= VPMU_CR4_CET;
+	assert_int_equal(vpmu__branch_complete(&mem, &in, &r), 0);
+	assert_int_equal(DEC(0x64, 0xff, 0x10).eval, VPMU_EVAL_NONE);	/* call fs:[rax] */
+	assert_int_equal(DEC(0x66, 0xe8, 0x10, 0x00, 0x00, 0x00).eval, VPMU_EVAL_NONE); /* 66h */
+}
+
 int
 main(void)
 {
@@ -371,6 +466,7 @@ main(void)
 		cmocka_unit_test(jumps_and_loops_move_rip_and_rcx),
 		cmocka_unit_test(ret_pops_the_stack),
 		cmocka_unit_test(non_canonical_targets_are_left_to_the_processor),
+		cmocka_unit_test(calls_push_where_the_vmm_hears_of_it),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -266,6 +266,20 @@ VPMU_EXTERN int vpmu_vcpu_get_stats(struct vpmu_vm *vm, unsigned cpu, struct vpm
 VPMU_EXTERN int vpmu_vm_add_memory(struct vpmu_vm *vm, uint64_t gpa, uint64_t size, void *hva);
 
 /*
+ * Writes libvpmu makes to guest RAM through the host mapping, which a
+ * hypervisor's dirty log does not see: fn(arg, gpa, len) is called after
+ * each, on the thread that made it (a vCPU's, at an exit), for the VMM's
+ * dirty tracking (or a function that does nothing, for a VMM that tracks
+ * none).  Without one the exact source writes nothing: a CALL that ends a
+ * block is single-stepped rather than completed (vpmu_exact(7)).  The
+ * paravirtual channel's result writes are reported too; its fast-read
+ * page, rewritten continually while enabled, is not (vpmu_pv(3)).
+ * 0; EINVAL for a NULL vm.  fn NULL: none.
+ */
+typedef void vpmu_write_fn(void *arg, uint64_t gpa, uint64_t len);
+VPMU_EXTERN int vpmu_vm_set_write_fn(struct vpmu_vm *vm, vpmu_write_fn *fn, void *arg);
+
+/*
  * A PMI through a local APIC: given the guest's LVT performance-counter
  * register (APIC offset 0x340, x2APIC MSR 0x834), what to inject.
  * *lvtpc is updated to what the register holds after delivery (Intel
