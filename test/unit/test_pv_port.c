@@ -2,7 +2,8 @@
  * test_pv_port.c -- the paravirtual channel's port base as a configuration
  * value (vpmu_config_set_pv_port, vpmu_vm_get_pv_port): the bases refused,
  * a VM moved to another base answering there and nowhere else, a VM with
- * the channel off claiming no port.  No KVM: requests are written into a
+ * the channel off claiming no port; the results it writes reported to the
+ * VMM's write function.  No KVM: requests are written into a
  * malloc'd "guest RAM" and rung with vpmu_pv_port_io().
  */
 #include "fixture.h"
@@ -210,6 +211,52 @@ default_base(void **state)
 	free(ram);
 }
 
+/* The VMM's write function (vpmu_vm_set_write_fn): what it heard. */
+static uint64_t heard_lo = UINT64_MAX, heard_hi;
+static unsigned heard;
+
+static void
+hear(void *arg, uint64_t gpa, uint64_t len)
+{
+	(void)arg;
+	heard++;
+	if (gpa < heard_lo)
+		heard_lo = gpa;
+	if (gpa + len > heard_hi)
+		heard_hi = gpa + len;
+}
+
+/*
+ * The channel's writes of a request's results reach the VMM's write
+ * function (its dirty tracking), inside the request's block; without one,
+ * nothing is called.  EINVAL for no VM.
+ */
+static void
+results_are_reported_to_the_write_fn(void **state)
+{
+	struct vpmu_pv_req *r;
+	uint8_t *ram;
+	vpmu_vm *vm = mkvm(-1, &ram);
+	bool handled;
+
+	(void)state;
+	r = (struct vpmu_pv_req *)(void *)(ram + BLK);
+	assert_int_equal(vpmu_vm_set_write_fn(NULL, hear, NULL), EINVAL);
+	assert_int_equal(vpmu_vm_set_write_fn(vm, hear, NULL), 0);
+	ring_version(vm, ram, VPMU_PV_PORT_BASE, &handled);
+	assert_true(handled);
+	assert_int_equal(r->done, VPMU_PV_DONE);
+	assert_true(heard >= 1);
+	assert_true(heard_lo >= BLK && heard_hi <= BLK + VPMU_PV_HDRSIZE + 4);
+	heard = 0;
+	assert_int_equal(vpmu_vm_set_write_fn(vm, NULL, NULL), 0);
+	ring_version(vm, ram, VPMU_PV_PORT_BASE, &handled);
+	assert_int_equal(r->done, VPMU_PV_DONE);
+	assert_int_equal(heard, 0);
+	vpmu_vm_destroy(vm);
+	free(ram);
+}
+
 int
 main(void)
 {
@@ -218,6 +265,7 @@ main(void)
 		cmocka_unit_test(moved_channel_answers_there_only),
 		cmocka_unit_test(channel_off_claims_nothing),
 		cmocka_unit_test(default_base),
+		cmocka_unit_test(results_are_reported_to_the_write_fn),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
