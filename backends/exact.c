@@ -192,7 +192,8 @@ struct xvcpu {
 					   interrupt shadow (STI, MOV SS, POP SS, or
 					   not known) */
 	bool	 setregs;		/* the VMM takes completed branches */
-	bool	 setgprs;		/* ... and every general register */
+	bool	 setgprs;		/* ... and every general register, at this
+					   exit (exec_complete after it) */
 	uint64_t closed_no;		/* a loop head whose next run is not retired
 					   in closed form (loop_closed) */
 	unsigned streak;		/* runs ended at their breakpoint and branches
@@ -1687,7 +1688,7 @@ vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r, unsigned 
 	ref_tsc(x, v, (flags & VPMU_SYNC_HALTED) != 0);	/* at P's level: before P moves */
 	v->dc->memo.valid = false;	/* the guest ran: its page tables may differ */
 	v->setregs = v->setregs || (flags & VPMU_SYNC_SETREGS);
-	v->setgprs = v->setgprs || (flags & VPMU_SYNC_SETGPRS);
+	v->setgprs = (flags & VPMU_SYNC_SETGPRS) != 0;	/* this exit's: complete() */
 	v->at_end = x->mode == VPMU_EXACT_BLOCK && v->planned && v->bp != 0 &&
 	    r->rip == v->bp && !(flags & (VPMU_SYNC_RESYNC | VPMU_SYNC_STEP | VPMU_SYNC_EVENT));
 	v->after_step = x->mode == VPMU_EXACT_BLOCK &&
