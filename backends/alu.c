@@ -30,19 +30,13 @@ static const uint16_t cond_flags[8] = {
 	F_OF, F_CF, F_ZF, F_CF | F_ZF, F_SF, F_PF, F_SF | F_OF, F_ZF | F_SF | F_OF,
 };
 
-uint64_t
-vpmu__alu_gpr(const struct vpmu_regs *r, unsigned n)
-{
-	return (vpmu__regs_gpr(r, n));
-}
-
 void
 vpmu__alu_init(struct vpmu_alu_state *s, const struct vpmu_regs *r)
 {
 	unsigned n;
 
 	for (n = 0; n < 16; n++)
-		s->r[n] = vpmu__alu_gpr(r, n);
+		s->r[n] = vpmu__regs_gpr(r, n);
 	s->rflags = r->rflags;
 	s->known = 0xFFFF;
 	s->fknown = VPMU_ALU_STATUS;
@@ -349,7 +343,7 @@ vpmu__alu_agrees(const struct vpmu_alu_state *s, const struct vpmu_regs *r)
 	unsigned n;
 
 	for (n = 0; n < 16; n++)
-		if ((s->known & (1u << n)) && s->r[n] != vpmu__alu_gpr(r, n))
+		if ((s->known & (1u << n)) && s->r[n] != vpmu__regs_gpr(r, n))
 			return (false);
 	return (((s->rflags ^ r->rflags) & s->fknown) == 0);
 }

@@ -25,8 +25,6 @@ struct vpmu_alu_state {
 
 #define VPMU_ALU_STATUS	0x8D5u		/* CF PF AF ZF SF OF */
 
-/* General register n (RAX 0 .. R15 15) of r. */
-uint64_t vpmu__alu_gpr(const struct vpmu_regs *r, unsigned n);
 /* Everything known: the registers of r. */
 void	vpmu__alu_init(struct vpmu_alu_state *s, const struct vpmu_regs *r);
 /*

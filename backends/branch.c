@@ -13,17 +13,18 @@
  * memory), whose push is written into guest memory only where the page
  * tables have the slot's page Accessed and Dirty already and the VMM gave
  * a write function to hear of it (vpmu_vm_set_write_fn(): its dirty log
- * does not see writes through the host mapping).  Whatever would fault is left to the processor (the
- * caller single-steps): a non-canonical successor (#GP at the branch), a
- * return address or jump target the guest's page tables do not let the
- * branch read at its CPL (#PF or #SS: vpmu__gmem_can_access, which models
- * U/S, SMAP with RFLAGS.AC and leaves protection keys out), and a read
- * that would set an Accessed bit (the processor sets it; the branch is
- * stepped so that it does).  Not under CET (the shadow stack, and
+ * does not see writes through the host mapping).  Whatever would fault is
+ * left to the processor (the caller single-steps): a non-canonical
+ * successor (#GP at the branch), a return address or jump target the
+ * guest's page tables do not let the branch read at its CPL (#PF or #SS:
+ * vpmu__gmem_can_access, which models U/S, SMAP with RFLAGS.AC and leaves
+ * protection keys out), and a read that would set an Accessed bit (the
+ * processor sets it; the branch is stepped so that it does).  Not under CET (the shadow stack, and
  * indirect-branch tracking's ENDBR).
  */
 #include "alu.h"
 #include "branch.h"
+#include "regs.h"
 
 #define RFLAGS_CF	(1ull << 0)
 #define RFLAGS_PF	(1ull << 2)
@@ -115,7 +116,7 @@ vpmu__branch_complete(const struct vpmu_gmem *mem, const struct vpmu_insn *in,
 		if (in->flow == VPMU_FLOW_DIRECT)
 			succ = in->target;
 		else if (in->ind != 0)
-			succ = vpmu__alu_gpr(r, in->ind - 1u);
+			succ = vpmu__regs_gpr(r, in->ind - 1u);
 		else {
 			vpmu__alu_init(&s, r);
 			if (!vpmu__alu_ea(in, r->rip, &s, r->rsp, true, &at) ||

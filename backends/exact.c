@@ -898,7 +898,7 @@ ff_counter(const struct exact *x, const struct xvcpu *v, const struct vpmu_regs 
 		    (v->ff.dword ? 4 : 8))
 			return (false);
 	} else
-		m = vpmu__alu_gpr(r, v->ff.reg);
+		m = vpmu__regs_gpr(r, v->ff.reg);
 	*c = v->ff.dword ? (uint32_t)m : m;
 	return (true);
 }
@@ -1104,33 +1104,26 @@ moved_by(const struct closed *b, uint64_t val, unsigned reg, uint64_t k)
 /*
  * The address of b's load i in the first round from r (its registers as
  * they are at the round's start, plus the moves before i), and what each
- * round adds to it.
+ * round adds to it: the address is affine in the registers, so the
+ * second round's less the first's.
  */
 static void
 load_at(const struct closed *b, unsigned i, const struct vpmu_regs *r, uint64_t *a,
     uint64_t *stride)
 {
-	const struct vpmu_insn *in = &b->in[i];
+	struct vpmu_alu_state s;
 	unsigned j, reg;
-	uint64_t pre[16] = { 0 };
+	uint64_t a2;
 
+	vpmu__alu_init(&s, r);
 	for (j = 0; j < i; j++)
 		if (b->in[j].count != 0)
-			pre[VPMU_COUNT_REG(b->in[j].count)] -= b->in[j].step;
-	*a = (uint64_t)in->ea_disp;
-	*stride = 0;
-	if (in->ea_base == VPMU_EA_RIP)
-		*a += b->addr[i] + in->len;
-	else if (in->ea_base != 0) {
-		reg = in->ea_base - 1u;
-		*a += vpmu__alu_gpr(r, reg) + pre[reg];
-		*stride += b->move[reg];
-	}
-	if (in->ea_index != 0) {
-		reg = in->ea_index - 1u;
-		*a += (vpmu__alu_gpr(r, reg) + pre[reg]) * in->ea_scale;
-		*stride += b->move[reg] * in->ea_scale;
-	}
+			s.r[VPMU_COUNT_REG(b->in[j].count)] -= b->in[j].step;
+	(void)vpmu__alu_ea(&b->in[i], b->addr[i], &s, r->rsp, true, a);
+	for (reg = 0; reg < 16; reg++)
+		s.r[reg] += b->move[reg];
+	(void)vpmu__alu_ea(&b->in[i], b->addr[i], &s, r->rsp, true, &a2);
+	*stride = a2 - *a;
 }
 
 /*
@@ -1226,7 +1219,7 @@ loop_closed(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *loop
 		goto refuse;
 	for (reg = 0; reg < 16; reg++)
 		if (((b.moved >> reg) & 1) &&
-		    (!((s.known >> reg) & 1) || s.r[reg] != moved_by(&b, vpmu__alu_gpr(r, reg), reg, k)))
+		    (!((s.known >> reg) & 1) || s.r[reg] != moved_by(&b, vpmu__regs_gpr(r, reg), reg, k)))
 			goto refuse;	/* alu.c and the moves disagree: run it */
 	/* the loads of the last round, in order */
 	for (i = 0; i < b.n; i++) {
@@ -1354,7 +1347,7 @@ plan_ff(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *end, uin
 		v->ff.dword = (last->cmp & VPMU_COUNT_32) != 0;
 		mask = v->ff.dword ? 0xFFFFFFFFull : UINT64_MAX;
 		v->ff.delta = 0 - b->wr[r].step;
-		v->ff.cend = (s < 16 ? vpmu__alu_gpr(&v->p, s) : last->cmp_imm) & mask;
+		v->ff.cend = (s < 16 ? vpmu__regs_gpr(&v->p, s) : last->cmp_imm) & mask;
 		v->ff.inc = b->wr_addr[r];
 	} else
 		return (false);

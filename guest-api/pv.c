@@ -39,22 +39,11 @@ static const struct pv_personality *const personalities[] = {
 
 /* ---- guest memory --------------------------------------------------------------- */
 
+/* The VM's one map: its slots are fixed before the vCPUs run. */
 void *
 vpmu__pv_hva(const struct vpmu_pv *pv, uint64_t gpa, size_t len)
 {
-	const struct vpmu_gmem_slot *s;
-	unsigned i;
-
-	if (gpa + len < gpa)
-		return (NULL);
-	/* The VM's one map: its slots are fixed before the vCPUs run. */
-	for (i = 0; i < pv->vm->mem.nslots; i++) {
-		s = &pv->vm->mem.slot[i];
-		if (gpa >= s->gpa && gpa - s->gpa <= s->size &&
-		    len <= s->size - (gpa - s->gpa))
-			return (s->hva + (gpa - s->gpa));
-	}
-	return (NULL);
+	return (vpmu__gmem_hva(&pv->vm->mem, gpa, len));
 }
 
 int
@@ -68,19 +57,11 @@ vpmu__pv_read(const struct vpmu_pv *pv, uint64_t gpa, void *buf, size_t len)
 	return (0);
 }
 
+/* Reported to the VMM's write function (vpmu_vm_set_write_fn), if any. */
 int
 vpmu__pv_write(const struct vpmu_pv *pv, uint64_t gpa, const void *buf, size_t len)
 {
-	void *p;
-
-	vpmu_write_fn *fn;
-
-	if ((p = vpmu__pv_hva(pv, gpa, len)) == NULL)
-		return (EFAULT);
-	memcpy(p, buf, len);
-	if ((fn = __atomic_load_n(&pv->vm->mem.write_fn, __ATOMIC_ACQUIRE)) != NULL)
-		fn(pv->vm->mem.write_arg, gpa, len);
-	return (0);
+	return (vpmu__gmem_write_gpa(&pv->vm->mem, gpa, buf, len));
 }
 
 /* The channel reads the VM's one guest-memory map (vpmu_vm_add_memory). */

@@ -94,6 +94,36 @@ slot_of(const struct vpmu_gmem *mem, uint64_t gpa)
 	return (NULL);
 }
 
+void *
+vpmu__gmem_hva(const struct vpmu_gmem *mem, uint64_t gpa, size_t len)
+{
+	const struct vpmu_gmem_slot *s;
+	unsigned i;
+
+	if (mem == NULL || gpa + len < gpa)
+		return (NULL);
+	for (i = 0; i < mem->nslots; i++) {
+		s = &mem->slot[i];
+		if (gpa >= s->gpa && gpa - s->gpa <= s->size && len <= s->size - (gpa - s->gpa))
+			return (s->hva + (gpa - s->gpa));
+	}
+	return (NULL);
+}
+
+int
+vpmu__gmem_write_gpa(const struct vpmu_gmem *mem, uint64_t gpa, const void *buf, size_t len)
+{
+	vpmu_write_fn *fn;
+	void *p;
+
+	if ((p = vpmu__gmem_hva(mem, gpa, len)) == NULL)
+		return (EFAULT);
+	memcpy(p, buf, len);
+	if ((fn = __atomic_load_n(&mem->write_fn, __ATOMIC_ACQUIRE)) != NULL)
+		fn(mem->write_arg, gpa, len);
+	return (0);
+}
+
 int
 vpmu__gmem_read_gpa(const struct vpmu_gmem *mem, uint64_t gpa, void *buf, size_t len)
 {
@@ -269,19 +299,14 @@ int
 vpmu__gmem_write_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
     uint64_t gva, const void *buf, size_t len)
 {
-	const struct vpmu_gmem_slot *s;
-	vpmu_write_fn *fn;
 	uint64_t gpa;
 
-	if (mem == NULL || (fn = __atomic_load_n(&mem->write_fn, __ATOMIC_ACQUIRE)) == NULL)
+	if (mem == NULL || __atomic_load_n(&mem->write_fn, __ATOMIC_ACQUIRE) == NULL)
 		return (EPERM);
 	if (len == 0 || (gva & ~(PAGE_4K - 1)) != ((gva + len - 1) & ~(PAGE_4K - 1)) ||
-	    vpmu__gmem_translate(mem, pg, gva, &gpa) != 0 || (s = slot_of(mem, gpa)) == NULL ||
-	    gpa - s->gpa + len > s->size)
+	    vpmu__gmem_translate(mem, pg, gva, &gpa) != 0)
 		return (EFAULT);
-	memcpy(s->hva + (gpa - s->gpa), buf, len);
-	fn(mem->write_arg, gpa, len);
-	return (0);
+	return (vpmu__gmem_write_gpa(mem, gpa, buf, len));
 }
 
 int

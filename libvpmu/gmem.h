@@ -76,6 +76,17 @@ void	vpmu__gmem_init(struct vpmu_gmem *mem);
  * another slot; ENOSPC when all VPMU_GMEM_MAX_SLOTS are used.
  */
 int	vpmu__gmem_add(struct vpmu_gmem *mem, uint64_t gpa, uint64_t size, void *hva);
+/*
+ * Where len bytes at gpa are in this process, all in one slot; NULL when
+ * they are not (or mem is NULL).
+ */
+void	*vpmu__gmem_hva(const struct vpmu_gmem *mem, uint64_t gpa, size_t len);
+/*
+ * Write len bytes at gpa, all in one slot, and tell mem's write function
+ * if there is one.  0, or EFAULT.
+ */
+int	vpmu__gmem_write_gpa(const struct vpmu_gmem *mem, uint64_t gpa, const void *buf,
+	    size_t len);
 /* Copy up to len bytes from gpa; returns the bytes copied (stops at a hole). */
 int	vpmu__gmem_read_gpa(const struct vpmu_gmem *mem, uint64_t gpa, void *buf, size_t len);
 /*

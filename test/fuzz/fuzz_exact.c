@@ -66,6 +66,7 @@
 #include "alu.h"
 #include "decode.h"
 #include "gmem.h"
+#include "regs.h"
 
 #define CHECK(c)	do { if (!(c)) { fprintf(stderr, "%s:%d: %s\n", \
 			    __FILE__, __LINE__, #c); abort(); } } while (0)
@@ -767,22 +768,8 @@ drive(const struct fz *f, uint8_t cfg, struct vpmu_regs *r, const uint8_t *p, si
 		if (x.set & VPMU_SET_GPRS) {
 			CHECK(x.gpr[0] == x.rax && x.gpr[1] == x.rcx && x.gpr[2] == x.rdx &&
 			    x.gpr[4] == x.rsp);
-			r->rax = x.gpr[0];
-			r->rcx = x.gpr[1];
-			r->rdx = x.gpr[2];
-			r->rbx = x.gpr[3];
-			r->rsp = x.gpr[4];
-			r->rbp = x.gpr[5];
-			r->rsi = x.gpr[6];
-			r->rdi = x.gpr[7];
-			r->r8 = x.gpr[8];
-			r->r9 = x.gpr[9];
-			r->r10 = x.gpr[10];
-			r->r11 = x.gpr[11];
-			r->r12 = x.gpr[12];
-			r->r13 = x.gpr[13];
-			r->r14 = x.gpr[14];
-			r->r15 = x.gpr[15];
+			for (k = 0; k < 16; k++)
+				vpmu__regs_set_gpr(r, k, x.gpr[k]);
 		}
 		if ((kind & 8) || i + 3 >= n || i / 2 + 1 == MAX_EXITS) {
 			now = pmc0(vm, r);

@@ -21,6 +21,7 @@
 
 #include "alu.h"
 #include "decode.h"
+#include "regs.h"
 
 #define F_STATUS	VPMU_ALU_STATUS
 #define F_CF		0x001u
@@ -332,10 +333,10 @@ native_agrees(void **state)
 			after.rflags &= F_STATUS;
 			if (!vpmu__alu_agrees(&s, &after)) {
 				for (k = 0; k < 16; k++)
-					if ((s.known & (1u << k)) && s.r[k] != vpmu__alu_gpr(&after, k))
+					if ((s.known & (1u << k)) && s.r[k] != vpmu__regs_gpr(&after, k))
 						print_message("r%u: model %#llx cpu %#llx\n", k,
 						    (unsigned long long)s.r[k],
-						    (unsigned long long)vpmu__alu_gpr(&after, k));
+						    (unsigned long long)vpmu__regs_gpr(&after, k));
 				fail_msg("form %u (%s/%u, %zu bytes %02x %02x %02x %02x): "
 				    "flags model %#llx cpu %#llx known %#x",
 				    fi, vpmu__decode_name(f->mn), f->w, len, page[0], page[1],
