@@ -4,14 +4,16 @@
  * the middle of a block will go (vpmu_exact(7), "Branches inside a run").
  *
  * Only what the operands fully determine: the results and the flags the
- * SDM (Vol. 2, each instruction's "Flags Affected") defines for them.  A
- * flag an instruction leaves undefined (Zydis's table, vpmu_insn.uflags)
- * or that this file does not work out becomes unknown; so does every
- * register an instruction this file does not model writes.  Nothing is
- * guessed: a branch whose flags are unknown ends the block as before.
+ * SDM (Vol. 2, each instruction's "Flags Affected") defines for them, and
+ * the ones it leaves undefined (Zydis's table, vpmu_insn.uflags) as this
+ * processor sets them (alu_host.c).  A flag that neither gives becomes
+ * unknown; so does every register an instruction this file does not model
+ * writes.  Nothing is guessed: a branch whose flags are unknown ends the
+ * block as before.
  * test_alu runs every modelled form on the host processor and compares.
  */
 #include <stdbool.h>
+#include <string.h>
 
 #include "alu.h"
 #include "regs.h"
@@ -40,6 +42,8 @@ vpmu__alu_init(struct vpmu_alu_state *s, const struct vpmu_regs *r)
 	s->rflags = r->rflags;
 	s->known = 0xFFFF;
 	s->fknown = VPMU_ALU_STATUS;
+	s->mknown = false;
+	s->m = 0;
 }
 
 static uint64_t
@@ -60,6 +64,10 @@ get(const struct vpmu_alu_state *s, unsigned reg, unsigned w, uint64_t *v)
 {
 	unsigned n = reg & 15;
 
+	if (reg == VPMU_ALU_MEM) {
+		*v = s->m & mask(w);
+		return (s->mknown);
+	}
 	if (reg == VPMU_ALU_NOREG || !(s->known & (1u << n)))
 		return (false);
 	*v = (reg & VPMU_ALU_HIGH) ? (s->r[n & 3] >> 8) & 0xFF : s->r[n] & mask(w);
@@ -72,6 +80,10 @@ put(struct vpmu_alu_state *s, unsigned reg, unsigned w, uint64_t v)
 {
 	unsigned n = (reg & VPMU_ALU_HIGH) ? reg & 3 : reg & 15;
 
+	if (reg == VPMU_ALU_MEM) {
+		s->m = (s->m & ~mask(w)) | (v & mask(w));
+		return;
+	}
 	if (reg & VPMU_ALU_HIGH)
 		s->r[n] = (s->r[n] & ~0xFF00ull) | (v & 0xFF) << 8;
 	else if (w >= 32)
@@ -184,6 +196,51 @@ vpmu__alu_cond(const struct vpmu_alu_state *s, unsigned cond)
 	if ((s->fknown & need) != need)
 		return (-1);
 	return (vpmu__branch_cond(cond, s->rflags) ? 1 : 0);
+}
+
+/* Does in name RSP (or SPL) as an operand? */
+static bool
+uses_rsp(const struct vpmu_insn *in)
+{
+	const struct vpmu_alu *x = &in->alu;
+
+	return (x->a == 4 || x->b == 4 || (x->op == VPMU_ALU_LEA && x->index == 4) ||
+	    (in->writes & (1u << 4)) != 0);
+}
+
+/* Does in access memory (a memory operand's instruction cannot run here)? */
+static bool
+uses_mem(const struct vpmu_insn *in)
+{
+	return (in->alu.a == VPMU_ALU_MEM || in->alu.b == VPMU_ALU_MEM || in->mem);
+}
+
+/*
+ * The flags in writes but leaves undefined (def lacks them): as this
+ * processor sets them, by running in's own bytes on s's registers
+ * (alu_host.c), when every register and flag is known and it does not use
+ * RSP.  The run's result must be alu.c's (r, when it writes one), or
+ * nothing is taken from it.
+ */
+static void
+undefined(const struct vpmu_alu_state *s, const struct vpmu_insn *in, uint64_t r, bool wr,
+    uint16_t *f, uint16_t *def)
+{
+	const struct vpmu_alu *x = &in->alu;
+	uint64_t regs[16], rflags = s->rflags, got;
+	unsigned n = (x->a & VPMU_ALU_HIGH) ? x->a & 3 : x->a & 15;
+
+	if (s->known != 0xFFFF || s->fknown != VPMU_ALU_STATUS || uses_rsp(in) || uses_mem(in) ||
+	    x->op == VPMU_ALU_XCHG)
+		return;
+	memcpy(regs, s->r, sizeof(regs));
+	if (!vpmu__alu_host_run(in->bytes, in->len, regs, &rflags))
+		return;
+	got = (x->a & VPMU_ALU_HIGH) ? (regs[n] >> 8) & 0xFF : regs[n] & mask(x->width);
+	if (wr && got != (r & mask(x->width)))
+		return;			/* alu.c and the processor disagree: neither */
+	*f = (uint16_t)((*f & *def) | (rflags & in->wflags & ~*def));
+	*def = in->wflags;
 }
 
 /*
@@ -317,16 +374,18 @@ model(struct vpmu_alu_state *s, const struct vpmu_insn *in)
 	default:
 		return (-1);
 	}
+	def &= in->wflags & ~in->uflags;
+	if ((in->wflags & ~def) != 0)
+		undefined(s, in, r, wr, &f, &def);
 	if (wr)
 		put(s, x->a, w, r);
-	def &= in->wflags & ~in->uflags;
 	s->fknown = (uint16_t)((s->fknown & ~in->wflags) | def);
 	s->rflags = (s->rflags & ~(uint64_t)def) | (f & def);
-	return (wr ? 1 << (x->a & VPMU_ALU_HIGH ? x->a & 3 : x->a & 15) : 0) |
+	return (wr && x->a != VPMU_ALU_MEM ? 1 << (x->a & VPMU_ALU_HIGH ? x->a & 3 : x->a & 15) : 0) |
 	    (op == VPMU_ALU_XCHG ? 1 << (x->b & 15) : 0);
 }
 
-void
+bool
 vpmu__alu_step(struct vpmu_alu_state *s, const struct vpmu_insn *in)
 {
 	int wrote = model(s, in);
@@ -335,6 +394,7 @@ vpmu__alu_step(struct vpmu_alu_state *s, const struct vpmu_insn *in)
 	s->known &= (uint16_t)~(in->writes & ~(wrote < 0 ? 0 : wrote));
 	if (wrote < 0)
 		s->fknown &= (uint16_t)~in->wflags;
+	return (wrote >= 0);
 }
 
 bool

@@ -260,7 +260,8 @@ count_of(struct vpmu_insn *out)
 	uint64_t mask = a->width == 64 ? UINT64_MAX : 0xFFFFFFFFull, step;
 	uint8_t reg;
 
-	if ((a->width != 64 && a->width != 32) || a->op == VPMU_ALU_NONE)
+	if ((a->width != 64 && a->width != 32) || a->op == VPMU_ALU_NONE ||
+	    a->a == VPMU_ALU_MEM || a->b == VPMU_ALU_MEM)
 		return;
 	reg = (uint8_t)(a->a + 1) | (a->width == 32 ? VPMU_COUNT_32 : 0);
 	if (a->op == VPMU_ALU_CMP) {
@@ -298,8 +299,8 @@ stack_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
 
 /*
  * vpmu_insn.alu: the integer instructions alu.c works out, when every
- * visible operand is a general register or an immediate (LEA: an address
- * computation, no access).  The condition codes of CMOVcc and SETcc in
+ * visible operand is a general register, an immediate or the one memory
+ * access (VPMU_ALU_MEM; LEA: an address computation, no access).  The condition codes of CMOVcc and SETcc in
  * tttn order.
  */
 static const struct {
@@ -380,6 +381,24 @@ alu_reg(ZydisRegister reg, unsigned *width)
 	return (gpr_of(reg));
 }
 
+/*
+ * An operand as vpmu_alu numbers it (a register, or VPMU_ALU_MEM for the
+ * access ea_of() found, not under LOCK), and its width; -1 if neither.
+ */
+static int
+alu_operand(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *o,
+    const struct vpmu_insn *out, unsigned *width)
+{
+	if (o->type == ZYDIS_OPERAND_TYPE_REGISTER)
+		return (alu_reg(o->reg.value, width));
+	if (o->type != ZYDIS_OPERAND_TYPE_MEMORY || o->mem.type != ZYDIS_MEMOP_TYPE_MEM ||
+	    out->ea_size == 0 || out->ea_size * 8u != o->size ||
+	    (in->attributes & ZYDIS_ATTRIB_HAS_LOCK))
+		return (-1);
+	*width = o->size;
+	return (VPMU_ALU_MEM);
+}
+
 static void
 alu_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, uint64_t addr,
     struct vpmu_insn *out)
@@ -390,8 +409,8 @@ alu_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, uint64_
 	int r;
 
 	if ((i = (unsigned)alu_row(in->mnemonic)) == VPMU_ARRAY_SIZE(alu_ops) || in->machine_mode != ZYDIS_MACHINE_MODE_LONG_64 ||
-	    n < 1 || n > 3 || op[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
-	    (r = alu_reg(op[0].reg.value, &w)) < 0)
+	    n < 1 || n > 3 || (r = alu_operand(in, &op[0], out, &w)) < 0 ||
+	    (r == VPMU_ALU_MEM && alu_ops[i].op == VPMU_ALU_LEA))
 		return;
 	a.op = alu_ops[i].op;
 	a.cond = alu_ops[i].cond;
@@ -431,14 +450,16 @@ alu_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, uint64_
 			if (i != n - 1)
 				return;
 			a.imm = op[i].imm.value.u;
-		} else if (op[i].type != ZYDIS_OPERAND_TYPE_REGISTER ||
-		    (r = alu_reg(op[i].reg.value, &bw)) < 0)
+		} else if (alu_operand(in, &op[i], out, &bw) < 0)
 			return;
 	if (n >= 2) {
 		a.b = op[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE ? VPMU_ALU_IMM :
-		    (uint8_t)alu_reg(op[1].reg.value, &bw);
+		    (uint8_t)alu_operand(in, &op[1], out, &bw);
 		a.bwidth = (uint8_t)(a.b == VPMU_ALU_IMM ? w : bw);
 	}
+	/* XCHG with memory is locked: not a plain load and store */
+	if (a.op == VPMU_ALU_XCHG && (a.a == VPMU_ALU_MEM || a.b == VPMU_ALU_MEM))
+		return;
 	if (a.op == VPMU_ALU_IMUL) {
 		/* IMUL r/m (RDX:RAX) is not modelled; IMUL r, r, imm is IMUL3 */
 		if (n == 1 || (n == 3 && (a.b == VPMU_ALU_IMM ||
@@ -596,6 +617,24 @@ load_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, struct
 	out->load = (uint8_t)(r + 1) | (rc == ZYDIS_REGCLASS_GPR32 ? VPMU_COUNT_32 : 0);
 }
 
+/* vpmu_insn.src: the value PUSH r64 or PUSH imm (vpmu_insn.stack -8) pushes. */
+static void
+src_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, struct vpmu_insn *out)
+{
+	int r;
+
+	if (in->mnemonic != ZYDIS_MNEMONIC_PUSH || out->stack != -8 ||
+	    in->operand_count_visible != 1)
+		return;
+	if (op[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
+		out->src = VPMU_SRC_IMM;
+		out->src_imm = (uint64_t)op[0].imm.value.s;
+	} else if (op[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+	    ZydisRegisterGetClass(op[0].reg.value) == ZYDIS_REGCLASS_GPR64 &&
+	    (r = gpr_of(op[0].reg.value)) >= 0)
+		out->src = (uint8_t)(r + 1);
+}
+
 static bool
 writes_sp(ZydisMachineMode machine, const ZydisDecodedInstruction *in,
     const ZydisDecodedOperand *op)
@@ -745,6 +784,7 @@ vpmu__decode(enum vpmu_decode_mode mode, uint64_t addr, const uint8_t *buf, size
 	if (ZYAN_FAILED(st))
 		return (EILSEQ);
 	decode_one(mode, addr, &in, op, out);
+	memcpy(out->bytes, buf, out->len);
 	if (out->branch && !out->follow)
 		out->stop = branch_stop(&in, out);
 	else if (!out->in_block && !out->follow)
@@ -776,6 +816,7 @@ decode_one(enum vpmu_decode_mode mode, uint64_t addr, const ZydisDecodedInstruct
 	ea_of(&in, op, out);
 	mcount_of(&in, op, out);
 	load_of(&in, op, out);
+	src_of(&in, op, out);
 	alu_of(&in, op, addr, out);
 	count_of(out);
 

@@ -60,6 +60,7 @@ enum vpmu_insn_eval {
  */
 #define VPMU_COUNT_REG(d)	(((d) & 0x1F) - 1)
 #define VPMU_COUNT_32		0x80	/* its low 32 bits (zero-extended) */
+#define VPMU_SRC_IMM		0x40	/* vpmu_insn.src: an immediate */
 
 /*
  * vpmu_insn.alu: an integer instruction on general registers and
@@ -81,13 +82,18 @@ enum vpmu_alu_op {
 	VPMU_ALU_XCHG, VPMU_ALU_CMOV, VPMU_ALU_SET,
 };
 #define VPMU_ALU_HIGH	0x10		/* AH, CH, DH, BH */
+#define VPMU_ALU_MEM	0xFD		/* an operand: the memory one at ea_* (no
+					   FS or GS base, no LOCK), its width in
+					   bits that of the access */
 #define VPMU_ALU_IMM	0xFE		/* operand b is imm */
 #define VPMU_ALU_NOREG	0xFF		/* LEA: no base or no index */
 struct vpmu_alu {
 	uint8_t	 op;			/* enum vpmu_alu_op */
 	uint8_t	 width;			/* operand size in bits: 8, 16, 32, 64 */
-	uint8_t	 a;			/* the first operand (the destination) */
-	uint8_t	 b;			/* the second: a register or VPMU_ALU_IMM */
+	uint8_t	 a;			/* the first operand (the destination): a
+					   register or VPMU_ALU_MEM */
+	uint8_t	 b;			/* the second: a register, VPMU_ALU_MEM or
+					   VPMU_ALU_IMM */
 	uint8_t	 bwidth;		/* its size in bits (MOVZX, MOVSX, shift by CL) */
 	uint8_t	 index, scale;		/* LEA */
 	uint8_t	 awidth;		/* LEA: the address size in bits */
@@ -98,6 +104,7 @@ struct vpmu_alu {
 
 struct vpmu_insn {
 	uint8_t	 len;			/* bytes */
+	uint8_t	 bytes[VPMU_INSN_MAX];	/* ... the instruction's, len of them */
 	uint8_t	 flow;			/* enum vpmu_insn_flow */
 	uint8_t	 slot;			/* VPMU_FLOW_STACK: bytes of the return-address slot */
 	bool	 branch;		/* counted by the branches event */
@@ -144,6 +151,10 @@ struct vpmu_insn {
 					   ea_*): 1 + the register (VPMU_COUNT_*),
 					   or 0 */
 	bool	 nop;			/* NOP, any length: nothing but RIP changes */
+	uint8_t	 src;			/* PUSH r64/imm (stack -8): 1 + the register
+					   pushed (RAX 0 .. R15 15), or
+					   VPMU_SRC_IMM; else 0 */
+	uint64_t src_imm;		/* ... VPMU_SRC_IMM: the value pushed */
 	uint8_t	 cmp;			/* CMP r64/r32, r or imm: 1 + the first
 					   register (VPMU_COUNT_*), or 0 */
 	uint8_t	 cmp_with;		/* ... 1 + the second register (same width),

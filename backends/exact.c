@@ -42,6 +42,7 @@
 #include "branch.h"
 #include "decode.h"
 #include "exact.h"
+#include "interp.h"
 #include "regs.h"
 
 #define WALK_MAX	32	/* instructions one exit can account for */
@@ -77,6 +78,12 @@
 #define PRED_MAX	8
 #define RET_MAX		8
 #define FF_MAX_DEFAULT	(1ull << 24)	/* vpmu_exact_params.ff_max 0 */
+/*
+ * The most instructions one exit runs in user space (interpret()): the
+ * time they take, a few microseconds a thousand, holds back interrupts as
+ * a run would.
+ */
+#define INTERP_MAX	4096
 
 /*
  * The exceptions an instruction a block may hold can raise (decode.h,
@@ -194,6 +201,12 @@ struct xvcpu {
 	bool	 setregs;		/* the VMM takes completed branches */
 	bool	 setgprs;		/* ... and every general register, at this
 					   exit (exec_complete after it) */
+	bool	 no_bulk;		/* retire in bulk nothing the vCPU does not
+					   run, at this exit (VPMU_SYNC_MUXED,
+					   VPMU_SYNC_DEBUGGING) */
+	uint64_t ff_no[4];		/* loop heads the last probes found no
+					   fast-forward from (ff_ahead) */
+	unsigned ff_no_next;
 	uint64_t closed_no;		/* a loop head whose next run is not retired
 					   in closed form (loop_closed) */
 	unsigned streak;		/* runs ended at their breakpoint and branches
@@ -210,6 +223,7 @@ struct exact {
 					   when not known */
 	unsigned mode;			/* VPMU_EXACT_STEP or VPMU_EXACT_BLOCK */
 	bool	 foresee;		/* branches inside runs (foresee()) */
+	bool	 interp;		/* instructions run in user space (interpret()) */
 	uint64_t ff_max;		/* vpmu_exact_params.ff_max, 0 resolved */
 	const struct vpmu_gmem *mem;
 	struct xvcpu *vcpu;
@@ -1195,7 +1209,7 @@ loop_closed(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *loop
 	 * the head to the loop's exit (fast-forwarded by running, where it
 	 * can be) rather than round by round to this LOOP.
 	 */
-	if (((b.moved | b.loaded) != 0 && !v->setgprs) || v->room < 2)
+	if (((b.moved | b.loaded) != 0 && !v->setgprs) || v->room < 2 || v->no_bulk)
 		goto refuse;
 	left = r->rcx - 1;		/* the rounds after this LOOP */
 	k = (v->room - 1) / (b.n + 1);
@@ -1274,7 +1288,7 @@ closed_at(const struct exact *x, struct xvcpu *v, uint64_t end)
 		v->closed_no = 0;
 		return (false);
 	}
-	return (v->setregs && closed_body(x, v, &v->p, v->p.rip, end, &b) &&
+	return (v->setregs && !v->no_bulk && closed_body(x, v, &v->p, v->p.rip, end, &b) &&
 	    ((b.moved | b.loaded) == 0 || v->setgprs));
 }
 
@@ -1399,10 +1413,12 @@ foresee(const struct xvcpu *v, const struct vpmu_alu_state *s, const struct vpmu
  * ends a block itself, or its code cannot be read), short_min() aside:
  * single-step.
  * Blocks need a linear address for the breakpoint, so 64-bit code only
- * (CS base 0); other modes step.
+ * (CS base 0); other modes step.  probe: only find out whether the run
+ * from P would fast-forward a loop (v->ff.on), counting and arming
+ * nothing (ff_ahead).
  */
 static void
-plan(const struct exact *x, struct xvcpu *v)
+plan_from(const struct exact *x, struct xvcpu *v, bool probe)
 {
 	struct vpmu_insn in;
 	uint64_t addr = v->p.rip, bp, need[VPMU_DEBUG_BP_MAX];
@@ -1450,9 +1466,11 @@ plan(const struct exact *x, struct xvcpu *v)
 	 */
 	if (!v->p.long_mode || (v->p.rflags & RFLAGS_TF) || streak_due(v, v->p.rflags) ||
 	    (v->p.cpl == 3 && (v->p.cr0 & CR0_AM) && (v->p.rflags & RFLAGS_AC))) {
-		v->st.step_why[!v->p.long_mode ? VPMU_STEP_NOT_64BIT :
-		    (v->p.rflags & RFLAGS_TF) ? VPMU_STEP_GUEST_TF :
-		    streak_due(v, v->p.rflags) ? VPMU_STEP_STREAK : VPMU_STEP_ALIGN_CHECK]++;
+		if (!probe)
+			v->st.step_why[!v->p.long_mode ? VPMU_STEP_NOT_64BIT :
+			    (v->p.rflags & RFLAGS_TF) ? VPMU_STEP_GUEST_TF :
+			    streak_due(v, v->p.rflags) ? VPMU_STEP_STREAK :
+			    VPMU_STEP_ALIGN_CHECK]++;
 		return;
 	}
 	v->nseg = 1;
@@ -1528,7 +1546,7 @@ plan(const struct exact *x, struct xvcpu *v)
 	v->seg[v->nseg - 1].hi = addr;
 	if (ends && in_run(v, addr)) {
 		if (!mark.set) {
-			v->st.step_why[VPMU_STEP_RUN]++;
+			v->st.step_why[VPMU_STEP_RUN] += !probe;
 			return;
 		}
 		addr = mark.addr;
@@ -1544,11 +1562,13 @@ plan(const struct exact *x, struct xvcpu *v)
 	}
 	/* a loop of its branch alone (LOOP $, a delay loop): k 0 */
 	if (ends && (k >= 1 || in.eval == VPMU_EVAL_LOOP) && varying == 0 &&
-	    plan_ff(x, v, &in, addr, k, &b)) {
+	    plan_ff(x, v, &in, addr, k, &b) && !probe) {
 		bp = addr + in.len;
 		v->seg[0].hi = bp;
 		mem = any;		/* later rounds: not checked */
-	} else if (k >= (ends ? short_min(v, &in, addr, breaking) : BLOCK_MIN))
+	} else if (probe)
+		return;
+	else if (k >= (ends ? short_min(v, &in, addr, breaking) : BLOCK_MIN))
 		bp = addr;
 	else {
 		/* The first instruction's reason; or a block too short. */
@@ -1682,6 +1702,7 @@ vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r, unsigned 
 	v->dc->memo.valid = false;	/* the guest ran: its page tables may differ */
 	v->setregs = v->setregs || (flags & VPMU_SYNC_SETREGS);
 	v->setgprs = (flags & VPMU_SYNC_SETGPRS) != 0;	/* this exit's: complete() */
+	v->no_bulk = (flags & (VPMU_SYNC_MUXED | VPMU_SYNC_DEBUGGING)) != 0;
 	v->at_end = x->mode == VPMU_EXACT_BLOCK && v->planned && v->bp != 0 &&
 	    r->rip == v->bp && !(flags & (VPMU_SYNC_RESYNC | VPMU_SYNC_STEP | VPMU_SYNC_EVENT));
 	v->after_step = x->mode == VPMU_EXACT_BLOCK &&
@@ -1725,6 +1746,12 @@ vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r, unsigned 
 	recap(x, v);
 }
 
+static void
+plan(const struct exact *x, struct xvcpu *v)
+{
+	plan_from(x, v, false);
+}
+
 unsigned
 vpmu__exact_wants(void *state, unsigned cpu)
 {
@@ -1743,6 +1770,93 @@ vpmu__exact_wants(void *state, unsigned cpu)
 	if (!v->planned || v->plan_cap != __atomic_load_n(&v->cap, __ATOMIC_RELAXED))
 		plan(x, v);
 	return (v->bp != 0 ? VPMU_DEBUG_BREAK : VPMU_DEBUG_STEP);
+}
+
+/*
+ * Would the run from r fast-forward a loop (plan_ff)?  Asked where a run
+ * of instructions in user space comes back to a loop's head: the
+ * processor runs such a loop at its own speed, one exit for all of it.
+ * A head found not to is remembered (the last four), so that a loop whose
+ * rounds branch on data is not planned round after round.
+ */
+static bool
+ff_ahead(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r)
+{
+	struct vpmu_regs p = v->p;
+	uint64_t bp = v->bp, closed_no = v->closed_no;
+	bool shadow = v->step_shadow, on;
+	unsigned i;
+
+	for (i = 0; i < 4; i++)
+		if (v->ff_no[i] == r->rip)
+			return (false);
+	v->p = *r;
+	recap(x, v);
+	plan_from(x, v, true);
+	on = v->ff.on;
+	v->p = p;
+	v->bp = bp;
+	v->closed_no = closed_no;
+	v->step_shadow = shadow;
+	v->ff.on = false;
+	v->planned = false;
+	if (!on)
+		v->ff_no[v->ff_no_next++ % 4] = r->rip;
+	return (on);
+}
+
+/*
+ * Run the instructions from r in user space (interp.c) while the VMM
+ * takes every general register back (VPMU_SYNC_SETGPRS): at most
+ * INTERP_MAX and the counters' room, so that the instruction that could
+ * overflow a counter still runs on the processor, stepped.  They are
+ * counted, and r moved past them, at each point where every status flag
+ * is known; instructions after the last such point are left to the
+ * processor.  It stops at a LOOP after the first instruction (loop_closed
+ * may retire its rounds at once), at a loop's head from which a run would
+ * be fast-forwarded (ff_ahead), and never runs while the vCPU's counters
+ * are multiplexed (their windows follow its run time, and these
+ * instructions take none) or breakpoints of the VMM's or the guest's are
+ * enabled (no_bulk).  Returns the VPMU_SET_* bits, or 0 when
+ * nothing ran.
+ */
+static unsigned
+interpret(const struct exact *x, struct xvcpu *v, struct vpmu_regs *r)
+{
+	struct vpmu_interp w;
+	struct vpmu_insn in;
+	struct path p = { 0 };
+	uint64_t max = v->room < INTERP_MAX ? v->room : INTERP_MAX, done = 0, bad, at;
+	unsigned cpl = r->cpl;
+
+	if (!x->interp || !v->setgprs || v->no_bulk || !r->long_mode || (r->rflags & RFLAGS_TF))
+		return (0);
+	vpmu__interp_init(&w, r);
+	while (done + p.n < max) {
+		at = w.r.rip;
+		if (vpmu__decode_gva_cached(v->dc, x->mem, PAGING(&w.r), VPMU_DECODE_64, at,
+		    &in, &bad) != 0 || (in.eval == VPMU_EVAL_LOOP && done + p.n > 0) ||
+		    !vpmu__interp_step(x->mem, &in, &w))
+			break;
+		add(&p, in.branch, cpl);
+		if (w.fknown == VPMU_ALU_STATUS) {
+			count_path(x, v, &p);
+			done += p.n;
+			p.n = 0;
+			*r = w.r;
+			/* back at a loop's head the processor may run it faster */
+			if (in.branch && w.r.rip <= at && x->ff_max >= 2 && ff_ahead(x, v, r))
+				break;
+		} else if (p.n == WALK_MAX)
+			break;
+	}
+	if (done == 0)
+		return (0);
+	v->st.retired += done;
+	v->st.completed += done;
+	v->st.interp_runs++;
+	v->st.interp_insns += done;
+	return (VPMU_SET_RIP | VPMU_SET_RSP | VPMU_SET_RCX | VPMU_SET_RFLAGS | VPMU_SET_GPRS);
 }
 
 unsigned
@@ -1776,14 +1890,16 @@ vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r)
 	 */
 	for (n = 0, set = 0; n < CHAIN_MAX && v->cap > 0; n++) {
 		cpl = r->cpl;
-		if (fetch(x, v, r, r->rip, &in) != 0 || in.eval == VPMU_EVAL_NONE)
-			break;
-		/* a CALL the next run goes through itself (a loop's head, say) */
-		if (n > 0 && in.eval == VPMU_EVAL_CALL && (in.follow || in.ind != 0))
+		if (fetch(x, v, r, r->rip, &in) != 0)
 			break;
 		if (loop_closed(x, v, &in, r, &one))
 			set |= one;
-		else if ((one = vpmu__branch_complete(x->mem, &in, r)) == 0)
+		else if ((one = interpret(x, v, r)) != 0)
+			set |= one;		/* counted there */
+		/* a CALL the next run goes through itself (a loop's head, say) */
+		else if (in.eval == VPMU_EVAL_NONE ||
+		    (n > 0 && in.eval == VPMU_EVAL_CALL && (in.follow || in.ind != 0)) ||
+		    (one = vpmu__branch_complete(x->mem, &in, r)) == 0)
 			break;
 		else {
 			set |= one;
@@ -1955,7 +2071,7 @@ x_init(void **statep, unsigned nvcpus, void *arg)
 
 	if (statep == NULL || nvcpus == 0 ||
 	    (prm != NULL && (prm->vendor > VPMU_VENDOR_AMD || prm->mode > VPMU_EXACT_STEP ||
-	    (prm->flags & ~VPMU_EXACT_NO_FORESEE) != 0)))
+	    (prm->flags & ~(VPMU_EXACT_NO_FORESEE | VPMU_EXACT_NO_INTERP)) != 0)))
 		return (EINVAL);
 	if ((x = calloc(1, sizeof(*x))) == NULL)
 		return (ENOMEM);
@@ -1974,6 +2090,7 @@ x_init(void **statep, unsigned nvcpus, void *arg)
 	x->nvcpus = nvcpus;
 	x->mode = prm != NULL ? prm->mode : VPMU_EXACT_BLOCK;
 	x->foresee = prm == NULL || !(prm->flags & VPMU_EXACT_NO_FORESEE);
+	x->interp = prm == NULL || !(prm->flags & VPMU_EXACT_NO_INTERP);
 	x->ff_max = (prm != NULL && prm->ff_max != 0) ? prm->ff_max : FF_MAX_DEFAULT;
 	for (i = 0; i < nvcpus; i++)
 		x->vcpu[i].cap = BLOCK_MAX;

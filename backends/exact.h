@@ -89,6 +89,9 @@ struct vpmu_exact_stats {
 	uint64_t closed_loops;		/* LOOPs retired with rounds after them that
 					   did not run (closed form) */
 	uint64_t closed_insns;		/* instructions those rounds retired */
+	uint64_t interp_runs;		/* exits at which instructions ran in user
+					   space (interp.c) */
+	uint64_t interp_insns;		/* instructions that ran there */
 	uint64_t user_unseen;		/* exits after user-mode (CPL 3) code that ran
 					   without being followed (vpmu_exact(7),
 					   DIAGNOSTICS): its counts are not exact */

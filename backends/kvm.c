@@ -1454,6 +1454,22 @@ set_regs(struct kvm_vcpu_ctx *c, const struct vpmu_exit *x)
 	return (0);
 }
 
+/*
+ * The VMM's debugging or the guest's debug registers enable a breakpoint
+ * or watchpoint (VPMU_EXITF_DEBUGGING), read at each stop where libvpmu
+ * may retire instructions: the guest's DR7 changes only with MOV DR7,
+ * which runs on the processor.
+ */
+static bool
+debugging(struct kvm_vcpu_ctx *c)
+{
+	struct kvm_debugregs dr;
+
+	if (c->vmm_dbg.control & KVM_GUESTDBG_ENABLE)
+		return (true);
+	return (ioctl(c->fd, KVM_GET_DEBUGREGS, &dr) < 0 || (dr.dr7 & DR7_ENABLES) != 0);
+}
+
 /* An exit reported in full through struct vpmu_exit. */
 static __attribute__((noinline)) int
 handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
@@ -1502,8 +1518,11 @@ handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 	 * Registers come with the exit (synced), and the ones libvpmu changes
 	 * go back through kvm_run: no ioctl either way.
 	 */
-	if ((run->kvm_valid_regs & KVM_SYNC_X86_REGS) && !vmm)
+	if ((run->kvm_valid_regs & KVM_SYNC_X86_REGS) && !vmm) {
 		x.flags |= VPMU_EXITF_SETREGS | VPMU_EXITF_SETGPRS;
+		if (x.reason == VPMU_EXIT_DEBUG && debugging(c))
+			x.flags |= VPMU_EXITF_DEBUGGING;
+	}
 	if ((run->kvm_valid_regs & (KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS)) ==
 	    (KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS) && kvm_regs(c, cpu, &regs) == 0)
 		x.regs = &regs;
@@ -1630,6 +1649,8 @@ kvm_stats_exact(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st)
 			st->exact_ff_insns = xs.ff_insns;
 			st->exact_closed_loops = xs.closed_loops;
 			st->exact_closed_insns = xs.closed_insns;
+			st->exact_interp_runs = xs.interp_runs;
+			st->exact_interp_insns = xs.interp_insns;
 			st->user_unseen = xs.user_unseen;
 			st->guest_tf = xs.guest_tf;
 			st->exact_foreseen = xs.foreseen;

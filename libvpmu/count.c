@@ -403,6 +403,12 @@ waiting(struct vpmu_vm *vm, unsigned cpu)
 
 /* ---- interface ---------------------------------------------------------- */
 
+bool
+vpmu__vcpu_muxed(struct vpmu_vm *vm, unsigned cpu)
+{
+	return (waiting(vm, cpu));
+}
+
 int
 vpmu__hw_activate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 {

@@ -173,8 +173,9 @@ reserved(const struct pgfmt *f, unsigned l, uint64_t e, uint64_t efer)
 /*
  * The page walk; *perm (when not NULL) gets PTE_RW and PTE_US as every
  * level's entry grants them (a PAE PDPTE has neither: it grants both),
- * and then, in IA-32e paging, an entry with a reserved bit set fails the
- * walk as it faults the guest's access.  Without perm the walk reads what
+ * PTE_XD when any level's entry has it, and then, in IA-32e paging, an
+ * entry with a reserved bit set fails the walk as it faults the guest's
+ * access.  Without perm the walk reads what
  * the processor already fetched: a stale TLB entry may hold a translation
  * whose entry the guest has since changed, so nothing more is refused.
  */
@@ -183,7 +184,7 @@ walk_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg, uint64_
     uint64_t *gpa, uint64_t *perm)
 {
 	const struct pgfmt *f;
-	uint64_t table, e, idx, pgmask, acc = PTE_RW | PTE_US | PTE_A;
+	uint64_t table, e, idx, pgmask, acc = PTE_RW | PTE_US | PTE_A, xd = 0;
 	unsigned l;
 
 	if (mem == NULL || pg == NULL || gpa == NULL)
@@ -209,8 +210,10 @@ walk_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg, uint64_
 			return (EFAULT);
 		if (!(f == &fmt_pae && l == 0))
 			acc &= e;
+		if (f->esize == 8)	/* any level's XD forbids fetches */
+			xd |= e & PTE_XD;
 		if (perm != NULL)
-			*perm = acc & (PTE_RW | PTE_US | PTE_A);	/* D: below, at the leaf */
+			*perm = (acc & (PTE_RW | PTE_US | PTE_A)) | xd;	/* D: below, at the leaf */
 		pgmask = (1ull << f->shift[l]) - 1;
 		if (perm != NULL)	/* the D of the entry that maps the page */
 			*perm |= e & PTE_D;
@@ -241,12 +244,20 @@ vpmu__gmem_translate(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging 
 
 /*
  * vpmu__gmem_can_access(), and with quiet, no entry of the walks without
- * its Accessed bit (a PDPTE of PAE paging has none).
+ * its Accessed bit (a PDPTE of PAE paging has none).  An instruction
+ * fetch (ACC_FETCH for write) needs no XD on the way (EFER.NXE: reserved
+ * without it), a user page at CPL 3 and, at CPL < 3 under CR4.SMEP, a
+ * supervisor page; SMAP and write protection do not apply to it.
  */
+#define ACC_READ	0
+#define ACC_WRITE	1
+#define ACC_FETCH	2
 static bool
 access_ok(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
-    uint64_t gva, size_t len, bool write, unsigned cpl, bool ac, bool quiet)
+    uint64_t gva, size_t len, int how, unsigned cpl, bool ac, bool quiet)
 {
+	bool write = how == ACC_WRITE;
+
 	uint64_t gpa, perm, va, last = gva + len - 1;
 	bool user = cpl == 3;
 
@@ -257,7 +268,9 @@ access_ok(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
 		if (walk_gva(mem, pg, va < gva ? gva : va, &gpa, &perm) != 0 ||
 		    vpmu__gmem_read_gpa(mem, gpa, &(uint8_t){ 0 }, 1) != 1)
 			return (false);
-		if (user ? !(perm & PTE_US) || (write && !(perm & PTE_RW)) :
+		if (how == ACC_FETCH ? (perm & PTE_XD) || (user ? !(perm & PTE_US) :
+		    (perm & PTE_US) && (pg->cr4 & VPMU_CR4_SMEP)) :
+		    user ? !(perm & PTE_US) || (write && !(perm & PTE_RW)) :
 		    ((perm & PTE_US) && (pg->cr4 & VPMU_CR4_SMAP) && !ac) ||
 		    (write && !(perm & PTE_RW) && (pg->cr0 & VPMU_CR0_WP)))
 			return (false);
@@ -283,7 +296,14 @@ bool
 vpmu__gmem_can_read_quietly(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
     uint64_t gva, size_t len, unsigned cpl, bool ac)
 {
-	return (access_ok(mem, pg, gva, len, false, cpl, ac, true));
+	return (access_ok(mem, pg, gva, len, ACC_READ, cpl, ac, true));
+}
+
+bool
+vpmu__gmem_can_fetch_quietly(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
+    uint64_t gva, size_t len, unsigned cpl)
+{
+	return (access_ok(mem, pg, gva, len, ACC_FETCH, cpl, false, true));
 }
 
 bool
@@ -292,7 +312,7 @@ vpmu__gmem_can_write_quietly(const struct vpmu_gmem *mem, const struct vpmu_gmem
 {
 	return (mem != NULL && __atomic_load_n(&mem->write_fn, __ATOMIC_ACQUIRE) != NULL && len != 0 &&
 	    (gva & ~(PAGE_4K - 1)) == ((gva + len - 1) & ~(PAGE_4K - 1)) &&
-	    access_ok(mem, pg, gva, len, true, cpl, ac, true));
+	    access_ok(mem, pg, gva, len, ACC_WRITE, cpl, ac, true));
 }
 
 int

@@ -59,6 +59,7 @@ struct vpmu_gmem_paging {
 #define VPMU_CR4_PSE	(1ull << 4)
 #define VPMU_CR4_PAE	(1ull << 5)
 #define VPMU_CR4_LA57	(1ull << 12)
+#define VPMU_CR4_SMEP	(1ull << 20)
 #define VPMU_CR4_SMAP	(1ull << 21)
 #define VPMU_CR4_PKE	(1ull << 22)
 #define VPMU_CR4_CET	(1ull << 23)
@@ -149,6 +150,12 @@ bool	vpmu__gmem_can_access(const struct vpmu_gmem *mem, const struct vpmu_gmem_p
  */
 bool	vpmu__gmem_can_read_quietly(const struct vpmu_gmem *mem,
 	    const struct vpmu_gmem_paging *pg, uint64_t gva, size_t len, unsigned cpl, bool ac);
+/*
+ * The same for fetching the len bytes of an instruction at gva: no XD on
+ * the way, a user page at CPL 3, not one at CPL < 3 under CR4.SMEP.
+ */
+bool	vpmu__gmem_can_fetch_quietly(const struct vpmu_gmem *mem,
+	    const struct vpmu_gmem_paging *pg, uint64_t gva, size_t len, unsigned cpl);
 /*
  * The same for a write of len bytes within one 4 KiB page, whose page is
  * also Dirty already; and false when no write function was given (mem's

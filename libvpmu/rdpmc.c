@@ -48,6 +48,10 @@ answer(struct vpmu_exit *x, uint64_t rip, uint64_t val)
 	x->rip = rip;
 	x->rax = val & 0xFFFFFFFFu;		/* 32-bit writes zero bits 63:32 */
 	x->rdx = val >> 32;
+	if (x->set & VPMU_SET_GPRS) {		/* after a completion: gpr[] too */
+		x->gpr[0] = x->rax;
+		x->gpr[2] = x->rdx;
+	}
 }
 
 /*

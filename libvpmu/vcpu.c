@@ -237,16 +237,18 @@ sync_flags(const struct vpmu_vcpu *v, const struct vpmu_exit *x)
 
 	if (x->flags & VPMU_EXITF_SETREGS)
 		f |= VPMU_SYNC_SETREGS | ((x->flags & VPMU_EXITF_SETGPRS) ? VPMU_SYNC_SETGPRS : 0);
+	if (x->flags & VPMU_EXITF_DEBUGGING)
+		f |= VPMU_SYNC_DEBUGGING;
 	return (f);
 }
 
 /*
  * A quiet stop: a debug exit of libvpmu's following the guest (one of the
- * debug modes and DR6 bits given), a VMM that writes registers back, no
- * instruction retired by libvpmu here yet, and nothing due at this place
- * (a PMI or a sample comes before the instruction, as under single-step).
- * Only there may libvpmu retire the instruction at RIP itself.  VM lock
- * held.
+ * debug modes and DR6 bits given), a VMM that writes registers back, and
+ * nothing due at this place (a PMI or a sample comes before the
+ * instruction, as under single-step).  Only there may libvpmu retire the
+ * instruction at RIP itself: the source first (complete), then the core
+ * the one the source stopped before (retire_at).  VM lock held.
  */
 static bool
 quiet_stop(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x, unsigned debug,
@@ -255,7 +257,7 @@ quiet_stop(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x, unsigned
 	const struct vpmu_vcpu *v = &vm->vcpu[cpu];
 
 	return ((x->flags & VPMU_EXITF_SETREGS) && x->reason == VPMU_EXIT_DEBUG &&
-	    x->set == 0 && (v->debug & debug) && (x->dr6 & dr6) &&
+	    (v->debug & debug) && (x->dr6 & dr6) &&
 	    !__atomic_load_n(&vm->gpmu->vcpu[cpu].pmi_pending, __ATOMIC_RELAXED) &&
 	    !(v->nact != 0 && vpmu__sample_due(vm, cpu)));
 }
@@ -272,7 +274,7 @@ complete(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, const struct vpm
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 
-	if (vm->src->exec_complete == NULL ||
+	if (vm->src->exec_complete == NULL || x->set != 0 ||
 	    !quiet_stop(vm, cpu, x, VPMU_DEBUG_STEP | VPMU_DEBUG_BREAK, VPMU_DR6_B0_3 | VPMU_DR6_BS))
 		return (r);
 	*done = *r;
@@ -453,7 +455,8 @@ const struct vpmu_regs *
 vpmu__vcpu_retired(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x,
     const struct vpmu_regs *r, struct vpmu_regs *done)
 {
-	*done = *r;
+	if (done != r)			/* r is done after a completion */
+		*done = *r;
 	if (x->set & VPMU_SET_RIP)
 		done->rip = x->rip;
 	if (x->set & VPMU_SET_RAX)
@@ -468,13 +471,16 @@ vpmu__vcpu_retired(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_exit *x,
 
 /*
  * A quiet stop, of a step or a breakpoint, before an instruction the core
- * may retire itself: an RDPMC the model answers (rdpmc.c), or a HLT at CPL 0 (a stepped HLT
- * traps after it without halting, and what the host does with the halt
- * then differs between hosts): RIP goes past it, the source counts it, and
- * the VMM halts the vCPU (x->halted) with the registers written, so that
- * it waits for an interrupt as after the HLT and the source follows the
- * handler the wake runs.  Returns the registers after the exit.  VM lock
- * held.
+ * may retire itself: an RDPMC the model answers (rdpmc.c), or a HLT at
+ * CPL 0 (a stepped HLT traps after it without halting, and what the host
+ * does with the halt then differs between hosts): RIP goes past it, the
+ * source counts it, and the VMM halts the vCPU (x->halted) with the
+ * registers written, so that it waits for an interrupt as after the HLT
+ * and the source follows the handler the wake runs.  r may be where the
+ * source's completion left the vCPU (x->set already names registers): an
+ * RDPMC right after the instructions it retired is answered here too, or
+ * it would run and take the processor's #GP.  Returns the registers after
+ * the exit.  VM lock held.
  */
 static const struct vpmu_regs *
 retire_at(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, const struct vpmu_regs *r,
@@ -493,7 +499,7 @@ retire_at(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, const struct vp
 	case VPMU_INSN_HLT:
 		if ((r->cr0 & VPMU_CR0_PE) && r->cpl != 0)
 			return (r);		/* #GP: the guest's */
-		x->set = VPMU_SET_RIP;
+		x->set |= VPMU_SET_RIP;
 		x->rip = r->rip + len;
 		x->halted = 1;
 		return (vpmu__vcpu_retired(vm, cpu, x, r, done));
@@ -520,7 +526,8 @@ exit_locked(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, uint64_t ran)
 	}
 	vpmu__vm_lock(vm);
 	if (vm->src->exec_sync != NULL) {
-		vm->src->exec_sync(vm->src_state, cpu, r, flags);
+		vm->src->exec_sync(vm->src_state, cpu, r,
+		    flags | (vpmu__vcpu_muxed(vm, cpu) ? VPMU_SYNC_MUXED : 0));
 		x->halted = (flags & (VPMU_SYNC_RESYNC | VPMU_SYNC_STEP | VPMU_SYNC_EVENT)) ==
 		    VPMU_SYNC_STEP &&
 		    stepped_hlt(vm, v, r);

@@ -122,6 +122,10 @@ report_exact(FILE *f, const struct vpmu_kvm_stats *st)
 		fprintf(f, " (%" PRIu64 " in rounds not run after %" PRIu64 " LOOP%s)",
 		    st->exact_closed_insns, st->exact_closed_loops,
 		    st->exact_closed_loops == 1 ? "" : "s");
+	if (st->exact_interp_runs != 0)
+		fprintf(f, " (%" PRIu64 " run in user space at %" PRIu64 " exit%s)",
+		    st->exact_interp_insns, st->exact_interp_runs,
+		    st->exact_interp_runs == 1 ? "" : "s");
 	if (st->exact_foreseen != 0 || st->exact_mispredicted != 0)
 		fprintf(f, " (%" PRIu64 " branch%s foreseen, %" PRIu64 " mispredicted)",
 		    st->exact_foreseen, st->exact_foreseen == 1 ? "" : "es",

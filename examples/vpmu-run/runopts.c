@@ -36,6 +36,10 @@ const struct vr_opt vr_opts[VR_O_NOPTS] = {
 	    "in blocks, run on through conditional branches whose way\n"
 	    "follows from the registers, and RETs to the run's own CALLs\n"
 	    "(default on)", false },
+	[VR_O_EXACT_INTERP] = { "exact-interp", required_argument, 0, "on|off",
+	    "at an exit, run the instructions that follow in user space\n"
+	    "where the registers and guest memory say what they do\n"
+	    "(default on)", false },
 	[VR_O_EXACT_FF_MAX] = { "exact-ff-max", required_argument, 0, "N",
 	    "in blocks, the most instructions one fast-forwarded loop\n"
 	    "runs with interrupts held back (0: libvpmu's default, 2^24;\n"
@@ -197,6 +201,18 @@ parse_uint(const char *opt, const char *s, unsigned long min, unsigned long max,
 	return (parse_num(opt, s, min, max, "a number", out));
 }
 
+/* on or off into *off (true for off); -1 with a message otherwise. */
+static int
+parse_off(const char *opt, const char *s, bool *off)
+{
+	if (strcmp(s, "on") != 0 && strcmp(s, "off") != 0) {
+		fprintf(stderr, "%s: --%s %s: want on or off\n", vr_progname, opt, s);
+		return (-1);
+	}
+	*off = strcmp(s, "off") == 0;
+	return (0);
+}
+
 void
 vr_runopts_init(struct vr_runopts *o)
 {
@@ -300,13 +316,9 @@ vr_runopts_parse(int id, const char *arg, struct vr_runopts *o)
 		o->exact_step = strcmp(arg, "step") == 0;
 		break;
 	case VR_O_EXACT_FORESEE:
-		if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0) {
-			fprintf(stderr, "%s: --exact-foresee %s: want on or "
-			    "off\n", vr_progname, arg);
-			return (-1);
-		}
-		o->exact_no_foresee = strcmp(arg, "off") == 0;
-		break;
+		return (parse_off("exact-foresee", arg, &o->exact_no_foresee));
+	case VR_O_EXACT_INTERP:
+		return (parse_off("exact-interp", arg, &o->exact_no_interp));
 	case VR_O_USER_SYSCALL:
 		if (strcmp(arg, "auto") == 0)
 			o->user_syscall = VR_SYSCALL_AUTO;

@@ -376,7 +376,8 @@ vr_setup_vm(struct vr_setup *s, struct vr_vm *vm)
 	s->exact.mode = o->exact_step ? VPMU_EXACT_STEP : VPMU_EXACT_BLOCK;
 	s->exact.ff_max = o->exact_ff_max;
 	s->exact.ref_cpi = o->exact_ref_cpi;
-	s->exact.flags = o->exact_no_foresee ? VPMU_EXACT_NO_FORESEE : 0;
+	s->exact.flags = (o->exact_no_foresee ? VPMU_EXACT_NO_FORESEE : 0) |
+	    (o->exact_no_interp ? VPMU_EXACT_NO_INTERP : 0);
 	/* The virtual PMU: the model goes into the config before the VM exists. */
 	if ((e = vpmu_config_create(&s->cfg)) != 0 ||
 	    (e = vpmu_config_set_vcpus(s->cfg, vm->nvcpus)) != 0 ||

@@ -356,7 +356,8 @@ extern const char *vr_progname;		/* for messages: each program defines it */
  * alone.
  */
 enum vr_opt_id {
-	VR_O_PMU, VR_O_SOURCE, VR_O_EXACT_MODE, VR_O_EXACT_FORESEE, VR_O_EXACT_FF_MAX,
+	VR_O_PMU, VR_O_SOURCE, VR_O_EXACT_MODE, VR_O_EXACT_FORESEE, VR_O_EXACT_INTERP,
+	VR_O_EXACT_FF_MAX,
 	VR_O_EXACT_REF_CPI,
 	VR_O_VCPUS, VR_O_MEM, VR_O_HOST_COUNTERS, VR_O_MUX, VR_O_REPORT, VR_O_GUEST_LOG,
 	VR_O_FASTPAGE_HZ, VR_O_IRQCHIP, VR_O_PV_PORT, VR_O_SNAPSHOT, VR_O_RESUME,
@@ -394,6 +395,7 @@ struct vr_runopts {
 	unsigned    exact_ff_max;	/* --exact-ff-max: 0 libvpmu's default */
 	unsigned    exact_ref_cpi;	/* --exact-ref-cpi: 0 the TSC (the default) */
 	bool	    exact_no_foresee;	/* --exact-foresee off */
+	bool	    exact_no_interp;	/* --exact-interp off */
 	int	    pv_port;		/* -1: libvpmu's default (0x5650); 0: no channel */
 	bool	    multiboot;		/* --multiboot, or found so (setup.c) */
 	bool	    bzimage;		/* the guest is a Linux bzImage (setup.c) */

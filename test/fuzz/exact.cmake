@@ -3,6 +3,8 @@
 # debug exits through the exit contract.
 vpmu_fuzz(exact SOURCES fuzz_exact.c ${PROJECT_SOURCE_DIR}/backends/decode.c
     ${PROJECT_SOURCE_DIR}/backends/exact.c ${PROJECT_SOURCE_DIR}/backends/alu.c
-    ${PROJECT_SOURCE_DIR}/backends/branch.c ${PROJECT_SOURCE_DIR}/libvpmu/gmem.c
+    ${PROJECT_SOURCE_DIR}/backends/alu_host.c
+    ${PROJECT_SOURCE_DIR}/backends/branch.c ${PROJECT_SOURCE_DIR}/backends/interp.c
+    ${PROJECT_SOURCE_DIR}/libvpmu/gmem.c
   INCLUDES ${PROJECT_SOURCE_DIR}/libvpmu ${PROJECT_SOURCE_DIR}/backends ${ZYDIS_INCLUDE_DIR}
   LIBS vpmu_static ${ZYDIS_LIBRARY} SEED exact_seed)

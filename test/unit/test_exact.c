@@ -947,7 +947,7 @@ supports_answers(void **state)
 	assert_int_equal(X->capacity(t->st), 0);
 	assert_string_equal(X->name, "exact");
 	assert_int_equal(X->init(&c, 0, NULL), EINVAL);
-	assert_int_equal(X->init(&c, 1, &(struct vpmu_exact_params){ .flags = 0x2 }), EINVAL);
+	assert_int_equal(X->init(&c, 1, &(struct vpmu_exact_params){ .flags = 0x4 }), EINVAL);
 	assert_int_equal(X->open(t->st, 2, 0, &ev, &c), EINVAL);
 }
 
@@ -1267,7 +1267,7 @@ block_mode_flags(struct tx *t, unsigned cpi, unsigned flags)
 static void
 block_mode(struct tx *t, unsigned cpi)
 {
-	block_mode_flags(t, cpi, VPMU_EXACT_NO_FORESEE);
+	block_mode_flags(t, cpi, VPMU_EXACT_NO_FORESEE | VPMU_EXACT_NO_INTERP);
 }
 
 /* Block mode is the default: no parameters, or mode 0. */

@@ -175,6 +175,10 @@ struct vpmu_kvm_stats {
 	uint64_t exact_closed_loops;	/* LOOPs it retired with the rounds after
 					   them, which did not run (closed form) */
 	uint64_t exact_closed_insns;	/* instructions those rounds retired */
+	uint64_t exact_interp_runs;	/* exits at which it ran instructions in
+					   user space */
+	uint64_t exact_interp_insns;	/* instructions it ran there (the guest
+					   did not) */
 };
 VPMU_EXTERN int  vpmu_kvm_get_stats(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st);
 

@@ -205,6 +205,13 @@ struct vpmu_source_ops {
 #define VPMU_SYNC_SETGPRS	0x40u	/* ... and every general register
 					   (exec_complete may return
 					   VPMU_SET_GPRS) */
+#define VPMU_SYNC_MUXED		0x80u	/* some counter of the vCPU waits for a
+					   host counter: the windows follow its
+					   run time, so a source retires in bulk
+					   nothing the vCPU does not run */
+#define VPMU_SYNC_DEBUGGING	0x10000u /* VPMU_EXITF_DEBUGGING: nor then (a
+					   breakpoint or watchpoint would be
+					   missed) */
 #define VPMU_SYNC_VECTOR(f)	(((f) >> 8) & 0xFFu)
 
 /* The built-in sources. */
@@ -242,6 +249,8 @@ struct vpmu_exact_params {
 /* struct vpmu_exact_params.flags */
 #define VPMU_EXACT_NO_FORESEE	0x1u	/* blocks end at every conditional branch
 					   and RET (none is worked out ahead) */
+#define VPMU_EXACT_NO_INTERP	0x2u	/* no instructions run in user space (the
+					   guest runs every one itself) */
 
 /*
  * Why the exact source single-stepped the guest instead of letting it run

@@ -87,6 +87,11 @@ enum vpmu_exit_reason {
 #define VPMU_EXITF_SETGPRS	0x40u	/* with VPMU_EXITF_SETREGS: the VMM also
 					   writes every general register when
 					   vpmu_exit.set has VPMU_SET_GPRS */
+#define VPMU_EXITF_DEBUGGING	0x80u	/* breakpoints or watchpoints of the
+					   VMM's own debugging, or of the guest's
+					   debug registers (DR7), are enabled:
+					   libvpmu retires no instruction the vCPU
+					   did not run beyond the one at its stop */
 
 /* struct vpmu_exit.set: registers libvpmu changed (values in the exit) */
 #define VPMU_SET_RIP		0x1u
