@@ -80,8 +80,8 @@
 #define FF_MAX_DEFAULT	(1ull << 24)	/* vpmu_exact_params.ff_max 0 */
 /*
  * The most instructions one exit runs in user space (interpret()): the
- * time they take, a few microseconds a thousand, holds back interrupts as
- * a run would.
+ * time they take, some tens of microseconds, holds back interrupts as a
+ * run would.
  */
 #define INTERP_MAX	4096
 
@@ -202,7 +202,7 @@ struct xvcpu {
 	bool	 setgprs;		/* ... and every general register, at this
 					   exit (exec_complete after it) */
 	bool	 no_bulk;		/* retire in bulk nothing the vCPU does not
-					   run, at this exit (VPMU_SYNC_MUXED,
+					   run, at this exit (VPMU_SYNC_RUN_TIME,
 					   VPMU_SYNC_DEBUGGING) */
 	uint64_t ff_no[4];		/* loop heads the last probes found no
 					   fast-forward from (ff_ahead) */
@@ -1702,7 +1702,7 @@ vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r, unsigned 
 	v->dc->memo.valid = false;	/* the guest ran: its page tables may differ */
 	v->setregs = v->setregs || (flags & VPMU_SYNC_SETREGS);
 	v->setgprs = (flags & VPMU_SYNC_SETGPRS) != 0;	/* this exit's: complete() */
-	v->no_bulk = (flags & (VPMU_SYNC_MUXED | VPMU_SYNC_DEBUGGING)) != 0;
+	v->no_bulk = (flags & (VPMU_SYNC_RUN_TIME | VPMU_SYNC_DEBUGGING)) != 0;
 	v->at_end = x->mode == VPMU_EXACT_BLOCK && v->planned && v->bp != 0 &&
 	    r->rip == v->bp && !(flags & (VPMU_SYNC_RESYNC | VPMU_SYNC_STEP | VPMU_SYNC_EVENT));
 	v->after_step = x->mode == VPMU_EXACT_BLOCK &&
@@ -1807,26 +1807,26 @@ ff_ahead(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r)
 
 /*
  * Run the instructions from r in user space (interp.c) while the VMM
- * takes every general register back (VPMU_SYNC_SETGPRS): at most
- * INTERP_MAX and the counters' room, so that the instruction that could
+ * takes every general register back (VPMU_SYNC_SETGPRS): at most *budget
+ * (less them after) and the counters' room, so that the instruction that could
  * overflow a counter still runs on the processor, stepped.  They are
  * counted, and r moved past them, at each point where every status flag
  * is known; instructions after the last such point are left to the
  * processor.  It stops at a LOOP after the first instruction (loop_closed
  * may retire its rounds at once), at a loop's head from which a run would
- * be fast-forwarded (ff_ahead), and never runs while the vCPU's counters
- * are multiplexed (their windows follow its run time, and these
+ * be fast-forwarded (ff_ahead), and never runs while a counter of the
+ * vCPU follows its run time (multiplexing windows, time events: these
  * instructions take none) or breakpoints of the VMM's or the guest's are
  * enabled (no_bulk).  Returns the VPMU_SET_* bits, or 0 when
  * nothing ran.
  */
 static unsigned
-interpret(const struct exact *x, struct xvcpu *v, struct vpmu_regs *r)
+interpret(const struct exact *x, struct xvcpu *v, struct vpmu_regs *r, unsigned *budget)
 {
 	struct vpmu_interp w;
 	struct vpmu_insn in;
 	struct path p = { 0 };
-	uint64_t max = v->room < INTERP_MAX ? v->room : INTERP_MAX, done = 0, bad, at;
+	uint64_t max = v->room < *budget ? v->room : *budget, done = 0, bad, at;
 	unsigned cpl = r->cpl;
 
 	if (!x->interp || !v->setgprs || v->no_bulk || !r->long_mode || (r->rflags & RFLAGS_TF))
@@ -1852,6 +1852,7 @@ interpret(const struct exact *x, struct xvcpu *v, struct vpmu_regs *r)
 	}
 	if (done == 0)
 		return (0);
+	*budget -= (unsigned)done;
 	v->st.retired += done;
 	v->st.completed += done;
 	v->st.interp_runs++;
@@ -1866,7 +1867,7 @@ vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r)
 	struct xvcpu *v;
 	struct vpmu_insn in;
 	struct path p = { 0 };
-	unsigned set, one, cpl, n;
+	unsigned set, one, cpl, n, budget = INTERP_MAX;
 
 	if (x == NULL || r == NULL || cpu >= x->nvcpus)
 		return (0);
@@ -1894,7 +1895,7 @@ vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r)
 			break;
 		if (loop_closed(x, v, &in, r, &one))
 			set |= one;
-		else if ((one = interpret(x, v, r)) != 0)
+		else if ((one = interpret(x, v, r, &budget)) != 0)
 			set |= one;		/* counted there */
 		/* a CALL the next run goes through itself (a loop's head, say) */
 		else if (in.eval == VPMU_EVAL_NONE ||

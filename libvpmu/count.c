@@ -404,8 +404,14 @@ waiting(struct vpmu_vm *vm, unsigned cpu)
 /* ---- interface ---------------------------------------------------------- */
 
 bool
-vpmu__vcpu_muxed(struct vpmu_vm *vm, unsigned cpu)
+vpmu__vcpu_run_timed(struct vpmu_vm *vm, unsigned cpu)
 {
+	struct vpmu_vcpu *v = &vm->vcpu[cpu];
+	unsigned i;
+
+	for (i = 0; i < v->nact; i++)
+		if (vpmu__event_timed(&v->act[i]->spec))
+			return (true);
 	return (waiting(vm, cpu));
 }
 

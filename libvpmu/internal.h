@@ -489,8 +489,12 @@ uint64_t vpmu__hw_deactivate(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned c
 void	vpmu__hw_close_all(struct vpmu_vm *vm, struct vpmu_pmc *pm);
 /* The vCPU ran ns more: times of its active PMCs; a rotation if one is due. */
 void	vpmu__vcpu_advance(struct vpmu_vm *vm, unsigned cpu, uint64_t run_ns, uint64_t ns);
-/* Some PMC of cpu waits for a host counter (multiplexed).  VM lock held. */
-bool	vpmu__vcpu_muxed(struct vpmu_vm *vm, unsigned cpu);
+/*
+ * Something on cpu follows its run time: a PMC waits for a host counter
+ * (multiplexed: the windows rotate by run time), or a PMC counts a time
+ * event.  VM lock held.
+ */
+bool	vpmu__vcpu_run_timed(struct vpmu_vm *vm, unsigned cpu);
 uint64_t vpmu__vcpu_clock(struct vpmu_vm *vm, unsigned cpu, uint64_t run_ns);
 /* Events counted since base, with what is counting now. */
 uint64_t vpmu__pmc_counted(struct vpmu_vm *vm, struct vpmu_pmc *pm);

@@ -527,7 +527,7 @@ exit_locked(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, uint64_t ran)
 	vpmu__vm_lock(vm);
 	if (vm->src->exec_sync != NULL) {
 		vm->src->exec_sync(vm->src_state, cpu, r,
-		    flags | (vpmu__vcpu_muxed(vm, cpu) ? VPMU_SYNC_MUXED : 0));
+		    flags | (vpmu__vcpu_run_timed(vm, cpu) ? VPMU_SYNC_RUN_TIME : 0));
 		x->halted = (flags & (VPMU_SYNC_RESYNC | VPMU_SYNC_STEP | VPMU_SYNC_EVENT)) ==
 		    VPMU_SYNC_STEP &&
 		    stepped_hlt(vm, v, r);

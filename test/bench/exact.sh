@@ -1,7 +1,7 @@
 #!/bin/sh
 # exact.sh -- the exact source's speed (issue 11, "Measure"; `make bench`).
 #
-#   exact.sh [-m MODE] VPMU_RUN TSC_KHZ OUTDIR XBENCH_GUEST.elf...
+#   exact.sh [-m MODE] [-a ARG] VPMU_RUN TSC_KHZ OUTDIR XBENCH_GUEST.elf...
 #
 # Each guest (xbench_guest.c, one workload per build) runs once under
 # `vpmu-run --source exact`, alternating floor rounds (PMC0 programmed but
@@ -16,17 +16,22 @@
 #
 # MODE is the exact source's mode, given to vpmu-run as `--exact-mode
 # MODE`: `block` (this script's default) or `step` (vpmu-run's), so runs of
-# the modes can be set side by side.
+# the modes can be set side by side.  ARG is one more vpmu-run argument
+# (`--exact-interp=off`, say), in the runs and the heading.
 # Exit status: 0; 1 if a run failed or a count was not exact; 77 without
 # KVM (a skip).
 set -u
 
 mode=block
-if [ "${1:-}" = -m ]; then
-	mode=$2
+extra=
+while [ "${1:-}" = -m ] || [ "${1:-}" = -a ]; do
+	case $1 in
+	-m)	mode=$2 ;;
+	-a)	extra=$2 ;;
+	esac
 	shift 2
-fi
-[ $# -ge 4 ] || { echo "usage: $0 [-m MODE] VPMU_RUN TSC_KHZ OUTDIR GUEST.elf..." >&2; exit 2; }
+done
+[ $# -ge 4 ] || { echo "usage: $0 [-m MODE] [-a ARG] VPMU_RUN TSC_KHZ OUTDIR GUEST.elf..." >&2; exit 2; }
 run=$1 tsckhz=$2 out=$3
 shift 3
 mkdir -p "$out" || exit 1
@@ -36,7 +41,7 @@ case $? in
 77)	echo "exact.sh: skipped: no usable /dev/kvm"; exit 77 ;;
 *)	echo "exact.sh: $tsckhz failed" >&2; exit 1 ;;
 esac
-modeopt="--exact-mode $mode"
+modeopt="--exact-mode $mode${extra:+ $extra}"
 
 # median of the numbers on standard input
 median() {
@@ -46,7 +51,7 @@ median() {
 
 status=0
 echo
-echo "The exact source, mode $mode: one counted round against one floor round (no counter)"
+echo "The exact source, mode $mode${extra:+ ($extra)}: one counted round against one floor round (no counter)"
 echo "host: $(uname -r), $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //'), guest TSC $khz kHz"
 printf '%-9s %9s %9s %8s %9s %9s %7s %6s\n' "workload" "insns" "exits" "insns/" "counted" "floor" "ratio" "exact"
 printf '%-9s %9s %9s %8s %9s %9s %7s %6s\n' "" "/round" "/round" "exit" "s" "s" "" ""

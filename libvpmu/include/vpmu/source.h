@@ -205,10 +205,11 @@ struct vpmu_source_ops {
 #define VPMU_SYNC_SETGPRS	0x40u	/* ... and every general register
 					   (exec_complete may return
 					   VPMU_SET_GPRS) */
-#define VPMU_SYNC_MUXED		0x80u	/* some counter of the vCPU waits for a
-					   host counter: the windows follow its
-					   run time, so a source retires in bulk
-					   nothing the vCPU does not run */
+#define VPMU_SYNC_RUN_TIME	0x80u	/* a counter of the vCPU follows its run
+					   time (it waits for a host counter: the
+					   windows rotate by run time; or it counts
+					   a time event), so a source retires in
+					   bulk nothing the vCPU does not run */
 #define VPMU_SYNC_DEBUGGING	0x10000u /* VPMU_EXITF_DEBUGGING: nor then (a
 					   breakpoint or watchpoint would be
 					   missed) */
