@@ -383,17 +383,15 @@ alu_reg(ZydisRegister reg, unsigned *width)
 
 /*
  * An operand as vpmu_alu numbers it (a register, or VPMU_ALU_MEM for the
- * access ea_of() found, not under LOCK), and its width; -1 if neither.
+ * access ea_of() found), and its width; -1 if neither.
  */
 static int
-alu_operand(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *o,
-    const struct vpmu_insn *out, unsigned *width)
+alu_operand(const ZydisDecodedOperand *o, const struct vpmu_insn *out, unsigned *width)
 {
 	if (o->type == ZYDIS_OPERAND_TYPE_REGISTER)
 		return (alu_reg(o->reg.value, width));
 	if (o->type != ZYDIS_OPERAND_TYPE_MEMORY || o->mem.type != ZYDIS_MEMOP_TYPE_MEM ||
-	    out->ea_size == 0 || out->ea_size * 8u != o->size ||
-	    (in->attributes & ZYDIS_ATTRIB_HAS_LOCK))
+	    out->ea_size == 0 || out->ea_size * 8u != o->size)
 		return (-1);
 	*width = o->size;
 	return (VPMU_ALU_MEM);
@@ -408,8 +406,10 @@ alu_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, uint64_
 	ZyanU64 abs;
 	int r;
 
-	if ((i = (unsigned)alu_row(in->mnemonic)) == VPMU_ARRAY_SIZE(alu_ops) || in->machine_mode != ZYDIS_MACHINE_MODE_LONG_64 ||
-	    n < 1 || n > 3 || (r = alu_operand(in, &op[0], out, &w)) < 0 ||
+	/* LOCK: an atomic access, or #UD on a register (never run by alu_host.c) */
+	if ((i = (unsigned)alu_row(in->mnemonic)) == VPMU_ARRAY_SIZE(alu_ops) ||
+	    in->machine_mode != ZYDIS_MACHINE_MODE_LONG_64 || (in->attributes & ZYDIS_ATTRIB_HAS_LOCK) ||
+	    n < 1 || n > 3 || (r = alu_operand(&op[0], out, &w)) < 0 ||
 	    (r == VPMU_ALU_MEM && alu_ops[i].op == VPMU_ALU_LEA))
 		return;
 	a.op = alu_ops[i].op;
@@ -450,11 +450,11 @@ alu_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, uint64_
 			if (i != n - 1)
 				return;
 			a.imm = op[i].imm.value.u;
-		} else if (alu_operand(in, &op[i], out, &bw) < 0)
+		} else if (alu_operand(&op[i], out, &bw) < 0)
 			return;
 	if (n >= 2) {
 		a.b = op[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE ? VPMU_ALU_IMM :
-		    (uint8_t)alu_operand(in, &op[1], out, &bw);
+		    (uint8_t)alu_operand(&op[1], out, &bw);
 		a.bwidth = (uint8_t)(a.b == VPMU_ALU_IMM ? w : bw);
 	}
 	/* XCHG with memory is locked: not a plain load and store */

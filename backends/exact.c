@@ -204,6 +204,9 @@ struct xvcpu {
 	bool	 no_bulk;		/* retire in bulk nothing the vCPU does not
 					   run, at this exit (VPMU_SYNC_RUN_TIME,
 					   VPMU_SYNC_DEBUGGING) */
+	unsigned nstops;		/* the VMM's and the guest's instruction
+					   breakpoints at this exit (exec_stops) */
+	uint64_t stops[8];
 	uint64_t ff_no[4];		/* loop heads the last probes found no
 					   fast-forward from (ff_ahead) */
 	unsigned ff_no_next;
@@ -1060,6 +1063,18 @@ struct closed {
 	uint32_t wflags;		/* status flags the body writes */
 };
 
+/* Is addr an instruction breakpoint of the VMM's or the guest's (exec_stops)? */
+static bool
+stop_at(const struct xvcpu *v, uint64_t addr)
+{
+	unsigned i;
+
+	for (i = 0; i < v->nstops; i++)
+		if (v->stops[i] == addr)
+			return (true);
+	return (false);
+}
+
 /* Is the body from head up to the LOOP at end one that closed form follows? */
 static bool
 closed_body(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r, uint64_t head,
@@ -1211,6 +1226,9 @@ loop_closed(const struct exact *x, struct xvcpu *v, const struct vpmu_insn *loop
 	 */
 	if (((b.moved | b.loaded) != 0 && !v->setgprs) || v->room < 2 || v->no_bulk)
 		goto refuse;
+	for (i = 0; i < b.n; i++)		/* a breakpoint in the rounds */
+		if (stop_at(v, b.addr[i]))
+			goto refuse;
 	left = r->rcx - 1;		/* the rounds after this LOOP */
 	k = (v->room - 1) / (b.n + 1);
 	if (k > left)
@@ -1816,8 +1834,9 @@ ff_ahead(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r)
  * may retire its rounds at once), at a loop's head from which a run would
  * be fast-forwarded (ff_ahead), and never runs while a counter of the
  * vCPU follows its run time (multiplexing windows, time events: these
- * instructions take none) or breakpoints of the VMM's or the guest's are
- * enabled (no_bulk).  Returns the VPMU_SET_* bits, or 0 when
+ * instructions take none) or watchpoints of the VMM's or the guest's are
+ * enabled (no_bulk); it stops before their instruction breakpoints
+ * (exec_stops).  Returns the VPMU_SET_* bits, or 0 when
  * nothing ran.
  */
 static unsigned
@@ -1834,6 +1853,8 @@ interpret(const struct exact *x, struct xvcpu *v, struct vpmu_regs *r, unsigned 
 	vpmu__interp_init(&w, r);
 	while (done + p.n < max) {
 		at = w.r.rip;
+		if (stop_at(v, at))
+			break;			/* the processor runs it: it may hit */
 		if (vpmu__decode_gva_cached(v->dc, x->mem, PAGING(&w.r), VPMU_DECODE_64, at,
 		    &in, &bad) != 0 || (in.eval == VPMU_EVAL_LOOP && done + p.n > 0) ||
 		    !vpmu__interp_step(x->mem, &in, &w))
@@ -1858,6 +1879,20 @@ interpret(const struct exact *x, struct xvcpu *v, struct vpmu_regs *r, unsigned 
 	v->st.interp_runs++;
 	v->st.interp_insns += done;
 	return (VPMU_SET_RIP | VPMU_SET_RSP | VPMU_SET_RCX | VPMU_SET_RFLAGS | VPMU_SET_GPRS);
+}
+
+void
+vpmu__exact_stops(void *state, unsigned cpu, const uint64_t *addr, unsigned n)
+{
+	struct exact *x = state;
+	struct xvcpu *v;
+
+	if (x == NULL || cpu >= x->nvcpus)
+		return;
+	v = &x->vcpu[cpu];
+	v->nstops = addr == NULL ? 0 : n < 8 ? n : 8;
+	if (v->nstops != 0)
+		memcpy(v->stops, addr, v->nstops * sizeof(v->stops[0]));
 }
 
 unsigned
@@ -1889,7 +1924,7 @@ vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r)
 	 * cannot run: its breakpoint would be where the vCPU resumes) while
 	 * no counter can overflow on them (recap: that one is stepped).
 	 */
-	for (n = 0, set = 0; n < CHAIN_MAX && v->cap > 0; n++) {
+	for (n = 0, set = 0; n < CHAIN_MAX && v->cap > 0 && !stop_at(v, r->rip); n++) {
 		cpl = r->cpl;
 		if (fetch(x, v, r, r->rip, &in) != 0)
 			break;
@@ -2324,6 +2359,7 @@ const struct vpmu_source_ops vpmu_source_exact = {
 	.exec_breaks = vpmu__exact_breaks,
 	.exec_complete = vpmu__exact_complete,
 	.exec_retire = vpmu__exact_retire,
+	.exec_stops = vpmu__exact_stops,
 	.exec_sync = vpmu__exact_sync,
 	.exec_point_get = vpmu__exact_get_point,
 	.exec_point_set = vpmu__exact_set_point,

@@ -126,6 +126,8 @@ uint64_t vpmu__exact_end(void *state, unsigned cpu);
  * (branch.c) and count it; VPMU_SET_* or 0 (then it is single-stepped).
  */
 unsigned vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r);
+/* exec_stops: the VMM's and the guest's instruction breakpoints at this exit. */
+void	vpmu__exact_stops(void *state, unsigned cpu, const uint64_t *addr, unsigned n);
 void vpmu__exact_retire(void *state, unsigned cpu, const struct vpmu_regs *r);
 /* An exit of cpu; see above. */
 void	vpmu__exact_sync(void *state, unsigned cpu, const struct vpmu_regs *r,

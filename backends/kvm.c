@@ -1455,19 +1455,56 @@ set_regs(struct kvm_vcpu_ctx *c, const struct vpmu_exit *x)
 }
 
 /*
- * The VMM's debugging or the guest's debug registers enable a breakpoint
- * or watchpoint (VPMU_EXITF_DEBUGGING), read at each stop where libvpmu
- * may retire instructions: the guest's DR7 changes only with MOV DR7,
- * which runs on the processor.
+ * The instruction breakpoints of DR7 dr7 with addresses db[] into x's
+ * stops; false when it enables a data breakpoint (R/W not 00) or one
+ * does not fit.
  */
 static bool
-debugging(struct kvm_vcpu_ctx *c)
+stops_of(uint64_t dr7, const uint64_t *db, struct vpmu_exit *x)
 {
-	struct kvm_debugregs dr;
+	unsigned j;
 
-	if (c->vmm_dbg.control & KVM_GUESTDBG_ENABLE)
-		return (true);
-	return (ioctl(c->fd, KVM_GET_DEBUGREGS, &dr) < 0 || (dr.dr7 & DR7_ENABLES) != 0);
+	for (j = 0; j < 4; j++) {
+		if ((dr7 >> (2 * j) & 3) == 0)
+			continue;
+		if ((dr7 >> (16 + 4 * j) & 3) != 0 || x->nstops == VPMU_ARRAY_SIZE(x->stops))
+			return (false);
+		x->stops[x->nstops++] = db[j];
+	}
+	return (true);
+}
+
+/*
+ * Where the VMM's debugging and the guest's debug registers would stop
+ * the vCPU, read at each stop where libvpmu may retire instructions (the
+ * guest's DR7 changes only with MOV DR7, which runs on the processor):
+ * instruction breakpoints into x->stops, and VPMU_EXITF_DEBUGGING for
+ * anything else (single-step, watchpoints, unreadable registers).
+ */
+static void
+debug_stops(const struct kvm_vcpu_ctx *c, struct vpmu_exit *x)
+{
+	const struct kvm_guest_debug *d = &c->vmm_dbg;
+	struct kvm_debugregs dr;
+	uint64_t db[4];
+	unsigned j;
+
+	x->nstops = 0;
+	for (j = 0; j < 4; j++)
+		db[j] = d->arch.debugreg[j];
+	if ((d->control & KVM_GUESTDBG_ENABLE) && ((d->control & KVM_GUESTDBG_SINGLESTEP) ||
+	    ((d->control & KVM_GUESTDBG_USE_HW_BP) && !stops_of(d->arch.debugreg[7], db, x)))) {
+		x->flags |= VPMU_EXITF_DEBUGGING;
+		return;
+	}
+	if (ioctl(c->fd, KVM_GET_DEBUGREGS, &dr) < 0) {
+		x->flags |= VPMU_EXITF_DEBUGGING;
+		return;
+	}
+	for (j = 0; j < 4; j++)
+		db[j] = dr.db[j];
+	if (!stops_of(dr.dr7, db, x))
+		x->flags |= VPMU_EXITF_DEBUGGING;
 }
 
 /* An exit reported in full through struct vpmu_exit. */
@@ -1520,8 +1557,8 @@ handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 	 */
 	if ((run->kvm_valid_regs & KVM_SYNC_X86_REGS) && !vmm) {
 		x.flags |= VPMU_EXITF_SETREGS | VPMU_EXITF_SETGPRS;
-		if (x.reason == VPMU_EXIT_DEBUG && debugging(c))
-			x.flags |= VPMU_EXITF_DEBUGGING;
+		if (x.reason == VPMU_EXIT_DEBUG)
+			debug_stops(c, &x);
 	}
 	if ((run->kvm_valid_regs & (KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS)) ==
 	    (KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS) && kvm_regs(c, cpu, &regs) == 0)

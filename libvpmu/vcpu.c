@@ -543,6 +543,10 @@ exit_locked(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, uint64_t ran)
 		vpmu__vcpu_advance(vm, cpu, ran, ns);
 	vpmu__gpmu_check_overflow(vm, cpu);
 	if (r != NULL) {
+		if (vm->src->exec_stops != NULL)
+			vm->src->exec_stops(vm->src_state, cpu, x->stops,
+			    x->nstops < VPMU_ARRAY_SIZE(x->stops) ? x->nstops :
+			    (unsigned)VPMU_ARRAY_SIZE(x->stops));
 		r = complete(vm, cpu, x, r, &done);
 		r = retire_at(vm, cpu, x, r, &done);
 		if (x->regs == NULL)

@@ -2807,6 +2807,78 @@ vpmu_kvm_vcpu_init_EFAULT(void **state)
 	close(kvm);
 }
 
+/*
+ * Instructions run in user space: FORE's loop (above) with the VMM taking
+ * every register.  At the block's end after the first round the source
+ * completes the JNZ and runs the four rounds left itself (RCX 4 to 0,
+ * INC RDX each), stopping at the HLT after the loop: 25 instructions, 13
+ * branches more, RIP, RCX, RDX and the flags handed back.  With an
+ * instruction breakpoint of the VMM's on the JMP (exec_stops) it stops
+ * before the JMP, whose breakpoint then hits on the processor.
+ */
+static void
+instructions_run_in_user_space(void **state)
+{
+	struct tx *t = *state;
+	uint64_t bp[VPMU_DEBUG_BP_MAX], stop = FORE + 8;
+	struct vpmu_regs r;
+	void *c, *b;
+	unsigned k;
+
+	for (k = 0; k < 2; k++) {
+		block_mode_flags(t, 1, 0);
+		/* test rcx, rcx; jz +5; inc rdx; jmp +3; dec rdx; dec rcx; jnz FORE; hlt */
+		PUT(t, FORE, 0x48, 0x85, 0xc9, 0x74, 0x05, 0x48, 0xff, 0xc2, 0xeb, 0x03,
+		    0x48, 0xff, 0xca, 0x48, 0xff, 0xc9, 0x75, 0xee, 0xf4);
+		c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+		b = ctr(t, VPMU_EV_BRANCHES, 0, 0, 0);
+		t->r.rcx = 5;
+		t->r.rdx = 100;
+		t->r.rflags = 0x2;
+		armed_at(t, FORE, RESYNC | SETREGS | SETGPRS, bp);
+		assert_int_equal(vpmu__exact_end(t->st, 0), FORE + 16);
+		t->r.rcx = 4;
+		t->r.rdx = 101;
+		at(t, FORE + 16, SETREGS | SETGPRS);
+		assert_int_equal(val(t, c), 5);
+		vpmu__exact_stops(t->st, 0, &stop, k);
+		r = t->r;
+		assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP | VPMU_SET_RSP |
+		    VPMU_SET_RCX | VPMU_SET_RFLAGS | VPMU_SET_GPRS);
+		assert_int_equal(stats(t).interp_runs, 1);
+		if (k == 0) {
+			assert_int_equal(r.rip, FORE + 18);	/* the HLT */
+			assert_int_equal(r.rcx, 0);
+			assert_int_equal(r.rdx, 105);
+			assert_int_equal(r.rflags & 0x44, 0x44);	/* ZF PF: DEC to 0 */
+			assert_int_equal(val(t, c), 5 + 1 + 4 * 6);
+			assert_int_equal(val(t, b), 2 + 1 + 4 * 3);
+			assert_int_equal(stats(t).interp_insns, 25);
+		} else {
+			assert_int_equal(r.rip, FORE + 8);	/* the JMP, a stop */
+			assert_int_equal(r.rcx, 4);
+			assert_int_equal(r.rdx, 102);
+			assert_int_equal(val(t, c), 5 + 4);
+			assert_int_equal(stats(t).interp_insns, 4);
+		}
+		assert_int_equal(stats(t).unresolved, 0);
+	}
+	/* the same without SETGPRS: the JNZ alone is completed */
+	block_mode_flags(t, 1, 0);
+	c = ctr(t, VPMU_EV_INSTRUCTIONS, 0, 0, 0);
+	t->r.rcx = 5;
+	t->r.rdx = 100;
+	armed_at(t, FORE, RESYNC | SETREGS, bp);
+	t->r.rcx = 4;
+	t->r.rdx = 101;
+	at(t, FORE + 16, SETREGS);
+	r = t->r;
+	assert_int_equal(X->exec_complete(t->st, 0, &r), VPMU_SET_RIP);
+	assert_int_equal(r.rip, FORE);
+	assert_int_equal(val(t, c), 6);
+	assert_int_equal(stats(t).interp_runs, 0);
+}
+
 int
 main(void)
 {
@@ -2863,6 +2935,7 @@ T(stack_counter_loops_are_fast_forwarded),
 		T(loops_with_calls_are_fast_forwarded),
 		T(known_addresses_need_no_handlers),
 		T(foreseen_loops_still_step),
+		T(instructions_run_in_user_space),
 	T(branches_inside_runs_are_foreseen),
 		T(gmem_access_rules),
 #undef T

@@ -179,6 +179,13 @@ struct vpmu_source_ops {
 	 * Without the hook the source sees the move at the next exec_sync.
 	 */
 	void (*exec_retire)(void *state, unsigned vcpu, const struct vpmu_regs *r);
+	/*
+	 * exec_stops (optional): at every exit, before exec_complete: the
+	 * instruction breakpoints of the VMM's and the guest's (linear
+	 * addresses, vpmu_exit.stops), n of them, maybe 0.  A source that
+	 * retires instructions the vCPU does not run leaves these to it.
+	 */
+	void (*exec_stops)(void *state, unsigned vcpu, const uint64_t *addr, unsigned n);
 
 	/*
 	 * --- the vCPU's clock (optional) ---

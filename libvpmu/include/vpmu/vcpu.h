@@ -87,9 +87,10 @@ enum vpmu_exit_reason {
 #define VPMU_EXITF_SETGPRS	0x40u	/* with VPMU_EXITF_SETREGS: the VMM also
 					   writes every general register when
 					   vpmu_exit.set has VPMU_SET_GPRS */
-#define VPMU_EXITF_DEBUGGING	0x80u	/* breakpoints or watchpoints of the
-					   VMM's own debugging, or of the guest's
-					   debug registers (DR7), are enabled:
+#define VPMU_EXITF_DEBUGGING	0x80u	/* watchpoints or single-steps of the
+					   VMM's own debugging or of the guest's
+					   debug registers (DR7) are enabled, or
+					   breakpoints not listed in stops[]:
 					   libvpmu retires no instruction the vCPU
 					   did not run beyond the one at its stop */
 
@@ -139,6 +140,14 @@ struct vpmu_exit {
 	uint64_t gpr[16];		/* VPMU_SET_GPRS: RAX, RCX, RDX, RBX, RSP,
 					   RBP, RSI, RDI, R8 .. R15 (rsp, rcx, rax
 					   and rdx above hold the same values) */
+	/* in */
+	uint32_t nstops;		/* instruction breakpoints enabled, of the
+					   VMM's own debugging and of the guest's
+					   debug registers: their linear addresses
+					   in stops[0..nstops) (at most 8), which
+					   libvpmu leaves to the processor */
+	uint32_t pad2;
+	uint64_t stops[8];
 };
 
 /*
