@@ -229,6 +229,7 @@ undefined(const struct vpmu_alu_state *s, const struct vpmu_insn *in, uint64_t r
 	const struct vpmu_alu *x = &in->alu;
 	uint64_t regs[16], rflags = s->rflags, got;
 	unsigned n = (x->a & VPMU_ALU_HIGH) ? x->a & 3 : x->a & 15;
+	uint16_t take;
 
 	if (s->known != 0xFFFF || s->fknown != VPMU_ALU_STATUS || uses_rsp(in) || uses_mem(in) ||
 	    x->op == VPMU_ALU_XCHG)
@@ -239,8 +240,17 @@ undefined(const struct vpmu_alu_state *s, const struct vpmu_insn *in, uint64_t r
 	got = (x->a & VPMU_ALU_HIGH) ? (regs[n] >> 8) & 0xFF : regs[n] & mask(x->width);
 	if (wr && got != (r & mask(x->width)))
 		return;			/* alu.c and the processor disagree: neither */
-	*f = (uint16_t)((*f & *def) | (rflags & in->wflags & ~*def));
-	*def = in->wflags;
+	/*
+	 * Not OF after a rotate by more than 1: processors leave it as it was
+	 * for an immediate count and work it out for CL (this host), and
+	 * KVM's emulator, which runs guest code on some hosts, works it out
+	 * from CL whatever the encoding: who runs the guest decides.
+	 */
+	take = in->wflags & ~*def;
+	if (x->op == VPMU_ALU_ROL || x->op == VPMU_ALU_ROR)
+		take &= (uint16_t)~F_OF;
+	*f = (uint16_t)((*f & *def) | (rflags & take));
+	*def |= take;
 }
 
 /*

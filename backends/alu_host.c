@@ -2,10 +2,10 @@
  * alu_host.c -- a register-only integer instruction run on this
  * processor, from its own bytes, on the registers a guest's would have:
  * how the processor sets the status flags the SDM leaves undefined, which
- * differ between encodings of one operation (ROL by an immediate and ROL
- * by CL, say).  A guest's vCPU runs on the host's processor, so what the
- * guest's instruction would leave is what this run leaves.  alu.c asks
- * for them.
+ * may differ between encodings of one operation (ROL by an immediate and
+ * ROL by CL do, for OF: alu.c does not take that one).  A guest's vCPU
+ * runs on the host's processor, so what the guest's instruction would
+ * leave is what this run leaves.  alu.c asks for them.
  *
  * The bytes run in a page of this thread's own, written through one
  * mapping of a memory file and run through another (no page is writable
