@@ -208,18 +208,11 @@ uses_rsp(const struct vpmu_insn *in)
 	    (in->writes & (1u << 4)) != 0);
 }
 
-/* Does in access memory (a memory operand's instruction cannot run here)? */
-static bool
-uses_mem(const struct vpmu_insn *in)
-{
-	return (in->alu.a == VPMU_ALU_MEM || in->alu.b == VPMU_ALU_MEM || in->mem);
-}
-
 /*
  * The flags in writes but leaves undefined (def lacks them): as this
  * processor sets them, by running in's own bytes on s's registers
- * (alu_host.c), when every register and flag is known and it does not use
- * RSP.  The run's result must be alu.c's (r, when it writes one), or
+ * (alu_host.c), when every register and flag is known and it uses neither
+ * RSP nor memory.  The run's result must be alu.c's (r, when it writes one), or
  * nothing is taken from it.
  */
 static void
@@ -231,7 +224,7 @@ undefined(const struct vpmu_alu_state *s, const struct vpmu_insn *in, uint64_t r
 	unsigned n = (x->a & VPMU_ALU_HIGH) ? x->a & 3 : x->a & 15;
 	uint16_t take;
 
-	if (s->known != 0xFFFF || s->fknown != VPMU_ALU_STATUS || uses_rsp(in) || uses_mem(in) ||
+	if (s->known != 0xFFFF || s->fknown != VPMU_ALU_STATUS || uses_rsp(in) || in->mem ||
 	    x->op == VPMU_ALU_XCHG)
 		return;
 	memcpy(regs, s->r, sizeof(regs));

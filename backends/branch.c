@@ -31,7 +31,6 @@
 #define RFLAGS_ZF	(1ull << 6)
 #define RFLAGS_SF	(1ull << 7)
 #define RFLAGS_OF	(1ull << 11)
-#define RFLAGS_AC	(1ull << 18)
 
 bool
 vpmu__branch_cond(unsigned cond, uint64_t rflags)
@@ -54,25 +53,20 @@ vpmu__branch_cond(unsigned cond, uint64_t rflags)
 	return (r != ((cond & 1) != 0));	/* odd codes: the negation */
 }
 
-/*
- * The 8 bytes at gva, read as the branch would read them: only where the
- * guest's page tables let it at its CPL without a fault and without
- * setting an Accessed bit (then the read leaves nothing to be done).
- */
+/* The 8 bytes at gva, read as the branch would read them (gmem.h). */
 static bool
-read_quietly(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
-    const struct vpmu_regs *r, uint64_t gva, uint64_t *val)
+read_quietly(const struct vpmu_gmem *mem, const struct vpmu_regs *r, uint64_t gva,
+    uint64_t *val)
 {
 	*val = 0;
-	return (vpmu__gmem_can_read_quietly(mem, pg, gva, 8, r->cpl, (r->rflags & RFLAGS_AC) != 0) &&
-	    vpmu__gmem_read_gva(mem, pg, gva, val, 8) == 8);
+	return (vpmu__gmem_read_as(mem, r, gva, val, 8));
 }
 
 unsigned
 vpmu__branch_complete(const struct vpmu_gmem *mem, const struct vpmu_insn *in,
     struct vpmu_regs *r)
 {
-	struct vpmu_gmem_paging pg = { r->cr0, r->cr3, r->cr4, r->efer };
+	struct vpmu_gmem_paging pg = VPMU_GMEM_PAGING(r);
 	struct vpmu_alu_state s;
 	uint64_t next = r->rip + in->len, succ = next, ret = 0, rcx = r->rcx, at;
 	unsigned set = VPMU_SET_RIP;
@@ -99,7 +93,7 @@ vpmu__branch_complete(const struct vpmu_gmem *mem, const struct vpmu_insn *in,
 			succ = in->target;
 		break;
 	case VPMU_EVAL_RET:
-		if ((r->cr4 & VPMU_CR4_CET) || !read_quietly(mem, &pg, r, r->rsp, &ret))
+		if ((r->cr4 & VPMU_CR4_CET) || !read_quietly(mem, r, r->rsp, &ret))
 			return (0);
 		succ = ret;
 		set |= VPMU_SET_RSP;
@@ -107,7 +101,7 @@ vpmu__branch_complete(const struct vpmu_gmem *mem, const struct vpmu_insn *in,
 	case VPMU_EVAL_JMP_MEM:
 		vpmu__alu_init(&s, r);
 		if ((r->cr4 & VPMU_CR4_CET) || !vpmu__alu_ea(in, r->rip, &s, r->rsp, true, &at) ||
-		    !read_quietly(mem, &pg, r, at, &succ))
+		    !read_quietly(mem, r, at, &succ))
 			return (0);
 		break;
 	case VPMU_EVAL_CALL:
@@ -120,14 +114,12 @@ vpmu__branch_complete(const struct vpmu_gmem *mem, const struct vpmu_insn *in,
 		else {
 			vpmu__alu_init(&s, r);
 			if (!vpmu__alu_ea(in, r->rip, &s, r->rsp, true, &at) ||
-			    !read_quietly(mem, &pg, r, at, &succ))
+			    !read_quietly(mem, r, at, &succ))
 				return (0);
 		}
 		/* the push, where the page tables need no bit set and the VMM hears of it */
 		if (!vpmu__gmem_canonical(&pg, succ) ||
-		    !vpmu__gmem_can_write_quietly(mem, &pg, r->rsp - 8, 8, r->cpl,
-		    (r->rflags & RFLAGS_AC) != 0) ||
-		    vpmu__gmem_write_gva(mem, &pg, r->rsp - 8, &next, 8) != 0)
+		    !vpmu__gmem_write_as(mem, r, r->rsp - 8, &next, 8))
 			return (0);
 		set |= VPMU_SET_RSP;
 		break;

@@ -84,6 +84,7 @@
  * run would.
  */
 #define INTERP_MAX	4096
+#define FF_NO		4	/* loop heads ff_ahead remembers */
 
 /*
  * The exceptions an instruction a block may hold can raise (decode.h,
@@ -206,8 +207,8 @@ struct xvcpu {
 					   VPMU_SYNC_DEBUGGING) */
 	unsigned nstops;		/* the VMM's and the guest's instruction
 					   breakpoints at this exit (exec_stops) */
-	uint64_t stops[8];
-	uint64_t ff_no[4];		/* loop heads the last probes found no
+	uint64_t stops[VPMU_EXIT_STOPS_MAX];
+	uint64_t ff_no[FF_NO];		/* loop heads the last probes found no
 					   fast-forward from (ff_ahead) */
 	unsigned ff_no_next;
 	uint64_t closed_no;		/* a loop head whose next run is not retired
@@ -459,7 +460,7 @@ count_path(const struct exact *x, struct xvcpu *v, const struct path *p)
 
 /* ---- reading the guest ------------------------------------------------------ */
 
-#define PAGING(r)	(&(struct vpmu_gmem_paging){ (r)->cr0, (r)->cr3, (r)->cr4, (r)->efer })
+#define PAGING(r)	(&VPMU_GMEM_PAGING(r))
 
 static enum vpmu_decode_mode
 mode_of(const struct vpmu_regs *r)
@@ -1794,7 +1795,7 @@ vpmu__exact_wants(void *state, unsigned cpu)
  * Would the run from r fast-forward a loop (plan_ff)?  Asked where a run
  * of instructions in user space comes back to a loop's head: the
  * processor runs such a loop at its own speed, one exit for all of it.
- * A head found not to is remembered (the last four), so that a loop whose
+ * A head found not to is remembered (the last FF_NO), so that a loop whose
  * rounds branch on data is not planned round after round.
  */
 static bool
@@ -1805,7 +1806,7 @@ ff_ahead(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r)
 	bool shadow = v->step_shadow, on;
 	unsigned i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < FF_NO; i++)
 		if (v->ff_no[i] == r->rip)
 			return (false);
 	v->p = *r;
@@ -1819,7 +1820,7 @@ ff_ahead(const struct exact *x, struct xvcpu *v, const struct vpmu_regs *r)
 	v->ff.on = false;
 	v->planned = false;
 	if (!on)
-		v->ff_no[v->ff_no_next++ % 4] = r->rip;
+		v->ff_no[v->ff_no_next++ % FF_NO] = r->rip;
 	return (on);
 }
 
@@ -1890,7 +1891,7 @@ vpmu__exact_stops(void *state, unsigned cpu, const uint64_t *addr, unsigned n)
 	if (x == NULL || cpu >= x->nvcpus)
 		return;
 	v = &x->vcpu[cpu];
-	v->nstops = addr == NULL ? 0 : n < 8 ? n : 8;
+	v->nstops = addr == NULL ? 0 : n < VPMU_EXIT_STOPS_MAX ? n : VPMU_EXIT_STOPS_MAX;
 	if (v->nstops != 0)
 		memcpy(v->stops, addr, v->nstops * sizeof(v->stops[0]));
 }
@@ -1921,8 +1922,10 @@ vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r)
 	v->after_step = false;
 	/*
 	 * The branch, and the ones it leads to (a block of no instructions
-	 * cannot run: its breakpoint would be where the vCPU resumes) while
-	 * no counter can overflow on them (recap: that one is stepped).
+	 * cannot run: its breakpoint would be where the vCPU resumes), a
+	 * LOOP in closed form or a run in user space, while no counter can
+	 * overflow on them (recap: that one is stepped), up to a breakpoint
+	 * of the VMM's or the guest's.
 	 */
 	for (n = 0, set = 0; n < CHAIN_MAX && v->cap > 0 && !stop_at(v, r->rip); n++) {
 		cpl = r->cpl;

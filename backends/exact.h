@@ -123,7 +123,9 @@ unsigned vpmu__exact_breaks(void *state, unsigned cpu, uint64_t *bp, unsigned ma
 uint64_t vpmu__exact_end(void *state, unsigned cpu);
 /*
  * exec_complete: at the block's breakpoint, retire the branch there on r
- * (branch.c) and count it; VPMU_SET_* or 0 (then it is single-stepped).
+ * (branch.c), a LOOP's rounds, or the instructions from there in user
+ * space (interp.c), and count them; VPMU_SET_* or 0 (then it is
+ * single-stepped).
  */
 unsigned vpmu__exact_complete(void *state, unsigned cpu, struct vpmu_regs *r);
 /* exec_stops: the VMM's and the guest's instruction breakpoints at this exit. */

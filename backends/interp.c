@@ -20,7 +20,6 @@
 #include "interp.h"
 #include "regs.h"
 
-#define RFLAGS_AC	(1ull << 18)
 #define PAGE_MASK	(~4095ull)
 #define REG_RSP		4
 
@@ -34,39 +33,27 @@ vpmu__interp_init(struct vpmu_interp *w, const struct vpmu_regs *r)
 
 /* Can the processor fetch in's bytes at w's RIP, setting no Accessed bit? */
 static bool
-fetchable(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
-    struct vpmu_interp *w, unsigned len)
+fetchable(const struct vpmu_gmem *mem, struct vpmu_interp *w, unsigned len)
 {
+	struct vpmu_gmem_paging pg = VPMU_GMEM_PAGING(&w->r);
 	uint64_t first = w->r.rip & PAGE_MASK, last = (w->r.rip + len - 1) & PAGE_MASK;
 
 	if (first == w->code_page && last == first)
 		return (true);
-	if (!vpmu__gmem_can_fetch_quietly(mem, pg, w->r.rip, len, w->r.cpl))
+	if (!vpmu__gmem_can_fetch_quietly(mem, &pg, w->r.rip, len, w->r.cpl))
 		return (false);
 	if (last == first)
 		w->code_page = first;
 	return (true);
 }
 
-/* Read size bytes at gva as the guest would, with nothing left to set. */
+/* Read size bytes at gva as the guest would (gmem.h). */
 static bool
-load(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
-    const struct vpmu_interp *w, uint64_t gva, unsigned size, uint64_t *val)
+load(const struct vpmu_gmem *mem, const struct vpmu_interp *w, uint64_t gva, unsigned size,
+    uint64_t *val)
 {
 	*val = 0;			/* little-endian: 4 bytes fill the low half */
-	return (vpmu__gmem_can_read_quietly(mem, pg, gva, size, w->r.cpl,
-	    (w->r.rflags & RFLAGS_AC) != 0) &&
-	    vpmu__gmem_read_gva(mem, pg, gva, val, size) == (int)size);
-}
-
-/* Write size bytes at gva as the guest would: the VMM hears of it. */
-static bool
-store(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
-    const struct vpmu_interp *w, uint64_t gva, unsigned size, uint64_t val)
-{
-	return (vpmu__gmem_can_write_quietly(mem, pg, gva, size, w->r.cpl,
-	    (w->r.rflags & RFLAGS_AC) != 0) &&
-	    vpmu__gmem_write_gva(mem, pg, gva, &val, size) == 0);
+	return (vpmu__gmem_read_as(mem, &w->r, gva, val, size));
 }
 
 static bool
@@ -91,8 +78,7 @@ branch(const struct vpmu_gmem *mem, const struct vpmu_insn *in, struct vpmu_inte
  * known after it: w may be handed back right after).
  */
 static bool
-alu(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
-    const struct vpmu_insn *in, struct vpmu_interp *w)
+alu(const struct vpmu_gmem *mem, const struct vpmu_insn *in, struct vpmu_interp *w)
 {
 	struct vpmu_alu_state s;
 	bool rd = in->alu.a == VPMU_ALU_MEM || in->alu.b == VPMU_ALU_MEM;
@@ -105,13 +91,13 @@ alu(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
 	if (rd) {
 		if (in->ea_seg || !vpmu__alu_ea(in, w->r.rip, &s, w->r.rsp, true, &a) ||
 		    (wr && w->fknown != VPMU_ALU_STATUS) ||
-		    !load(mem, pg, w, a, in->ea_size, &s.m))
+		    !load(mem, w, a, in->ea_size, &s.m))
 			return (false);
 		s.mknown = true;
 	}
 	if (!vpmu__alu_step(&s, in) || s.known != 0xFFFF)
 		return (false);		/* a register it writes not worked out */
-	if (wr && (s.fknown != VPMU_ALU_STATUS || !store(mem, pg, w, a, in->ea_size, s.m)))
+	if (wr && (s.fknown != VPMU_ALU_STATUS || !vpmu__gmem_write_as(mem, &w->r, a, &s.m, in->ea_size)))
 		return (false);
 	for (n = 0; n < 16; n++)
 		if ((in->writes >> n) & 1)
@@ -123,8 +109,7 @@ alu(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
 
 /* PUSH r/imm, POP r: the 8-byte slot at RSP. */
 static bool
-stack(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
-    const struct vpmu_insn *in, struct vpmu_interp *w)
+stack(const struct vpmu_gmem *mem, const struct vpmu_insn *in, struct vpmu_interp *w)
 {
 	uint64_t val, rsp = w->r.rsp;
 	uint16_t dst = (uint16_t)(in->writes & ~(1u << REG_RSP));
@@ -132,13 +117,13 @@ stack(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
 	if (in->stack < 0) {
 		val = in->src == VPMU_SRC_IMM ? in->src_imm :
 		    vpmu__regs_gpr(&w->r, in->src - 1u);
-		if (w->fknown != VPMU_ALU_STATUS || !store(mem, pg, w, rsp - 8, 8, val))
+		if (w->fknown != VPMU_ALU_STATUS || !vpmu__gmem_write_as(mem, &w->r, rsp - 8, &val, 8))
 			return (false);
 		w->r.rsp = rsp - 8;
 		return (true);
 	}
 	/* POP r64: RSP and one other register written */
-	if (dst == 0 || (dst & (dst - 1)) != 0 || !load(mem, pg, w, rsp, 8, &val))
+	if (dst == 0 || (dst & (dst - 1)) != 0 || !load(mem, w, rsp, 8, &val))
 		return (false);
 	w->r.rsp = rsp + 8;
 	vpmu__regs_set_gpr(&w->r, (unsigned)__builtin_ctz(dst), val);
@@ -149,12 +134,11 @@ bool
 vpmu__interp_step(const struct vpmu_gmem *mem, const struct vpmu_insn *in,
     struct vpmu_interp *w)
 {
-	struct vpmu_gmem_paging pg = { w->r.cr0, w->r.cr3, w->r.cr4, w->r.efer };
 	uint64_t next = w->r.rip + in->len;
 	bool ran;
 
 	if (mem == NULL || in == NULL || !w->r.long_mode || in->len == 0 ||
-	    !fetchable(mem, &pg, w, in->len))
+	    !fetchable(mem, w, in->len))
 		return (false);
 	if (in->eval != VPMU_EVAL_NONE)
 		return (branch(mem, in, w));	/* RIP set by branch.c */
@@ -162,9 +146,9 @@ vpmu__interp_step(const struct vpmu_gmem *mem, const struct vpmu_insn *in,
 		ran = true;
 	else if (in->alu.op != VPMU_ALU_NONE && (!in->mem || in->alu.a == VPMU_ALU_MEM ||
 	    in->alu.b == VPMU_ALU_MEM))
-		ran = alu(mem, &pg, in, w);
+		ran = alu(mem, in, w);
 	else if (in->stack != 0 && (in->stack > 0 || in->src != 0))
-		ran = stack(mem, &pg, in, w);
+		ran = stack(mem, in, w);
 	else
 		ran = false;
 	if (ran)

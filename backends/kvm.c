@@ -1467,7 +1467,7 @@ stops_of(uint64_t dr7, const uint64_t *db, struct vpmu_exit *x)
 	for (j = 0; j < 4; j++) {
 		if ((dr7 >> (2 * j) & 3) == 0)
 			continue;
-		if ((dr7 >> (16 + 4 * j) & 3) != 0 || x->nstops == VPMU_ARRAY_SIZE(x->stops))
+		if ((dr7 >> (16 + 4 * j) & 3) != 0 || x->nstops == VPMU_EXIT_STOPS_MAX)
 			return (false);
 		x->stops[x->nstops++] = db[j];
 	}

@@ -329,6 +329,26 @@ vpmu__gmem_write_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging 
 	return (vpmu__gmem_write_gpa(mem, gpa, buf, len));
 }
 
+#define RFLAGS_AC	(1ull << 18)
+
+bool
+vpmu__gmem_read_as(const struct vpmu_gmem *mem, const struct vpmu_regs *r, uint64_t gva,
+    void *buf, size_t len)
+{
+	return (vpmu__gmem_can_read_quietly(mem, &VPMU_GMEM_PAGING(r), gva, len, r->cpl,
+	    (r->rflags & RFLAGS_AC) != 0) &&
+	    vpmu__gmem_read_gva(mem, &VPMU_GMEM_PAGING(r), gva, buf, len) == (int)len);
+}
+
+bool
+vpmu__gmem_write_as(const struct vpmu_gmem *mem, const struct vpmu_regs *r, uint64_t gva,
+    const void *buf, size_t len)
+{
+	return (vpmu__gmem_can_write_quietly(mem, &VPMU_GMEM_PAGING(r), gva, len, r->cpl,
+	    (r->rflags & RFLAGS_AC) != 0) &&
+	    vpmu__gmem_write_gva(mem, &VPMU_GMEM_PAGING(r), gva, buf, len) == 0);
+}
+
 int
 vpmu__gmem_read_gva(const struct vpmu_gmem *mem, const struct vpmu_gmem_paging *pg,
     uint64_t gva, void *buf, size_t len)

@@ -53,6 +53,9 @@ struct vpmu_gmem_paging {
 	uint64_t efer;
 };
 
+/* The paging of the vCPU at r (a struct vpmu_regs *). */
+#define VPMU_GMEM_PAGING(r)	((struct vpmu_gmem_paging){ (r)->cr0, (r)->cr3, (r)->cr4, (r)->efer })
+
 /* Control-register bits the walk reads (SDM Vol. 3A, 2.5 and 4.1). */
 #define VPMU_CR0_PE	(1ull << 0)
 #define VPMU_CR0_PG	(1ull << 31)
@@ -163,6 +166,16 @@ bool	vpmu__gmem_can_fetch_quietly(const struct vpmu_gmem *mem,
  */
 bool	vpmu__gmem_can_write_quietly(const struct vpmu_gmem *mem,
 	    const struct vpmu_gmem_paging *pg, uint64_t gva, size_t len, unsigned cpl, bool ac);
+/*
+ * A read, or a write, of len bytes at gva as the vCPU at r would make
+ * it: only where vpmu__gmem_can_read_quietly() (can_write_quietly())
+ * allows it under r's paging, CPL and RFLAGS.AC, so that nothing is left
+ * to set; the write is told to mem's write function.  true: done.
+ */
+bool	vpmu__gmem_read_as(const struct vpmu_gmem *mem, const struct vpmu_regs *r,
+	    uint64_t gva, void *buf, size_t len);
+bool	vpmu__gmem_write_as(const struct vpmu_gmem *mem, const struct vpmu_regs *r,
+	    uint64_t gva, const void *buf, size_t len);
 /*
  * Write len bytes at gva, within one 4 KiB page, and tell mem's write
  * function.  0; EFAULT when the page is not mapped or in no slot, or len

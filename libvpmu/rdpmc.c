@@ -84,7 +84,7 @@ vpmu__rdpmc_refresh(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_regs *r)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 
-	v->rdpmc_pg = (struct vpmu_gmem_paging){ r->cr0, r->cr3, r->cr4, r->efer };
+	v->rdpmc_pg = VPMU_GMEM_PAGING(r);
 	v->rdpmc_idt_base = r->idt_base;
 	v->rdpmc_idt_limit = r->idt_limit;
 	v->rdpmc_lm = r->long_mode != 0;
@@ -122,7 +122,7 @@ vpmu__rdpmc_catch_at(struct vpmu_vm *vm, unsigned cpu)
 static uint64_t
 user_desc(const struct vpmu_vm *vm, const struct vpmu_regs *r, uint64_t sel, bool code)
 {
-	struct vpmu_gmem_paging pg = { r->cr0, r->cr3, r->cr4, r->efer };
+	struct vpmu_gmem_paging pg = VPMU_GMEM_PAGING(r);
 	uint64_t d, type;
 
 	if ((sel & 7) != 3 || (sel | 7) > r->gdt_limit ||
@@ -148,7 +148,7 @@ void
 vpmu__rdpmc_catch(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x,
     const struct vpmu_regs *r)
 {
-	struct vpmu_gmem_paging pg = { r->cr0, r->cr3, r->cr4, r->efer };
+	struct vpmu_gmem_paging pg = VPMU_GMEM_PAGING(r);
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 	uint64_t f[6], val, cs_desc = 0, ss_desc = 0;
 	unsigned len;

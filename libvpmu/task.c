@@ -46,7 +46,7 @@ vpmu_vm_read(struct vpmu_vm *vm, const struct vpmu_regs *r, uint64_t gva, void *
 
 	if (vm == NULL || r == NULL || (buf == NULL && len != 0))
 		return (EINVAL);
-	pg = (struct vpmu_gmem_paging){ r->cr0, r->cr3, r->cr4, r->efer };
+	pg = VPMU_GMEM_PAGING(r);
 	/* Slots are fixed before the vCPUs run: read without the lock. */
 	return ((size_t)vpmu__gmem_read_gva(&vm->mem, &pg, gva, buf, len) == len ? 0 : EFAULT);
 }

@@ -302,7 +302,7 @@ complete(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, const struct vpm
 static int
 sample(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_regs *r)
 {
-	struct vpmu_gmem_paging pg = { r->cr0, r->cr3, r->cr4, r->efer };
+	struct vpmu_gmem_paging pg = VPMU_GMEM_PAGING(r);
 	uint64_t pc[VPMU_PMCLOG_CALLCHAIN_MAX];
 	unsigned depth = (unsigned)vm->tun.v[VPMU_T_CALLCHAINDEPTH], n;
 
@@ -399,7 +399,7 @@ io_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 static bool
 stepped_hlt(const struct vpmu_vm *vm, const struct vpmu_vcpu *v, const struct vpmu_regs *r)
 {
-	struct vpmu_gmem_paging pg = { r->cr0, r->cr3, r->cr4, r->efer };
+	struct vpmu_gmem_paging pg = VPMU_GMEM_PAGING(r);
 	uint8_t op;
 
 	return (r->rip == v->last_rip + 1 &&
@@ -419,7 +419,7 @@ stepped_hlt(const struct vpmu_vm *vm, const struct vpmu_vcpu *v, const struct vp
 enum vpmu__insn
 vpmu__insn_at(const struct vpmu_vm *vm, const struct vpmu_regs *r, uint64_t rip, unsigned *len)
 {
-	struct vpmu_gmem_paging pg = { r->cr0, r->cr3, r->cr4, r->efer };
+	struct vpmu_gmem_paging pg = VPMU_GMEM_PAGING(r);
 	uint8_t b[INSN_MAX];
 	int n;
 	unsigned i;
@@ -545,8 +545,7 @@ exit_locked(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x, uint64_t ran)
 	if (r != NULL) {
 		if (vm->src->exec_stops != NULL)
 			vm->src->exec_stops(vm->src_state, cpu, x->stops,
-			    x->nstops < VPMU_ARRAY_SIZE(x->stops) ? x->nstops :
-			    (unsigned)VPMU_ARRAY_SIZE(x->stops));
+			    x->nstops < VPMU_EXIT_STOPS_MAX ? x->nstops : VPMU_EXIT_STOPS_MAX);
 		r = complete(vm, cpu, x, r, &done);
 		r = retire_at(vm, cpu, x, r, &done);
 		if (x->regs == NULL)

@@ -167,8 +167,9 @@ struct vpmu_source_ops {
 	 * exec_complete (optional): the vCPU stopped at one of the source's
 	 * breakpoints (after exec_sync of that exit), no PMI or sample is
 	 * due, and the VMM can write registers: retire the instruction at
-	 * r->rip on r and count it.  Returns the VPMU_SET_* bits of the
-	 * registers changed, or 0 (r untouched: the vCPU goes on from there).
+	 * r->rip (and the ones after it) on r and count them.  Returns the
+	 * VPMU_SET_* bits of the registers changed, or 0 (r untouched: the
+	 * vCPU goes on from there).
 	 */
 	unsigned (*exec_complete)(void *state, unsigned vcpu, struct vpmu_regs *r);
 	/*

@@ -112,6 +112,8 @@ enum vpmu_exit_reason {
 #define VPMU_DR6_BS		(1u << 14)	/* single-step */
 #define VPMU_DR6_B0_3		0xFu		/* breakpoint 0..3 hit */
 
+#define VPMU_EXIT_STOPS_MAX	8	/* vpmu_exit.stops */
+
 struct vpmu_exit {
 	/* in */
 	uint32_t reason;		/* enum vpmu_exit_reason */
@@ -144,10 +146,10 @@ struct vpmu_exit {
 	uint32_t nstops;		/* instruction breakpoints enabled, of the
 					   VMM's own debugging and of the guest's
 					   debug registers: their linear addresses
-					   in stops[0..nstops) (at most 8), which
-					   libvpmu leaves to the processor */
+					   in stops[0..nstops), which libvpmu
+					   leaves to the processor */
 	uint32_t pad2;
-	uint64_t stops[8];
+	uint64_t stops[VPMU_EXIT_STOPS_MAX];
 };
 
 /*
