@@ -1125,6 +1125,28 @@ lapic_pmi(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
 		c->pmis_masked++;
 		return (0);
 	}
+	if (lvt != was) {
+		/*
+		 * The mask bit first, then the interrupt: a write of the whole
+		 * LAPIC page after the MSI would take back the IRR bit the MSI
+		 * just set.  Through the x2APIC MSR when the APIC is in x2APIC
+		 * mode (one register, no read-modify-write of the page), else
+		 * KVM_SET_LAPIC with the page just read.  In x2APIC mode the
+		 * LDR is derived from the ID and its logical-ID bits 15:0 are
+		 * never all zero; in xAPIC mode only bits 31:24 of the LDR
+		 * exist.
+		 */
+		memcpy(&ldr, la.regs + APIC_LDR, sizeof(ldr));
+		memset(mbuf, 0, sizeof(mbuf));
+		m->nmsrs = 1;
+		m->entries[0].index = MSR_X2APIC_LVTPC;
+		m->entries[0].data = lvt;
+		if ((ldr & 0x00FFFFFFu) == 0 || ioctl(c->fd, KVM_SET_MSRS, m) != 1) {
+			memcpy(la.regs + APIC_LVTPC, &lvt, sizeof(lvt));
+			if (ioctl(c->fd, KVM_SET_LAPIC, &la) < 0)
+				return (errno);
+		}
+	}
 	if (kind == VPMU_PMI_NMI) {
 		if (ioctl(c->fd, KVM_NMI) < 0)
 			return (errno);
@@ -1137,25 +1159,6 @@ lapic_pmi(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
 		if (ioctl(k->vm_fd, KVM_SIGNAL_MSI, &msi) < 0)
 			return (errno);
 		c->injected = (int)vec;
-	}
-	if (lvt != was) {
-		/*
-		 * The mask bit back: through the x2APIC MSR when the APIC is in
-		 * x2APIC mode (one small write, no race with other LAPIC state),
-		 * else the whole LAPIC page.  In x2APIC mode the LDR is derived
-		 * from the ID and its logical-ID bits 15:0 are never all zero;
-		 * in xAPIC mode only bits 31:24 of the LDR exist.
-		 */
-		memcpy(&ldr, la.regs + APIC_LDR, sizeof(ldr));
-		memset(mbuf, 0, sizeof(mbuf));
-		m->nmsrs = 1;
-		m->entries[0].index = MSR_X2APIC_LVTPC;
-		m->entries[0].data = lvt;
-		if ((ldr & 0x00FFFFFFu) == 0 || ioctl(c->fd, KVM_SET_MSRS, m) != 1) {
-			memcpy(la.regs + APIC_LVTPC, &lvt, sizeof(lvt));
-			if (ioctl(c->fd, KVM_SET_LAPIC, &la) < 0)
-				return (errno);
-		}
 	}
 	return (0);
 }
