@@ -32,6 +32,8 @@
  * Threads: see exact.h; no lock is taken here.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -2343,6 +2345,69 @@ x_clock(void *state, unsigned vcpu)
 	return (x->vcpu[vcpu].st.retired * x->cpi);
 }
 
+/* on or off: flag set in *flags for off. */
+static int
+x_onoff(const char *v, unsigned flag, unsigned *flags, char *why, size_t whylen)
+{
+	if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) {
+		if (why != NULL && whylen > 0)
+			snprintf(why, whylen, "want on or off");
+		return (EINVAL);
+	}
+	*flags = strcmp(v, "off") == 0 ? *flags | flag : *flags & ~flag;
+	return (0);
+}
+
+/*
+ * The options "exact-KEY" (vpmu_config_set_option()): mode, foresee,
+ * interp, ff-max, cpi, ref-cpi, each a field of struct vpmu_exact_params.
+ */
+static int
+x_param(void *params, const char *key, const char *v, char *why, size_t whylen)
+{
+	struct vpmu_exact_params *p = params;
+	unsigned long long n, max;
+	char *end;
+
+	if (strcmp(key, "mode") == 0) {
+		if (strcmp(v, "step") != 0 && strcmp(v, "block") != 0) {
+			if (why != NULL && whylen > 0)
+				snprintf(why, whylen, "want step or block");
+			return (EINVAL);
+		}
+		p->mode = strcmp(v, "step") == 0 ? VPMU_EXACT_STEP : VPMU_EXACT_BLOCK;
+		return (0);
+	}
+	if (strcmp(key, "foresee") == 0)
+		return (x_onoff(v, VPMU_EXACT_NO_FORESEE, &p->flags, why, whylen));
+	if (strcmp(key, "interp") == 0)
+		return (x_onoff(v, VPMU_EXACT_NO_INTERP, &p->flags, why, whylen));
+	if (strcmp(key, "ff-max") == 0)
+		max = UINT32_MAX;
+	else if (strcmp(key, "cpi") == 0 || strcmp(key, "ref-cpi") == 0)
+		max = 1000;
+	else {
+		if (why != NULL && whylen > 0)
+			snprintf(why, whylen, "no such option of the exact source (mode, "
+			    "foresee, interp, ff-max, cpi, ref-cpi)");
+		return (EINVAL);
+	}
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (*v < '0' || *v > '9' || *end != '\0' || errno != 0 || n > max) {
+		if (why != NULL && whylen > 0)
+			snprintf(why, whylen, "want a number from 0 to %llu", max);
+		return (EINVAL);
+	}
+	if (key[0] == 'f')
+		p->ff_max = n;
+	else if (key[0] == 'c')
+		p->cpi = (unsigned)n;
+	else
+		p->ref_cpi = (unsigned)n;
+	return (0);
+}
+
 const struct vpmu_source_ops vpmu_source_exact = {
 	.name = "exact",
 	.init = x_init,
@@ -2367,4 +2432,6 @@ const struct vpmu_source_ops vpmu_source_exact = {
 	.exec_point_get = vpmu__exact_get_point,
 	.exec_point_set = vpmu__exact_set_point,
 	.clock = x_clock,
+	.params_size = sizeof(struct vpmu_exact_params),
+	.param = x_param,
 };

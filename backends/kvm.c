@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/kvm.h>
 #include <linux/kvm_para.h>
@@ -42,6 +43,11 @@
 #define APIC_IRR	0x200		/* eight 32-bit words, 16 bytes apart */
 #define APIC_LVTPC	0x340
 #define MSR_X2APIC_LVTPC 0x834
+#define MSR_MISC_ENABLE	0x1A0		/* IA32_MISC_ENABLE */
+#define MISC_EMON	(1ull << 7)	/*  performance monitoring available */
+#define MISC_BTS_NA	(1ull << 11)	/*  branch trace storage unavailable */
+#define MISC_PEBS_NA	(1ull << 12)	/*  PEBS unavailable */
+#define MISC_PMU_BITS	(MISC_EMON | MISC_BTS_NA | MISC_PEBS_NA)
 #define EFER_LMA	(1u << 10)	/* long mode active */
 #define RFLAGS_TF	(1ull << 8)	/* single-step */
 #define RFLAGS_IF	(1ull << 9)	/* interrupts on */
@@ -98,6 +104,11 @@ struct kvm_vcpu_ctx {
 	uint64_t idt_base;		/* the guest's IDT register at the last look */
 	uint16_t idt_limit;		/*  (a change moves RDPMC's catch, rdpmc.c) */
 	struct vpmu_kick kick;		/* ends a run when a time sample is due */
+	bool entered;			/* pre_run done, handle_exit not yet */
+	int vmm_injected;		/* -1, or an event the VMM injected before
+					   pre_run (vpmu_kvm_note_injected) */
+	bool started;			/* the first pre_run checked CPUID and took
+					   the thread */
 };
 
 struct vpmu_kvm {
@@ -118,6 +129,10 @@ struct vpmu_kvm {
 	struct vpmu_model eff;
 	struct vpmu__gpmu_ext ext;
 	bool ext_on;			/* the core has ext */
+	bool owns_vm;			/* vpmu_kvm_open() made vm: destroyed with k */
+	uint64_t misc_pmu;		/* IA32_MISC_ENABLE's PMU bits as the model
+					   says (trap mode, Intel models) */
+	bool misc_owned;		/*  ... which libvpmu answers */
 };
 
 /* ---- the MSR filter -------------------------------------------------------------- */
@@ -149,8 +164,8 @@ filter_allows(const struct kvm_msr_filter *f, uint32_t msr, uint32_t type)
  * VMM's filter alone.
  */
 static int
-filter_merge(const struct kvm_msr_filter *vmm, bool ours, struct kvm_msr_filter *out,
-    uint8_t *bits, size_t bitslen)
+filter_merge(const struct kvm_msr_filter *vmm, bool ours, bool misc_owned,
+    struct kvm_msr_filter *out, uint8_t *bits, size_t bitslen)
 {
 	struct vpmu_msr_range lib[32];
 	unsigned nlib = VPMU_ARRAY_SIZE(lib), nvmm = 0, nr = 0, i, j, t;
@@ -178,7 +193,8 @@ filter_merge(const struct kvm_msr_filter *vmm, bool ours, struct kvm_msr_filter 
 		memset(b[0], 0, 2 * len);
 		for (j = 0; j < n; j++) {
 			uint32_t msr = lib[i].base + j;
-			bool pmu = vpmu_msr_is_pmu(msr);
+			bool pmu = vpmu_msr_is_pmu(msr) ||
+			    (msr == MSR_MISC_ENABLE && misc_owned);
 			bool rd = !pmu && filter_allows(vmm, msr, KVM_MSR_FILTER_READ);
 			bool wr = !pmu && filter_allows(vmm, msr, KVM_MSR_FILTER_WRITE);
 
@@ -218,8 +234,8 @@ vpmu_kvm_set_msr_filter(vpmu_kvm *k, const struct kvm_msr_filter *vmm)
 		return (EINVAL);
 	if ((bits = malloc(bitslen)) == NULL)
 		return (ENOMEM);
-	error = filter_merge(vmm != NULL ? vmm : &allow_all, k->mode == VPMU_PMU_MODE_TRAP, &f,
-	    bits, bitslen);
+	error = filter_merge(vmm != NULL ? vmm : &allow_all, k->mode == VPMU_PMU_MODE_TRAP,
+	    k->misc_owned, &f, bits, bitslen);
 	if (error == 0 && ioctl(k->vm_fd, KVM_X86_SET_MSR_FILTER, &f) < 0)
 		error = errno;
 	free(bits);			/* KVM copies the bitmaps */
@@ -227,6 +243,36 @@ vpmu_kvm_set_msr_filter(vpmu_kvm *k, const struct kvm_msr_filter *vmm)
 }
 
 /* ---- PMU modes (kvm_mode.c decides) ------------------------------------------- */
+
+/*
+ * Trap mode: the source must count what every model's counters count
+ * (instructions, cycles, branches), or the guest would read zeros.
+ */
+static int
+counts_check(struct vpmu_vm *vm, char *why, size_t whylen)
+{
+	static const uint32_t evs[] = { VPMU_EV_INSTRUCTIONS, VPMU_EV_CYCLES,
+	    VPMU_EV_BRANCHES };
+	struct vpmu_event_spec ev;
+	char reason[160];
+	size_t i;
+	int error;
+
+	for (i = 0; i < VPMU_ARRAY_SIZE(evs); i++) {
+		memset(&ev, 0, sizeof(ev));
+		ev.event = evs[i];
+		reason[0] = '\0';
+		if ((error = vpmu__pmc_supports(vm, &ev, reason, sizeof(reason))) != 0) {
+			if (whylen > 0)
+				snprintf(why, whylen, "source %s cannot count %s here: %s "
+				    "(option uncounted=allow runs the guest anyway)",
+				    vm->src->name, vpmu_event_name(evs[i]),
+				    reason[0] != '\0' ? reason : vpmu_strerror(error));
+			return (error);
+		}
+	}
+	return (0);
+}
 
 int
 vpmu_kvm_resolve_pmu_mode(struct vpmu_vm *vm, int *mode, char *why, size_t whylen)
@@ -247,15 +293,19 @@ vpmu_kvm_resolve_pmu_mode(struct vpmu_vm *vm, int *mode, char *why, size_t whyle
 		if (whylen > 0)
 			snprintf(why, whylen, "trap: libvpmu implements the guest's counters "
 			    "through MSR exits");
-		return (0);
+	} else {
+		if ((error = vpmu_host_open(&host)) != 0)
+			return (error);
+		has_filter = vm->gpmu != NULL && vpmu_vm_get_event_filter(vm, &f) == 0;
+		error = vpmu__kvm_mode_resolve(vpmu_host_get_info(host), &m, vm->pmu_mode,
+		    has_filter ? &f : NULL, mode, why, whylen);
+		vpmu_host_close(host);
+		if (error != 0)
+			return (error);
 	}
-	if ((error = vpmu_host_open(&host)) != 0)
-		return (error);
-	has_filter = vm->gpmu != NULL && vpmu_vm_get_event_filter(vm, &f) == 0;
-	error = vpmu__kvm_mode_resolve(vpmu_host_get_info(host), &m, vm->pmu_mode,
-	    has_filter ? &f : NULL, mode, why, whylen);
-	vpmu_host_close(host);
-	return (error);
+	if (*mode == VPMU_PMU_MODE_TRAP && m.vendor != VPMU_VENDOR_NONE && !vm->uncounted_ok)
+		return (counts_check(vm, why, whylen));
+	return (0);
 }
 
 int
@@ -398,6 +448,7 @@ int
 vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp)
 {
 	struct kvm_enable_cap cap;
+	struct vpmu_model m;
 	struct vpmu_kvm *k;
 	int r, error;
 
@@ -419,6 +470,7 @@ vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp)
 		k->vcpu[r].carried = -1;
 		k->vcpu[r].step_by = STEP_BY_UNKNOWN;
 		k->vcpu[r].emul.fd = -1;
+		k->vcpu[r].vmm_injected = -1;
 	}
 	if ((error = vpmu_kvm_resolve_pmu_mode(vm, &k->mode, NULL, 0)) != 0 ||
 	    (k->mode == VPMU_PMU_MODE_KVM && (error = kvm_mode_setup(k)) != 0)) {
@@ -434,6 +486,15 @@ vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp)
 		cap.cap = KVM_CAP_PMU_CAPABILITY;
 		cap.args[0] = KVM_PMU_CAP_DISABLE;
 		(void)ioctl(vm_fd, KVM_ENABLE_CAP, &cap);
+	}
+	/*
+	 * Trap mode, an Intel model: IA32_MISC_ENABLE's EMON bit says whether
+	 * there is a PMU, and KVM (its vPMU off) would say no.
+	 */
+	if (k->mode == VPMU_PMU_MODE_TRAP && vpmu_vm_get_model(vm, &m) == 0 &&
+	    m.vendor == VPMU_VENDOR_INTEL) {
+		k->misc_owned = true;
+		k->misc_pmu = MISC_BTS_NA | MISC_PEBS_NA | (m.version >= 1 ? MISC_EMON : 0);
 	}
 	memset(&cap, 0, sizeof(cap));
 	cap.cap = KVM_CAP_X86_USER_SPACE_MSR;
@@ -478,7 +539,68 @@ vpmu_kvm_destroy(vpmu_kvm *k)
 		vpmu__kick_fini(&k->vcpu[i].kick);
 	}
 	free(k->vcpu);
+	if (k->owns_vm)
+		vpmu_vm_destroy(k->vm);
 	free(k);
+}
+
+/*
+ * Everything before the first vCPU in one call: a config from the spec
+ * (vpmu_config_parse(), over this function's defaults intel-v2 and the
+ * exact source), the VM, and vpmu_kvm_create().  why says which step
+ * failed and how.
+ */
+int
+vpmu_kvm_open(int vm_fd, unsigned nvcpus, const char *spec, vpmu_kvm **kp, char *why,
+    size_t whylen)
+{
+	struct vpmu_vm *vm = NULL;
+	vpmu_config *cfg = NULL;
+	int mode, error;
+
+	if (why != NULL && whylen > 0)
+		why[0] = '\0';
+	if (kp == NULL || vm_fd < 0 || (why == NULL && whylen > 0))
+		return (EINVAL);
+	*kp = NULL;
+	if ((error = vpmu_config_create(&cfg)) != 0)
+		return (error);
+	if ((error = vpmu_config_set_vcpus(cfg, nvcpus)) != 0) {
+		if (whylen > 0)
+			snprintf(why, whylen, "%u vCPUs: want 1 to %u", nvcpus, VPMU_MAX_VCPUS);
+		goto out;
+	}
+	if ((error = vpmu_config_parse(cfg, "intel-v2,source=exact", NULL, 0)) != 0 ||
+	    (error = vpmu_config_parse(cfg, spec, why, whylen)) != 0)
+		goto out;
+	if ((error = vpmu_vm_create(cfg, &vm)) != 0) {
+		if (whylen > 0)
+			snprintf(why, whylen, "vpmu_vm_create: %s", vpmu_strerror(error));
+		goto out;
+	}
+	/* The PMU mode, or why none: the source's counts, KVM's vPMU. */
+	if ((error = vpmu_kvm_resolve_pmu_mode(vm, &mode, why, whylen)) != 0)
+		goto out;
+	if ((error = vpmu_kvm_create(vm, vm_fd, kp)) != 0) {
+		if (whylen > 0)
+			snprintf(why, whylen, "KVM: %s", vpmu_strerror(error));
+		goto out;
+	}
+	(*kp)->owns_vm = true;
+	vm = NULL;
+out:
+	vpmu_vm_destroy(vm);
+	vpmu_config_destroy(cfg);
+	return (error);
+}
+
+int
+vpmu_kvm_get_vm(const vpmu_kvm *k, struct vpmu_vm **vmp)
+{
+	if (k == NULL || vmp == NULL)
+		return (EINVAL);
+	*vmp = k->vm;
+	return (0);
 }
 
 int
@@ -489,14 +611,39 @@ vpmu_kvm_add_memory(vpmu_kvm *k, uint64_t gpa, uint64_t size, void *hva)
 	return (vpmu_vm_add_memory(k->vm, gpa, size, hva));
 }
 
-static struct kvm_cpuid_entry2 *
-cpuid_entry(struct kvm_cpuid2 *c, unsigned max, uint32_t leaf, bool add)
+/*
+ * A RAM slot as the VMM gives it to KVM_SET_USER_MEMORY_REGION.  Slots
+ * are added, never taken back: a slot deleted (memory_size 0) or moved is
+ * EINVAL.
+ */
+int
+vpmu_kvm_add_region(vpmu_kvm *k, const struct kvm_userspace_memory_region *r)
+{
+	if (k == NULL || r == NULL || r->memory_size == 0 || r->userspace_addr == 0)
+		return (EINVAL);
+	return (vpmu_vm_add_memory(k->vm, r->guest_phys_addr, r->memory_size,
+	    (void *)(uintptr_t)r->userspace_addr));
+}
+
+/* The index of leaf (subleaf 0) in c, or c->nent. */
+static unsigned
+cpuid_find(const struct kvm_cpuid2 *c, uint32_t leaf)
 {
 	unsigned i;
 
 	for (i = 0; i < c->nent; i++)
 		if (c->entries[i].function == leaf && c->entries[i].index == 0)
-			return (&c->entries[i]);
+			break;
+	return (i);
+}
+
+static struct kvm_cpuid_entry2 *
+cpuid_entry(struct kvm_cpuid2 *c, unsigned max, uint32_t leaf, bool add)
+{
+	unsigned i = cpuid_find(c, leaf);
+
+	if (i < c->nent)
+		return (&c->entries[i]);
 	if (!add || c->nent >= max)
 		return (NULL);
 	memset(&c->entries[c->nent], 0, sizeof(c->entries[0]));
@@ -542,23 +689,43 @@ cpuid_hide_steal_time(struct kvm_cpuid2 *c)
 	}
 }
 
+/* The leaves vpmu_kvm_cpuid_patch() sets whole, adding them if missing. */
+static const uint32_t owned_leaves[] = { 0xA, 0x80000022 };
+
+int
+vpmu_kvm_cpuid_need(const vpmu_kvm *k, const struct kvm_cpuid2 *cpuid, unsigned *nent)
+{
+	size_t i;
+
+	if (k == NULL || cpuid == NULL || nent == NULL)
+		return (EINVAL);
+	*nent = cpuid->nent;
+	for (i = 0; i < VPMU_ARRAY_SIZE(owned_leaves); i++)
+		if (cpuid_find(cpuid, owned_leaves[i]) == cpuid->nent)
+			(*nent)++;
+	return (0);
+}
+
 int
 vpmu_kvm_cpuid_patch(vpmu_kvm *k, struct kvm_cpuid2 *cpuid, unsigned max_entries)
 {
-	static const uint32_t owned[] = { 0xA, 0x80000022 };
 	static const uint32_t adjusted[] = { 0x0, 0x1, 0x80000000, 0x80000001 };
 	struct kvm_cpuid_entry2 *e;
 	uint32_t r[4];
+	unsigned need;
 	size_t i;
 
 	if (k == NULL || cpuid == NULL || cpuid->nent > max_entries)
 		return (EINVAL);
-	for (i = 0; i < VPMU_ARRAY_SIZE(owned); i++) {
+	/* All or nothing: no room, no change. */
+	if (vpmu_kvm_cpuid_need(k, cpuid, &need) == 0 && need > max_entries)
+		return (ENOSPC);
+	for (i = 0; i < VPMU_ARRAY_SIZE(owned_leaves); i++) {
 		if (k->mode == VPMU_PMU_MODE_KVM)	/* what KVM's vPMU can also give */
-			memcpy(r, owned[i] == 0xA ? k->leaf_0a : k->leaf_80000022, sizeof(r));
+			memcpy(r, owned_leaves[i] == 0xA ? k->leaf_0a : k->leaf_80000022, sizeof(r));
 		else
-			(void)vpmu_cpuid_leaf(k->vm, owned[i], 0, r);
-		if ((e = cpuid_entry(cpuid, max_entries, owned[i], true)) == NULL)
+			(void)vpmu_cpuid_leaf(k->vm, owned_leaves[i], 0, r);
+		if ((e = cpuid_entry(cpuid, max_entries, owned_leaves[i], true)) == NULL)
 			return (ENOSPC);
 		entry_regs(e, r, true);
 	}
@@ -1198,18 +1365,104 @@ pre_run_work(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, const struct vpm
 	return (error);
 }
 
+/*
+ * The CPUID entry of leaf in the vCPU's table (KVM_GET_CPUID2), zeros if
+ * it has none; false if the table cannot be read.
+ */
+static bool
+vcpu_leaf(const struct kvm_vcpu_ctx *c, uint32_t leaf, uint32_t r[4])
+{
+	struct kvm_cpuid2 *t = NULL, *nt;
+	unsigned n = 128, i;
+	bool ok = false;
+
+	memset(r, 0, 4 * sizeof(r[0]));
+	for (;;) {
+		if ((nt = realloc(t, sizeof(*t) + n * sizeof(t->entries[0]))) == NULL)
+			break;
+		t = nt;
+		t->nent = n;
+		if (ioctl(c->fd, KVM_GET_CPUID2, t) == 0) {
+			for (i = 0; i < t->nent; i++)
+				if (t->entries[i].function == leaf && t->entries[i].index == 0)
+					entry_regs(&t->entries[i], r, false);
+			ok = true;
+			break;
+		}
+		if (errno != E2BIG || n >= 4096)
+			break;
+		n *= 2;
+	}
+	free(t);
+	return (ok);
+}
+
+/*
+ * A vCPU's first entry: its thread, unless the VMM named one
+ * (vpmu_vcpu_set_thread()); and the CPUID KVM has for it must describe
+ * the model's PMU -- a VMM that filtered its CPUID after
+ * vpmu_kvm_cpuid_patch(), or never patched it, would hide the PMU from
+ * the guest without a word.  EPROTO then.
+ */
+static int
+first_entry(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
+{
+	uint32_t want[4], have[4];
+	size_t i;
+
+	vpmu__vm_lock(k->vm);
+	if (k->vm->vcpu[cpu].tid == 0)
+		k->vm->vcpu[cpu].tid = (pid_t)syscall(SYS_gettid);
+	vpmu__vm_unlock(k->vm);
+	for (i = 0; i < VPMU_ARRAY_SIZE(owned_leaves); i++) {
+		if (k->mode == VPMU_PMU_MODE_KVM)
+			memcpy(want, owned_leaves[i] == 0xA ? k->leaf_0a : k->leaf_80000022,
+			    sizeof(want));
+		else
+			(void)vpmu_cpuid_leaf(k->vm, owned_leaves[i], 0, want);
+		if (vcpu_leaf(c, owned_leaves[i], have) && memcmp(want, have, sizeof(want)) != 0)
+			return (EPROTO);
+	}
+	c->started = true;
+	return (0);
+}
+
+static int enter(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c);
+
 int
 vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
 {
 	struct kvm_vcpu_ctx *c;
-	struct vpmu_entry e;
 	int error;
 
 	if ((c = ctx_of(k, cpu)) == NULL)
 		return (EINVAL);
+	if (!c->started && (error = first_entry(k, cpu, c)) != 0)
+		return (error);
+	/*
+	 * What handle_exit() finds if the VMM's KVM_RUN does not happen (a
+	 * paused vCPU) or ends before the guest runs (EINTR): no stale exit.
+	 */
+	c->run->exit_reason = KVM_EXIT_INTR;
+	error = enter(k, cpu, c);
+	c->entered = error == 0;
+	return (error);
+}
+
+static int
+enter(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
+{
+	struct vpmu_entry e;
+	int error, vmm;
+
 	/* #DB: the guest's own (deliver_db), reported before a carried event */
 	c->injected = c->db_pending ? 1 : c->carried;
 	c->db_pending = false;
+	/* An NMI or interrupt the VMM injected (vpmu_kvm_note_injected()). */
+	if (__atomic_load_n(&c->vmm_injected, __ATOMIC_RELAXED) >= 0 &&
+	    (vmm = __atomic_exchange_n(&c->vmm_injected, -1, __ATOMIC_ACQ_REL)) >= 0 &&
+	    c->injected < 0)
+		c->injected = vmm;
 	if (vpmu__vcpu_enter_quiet(k->vm, cpu))	/* ctx_of() checked cpu */
 		return (c->kick.armed ? vpmu__kick_arm(&c->kick, 0, 0) : 0);
 	vpmu__vcpu_enter(k->vm, cpu, &e);
@@ -1229,6 +1482,43 @@ vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
 		return (vpmu__kick_arm(&c->kick, __atomic_load_n(&k->kick_signo,
 		    __ATOMIC_RELAXED), e.time_ns));
 	return (0);
+}
+
+int
+vpmu_kvm_note_injected(vpmu_kvm *k, unsigned cpu, unsigned vector)
+{
+	struct kvm_vcpu_ctx *c;
+
+	if ((c = ctx_of(k, cpu)) == NULL || vector > 255)
+		return (EINVAL);
+	if (c->entered) {		/* after pre_run: this entry delivers it */
+		if (c->injected < 0)
+			c->injected = (int)vector;
+	} else
+		__atomic_store_n(&c->vmm_injected, (int)vector, __ATOMIC_RELEASE);
+	return (0);
+}
+
+int
+vpmu_kvm_run(vpmu_kvm *k, unsigned cpu, bool *handled)
+{
+	struct kvm_vcpu_ctx *c;
+	int error;
+
+	if ((c = ctx_of(k, cpu)) == NULL || handled == NULL)
+		return (EINVAL);
+	*handled = false;
+	if ((error = vpmu_kvm_pre_run(k, cpu)) != 0)
+		return (error);
+	if (ioctl(c->fd, KVM_RUN, 0) < 0) {
+		if (errno != EINTR && errno != EAGAIN) {
+			error = errno;
+			c->entered = false;
+			return (error);
+		}
+		c->run->exit_reason = KVM_EXIT_INTR;
+	}
+	return (vpmu_kvm_handle_exit(k, cpu, handled));
 }
 
 int
@@ -1511,6 +1801,43 @@ debug_stops(const struct kvm_vcpu_ctx *c, struct vpmu_exit *x)
 }
 
 /* An exit reported in full through struct vpmu_exit. */
+/*
+ * IA32_MISC_ENABLE of an Intel model's guest (trap mode): KVM keeps the
+ * register, and its PMU bits read as the model says (EMON: a PMU; BTS and
+ * PEBS unavailable).  As with KVM's own vPMU, a write that changes BTS or
+ * PEBS unavailable #GPs and a write to EMON is ignored.  True for a #GP.
+ */
+static bool
+misc_enable(const vpmu_kvm *k, const struct kvm_vcpu_ctx *c, bool write, uint64_t *val)
+{
+	_Alignas(struct kvm_msr_entry) uint8_t mbuf[sizeof(struct kvm_msrs) +
+	    sizeof(struct kvm_msr_entry)];
+	struct kvm_msrs *m = (struct kvm_msrs *)mbuf;
+	uint64_t now;
+
+	memset(mbuf, 0, sizeof(mbuf));
+	m->nmsrs = 1;
+	m->entries[0].index = MSR_MISC_ENABLE;
+	if (ioctl(c->fd, KVM_GET_MSRS, m) != 1)
+		return (true);
+	now = (m->entries[0].data & ~MISC_PMU_BITS) | k->misc_pmu;
+	if (!write) {
+		*val = now;
+		return (false);
+	}
+	if ((*val ^ now) & (MISC_BTS_NA | MISC_PEBS_NA))
+		return (true);
+	m->entries[0].data = (*val & ~MISC_EMON) | (now & MISC_EMON);
+	return (ioctl(c->fd, KVM_SET_MSRS, m) != 1);
+}
+
+static bool
+is_misc_enable(const vpmu_kvm *k, const struct kvm_run *run)
+{
+	return (k->misc_owned && (run->exit_reason == KVM_EXIT_X86_RDMSR ||
+	    run->exit_reason == KVM_EXIT_X86_WRMSR) && run->msr.index == MSR_MISC_ENABLE);
+}
+
 static __attribute__((noinline)) int
 handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 {
@@ -1574,6 +1901,10 @@ handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 	}
 	if ((error = vpmu__vcpu_exit(k->vm, cpu, &x)) != 0)
 		return (error);
+	if (!x.handled && is_misc_enable(k, run)) {
+		x.fault = misc_enable(k, c, x.reason == VPMU_EXIT_MSR_WRITE, &x.data);
+		x.handled = true;
+	}
 	c->resync = false;
 	/*
 	 * An NMI or interrupt injected at the entry is reported at every exit
@@ -1625,6 +1956,7 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 		return (EINVAL);
 	*handled = false;
 	run = c->run;
+	c->entered = false;
 	c->fresh = true;	/* KVM_RUN synced the registers out */
 	c->stepped = run->exit_reason == KVM_EXIT_DEBUG && (run->debug.arch.dr6 & VPMU_DR6_BS);
 	step_by_probed(c);
@@ -1648,6 +1980,8 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 
 		if (res < 0)
 			return (-res);
+		if (res == VPMU_MSR_NOT_PMU && is_misc_enable(k, run))
+			res = misc_enable(k, c, write, &val) ? VPMU_MSR_GP : VPMU_MSR_OK;
 		if (res == VPMU_MSR_NOT_PMU)
 			return (0);
 		if (!write)

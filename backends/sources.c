@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sources.h"
 
 /* All built-in sources, in the order vpmu-info lists them. */
 static const struct vpmu_source_ops *const sources[] = {
@@ -27,4 +28,10 @@ vpmu_source_lookup(const char *name)
 		if (strcmp(sources[i]->name, name) == 0)
 			return (sources[i]);
 	return (NULL);
+}
+
+const struct vpmu_source_ops *
+vpmu__source_at(size_t i)
+{
+	return (i < VPMU_ARRAY_SIZE(sources) ? sources[i] : NULL);
 }

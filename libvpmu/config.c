@@ -37,6 +37,8 @@ vpmu_config_create(vpmu_config **cfgp)
 void
 vpmu_config_destroy(vpmu_config *cfg)
 {
+	if (cfg != NULL)
+		free(cfg->source_params);
 	free(cfg);
 }
 
@@ -125,6 +127,10 @@ vpmu_config_set_source(vpmu_config *cfg, const struct vpmu_source_ops *ops, void
 	    ops->disable == NULL || ops->read == NULL ||
 	    (ops->exec_point_get == NULL) != (ops->exec_point_set == NULL))
 		return (EINVAL);
+	if (arg != cfg->source_params) {	/* options of another source */
+		free(cfg->source_params);
+		cfg->source_params = NULL;
+	}
 	cfg->source = ops;
 	cfg->source_arg = arg;
 	return (0);

@@ -93,6 +93,10 @@ struct vpmu_config {
 	unsigned nclass;
 	const struct vpmu_source_ops *source;
 	void *source_arg;
+	void *source_params;		/* source_arg when the config owns it
+					   (vpmu_config_set_option(), freed with
+					   the config) */
+	bool uncounted_ok;		/* vpmu_config_set_option("uncounted") */
 	unsigned capacity;		/* host counters per vCPU, 0: the source's */
 	uint64_t mux_interval;		/* ns; 0: the default, 4 ms */
 	vpmu_log_fn log_fn;
@@ -323,6 +327,8 @@ struct vpmu_vm {
 	unsigned nlayers;		/* vpmu__layers[] created, in order (layer.c) */
 	uint16_t pv_port;		/* its first port (fixed at creation); 0: off */
 	int pmu_mode;			/* VPMU_PMU_MODE_* asked for (the KVM glue decides) */
+	bool uncounted_ok;		/* a source that cannot count the model's
+					   events is no error (the KVM glue checks) */
 
 	uint64_t forks;			/* forks seen: PROCFORK once per fork and owner */
 	pthread_t sweeper;		/* sample rings -> logs (sample.c) */

@@ -117,6 +117,7 @@ vpmu_vm_create(const vpmu_config *cfg, vpmu_vm **vmp)
 	/* The smaller of the configured cap and the source's own capacity. */
 	vm->mux_interval = cfg->mux_interval != 0 ? cfg->mux_interval : 4000000;
 	vm->pmu_mode = cfg->pmu_mode;
+	vm->uncounted_ok = cfg->uncounted_ok;
 	vm->capacity = cfg->capacity;
 	if (vm->src->capacity != NULL) {
 		unsigned c = vm->src->capacity(vm->src_state);

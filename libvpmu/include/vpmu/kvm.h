@@ -5,36 +5,45 @@
  * <linux/kvm.h>, and <vpmu/pv.h>, <vpmu/snapshot.h> or <vpmu/pmclog.h> for
  * log descriptors, save and restore, or reading logs (vpmu_kvm(3)).
  *
- * Order of calls for a VMM (vpmu-run and examples/embed are two):
+ * Order of calls for a VMM (vpmu-run and examples/embed are two;
+ * vpmu_kvm(3) PORTING has the whole of it):
  *
- *   vpmu_config_set_model(cfg, m)           the guest's PMU; and a source:
- *   vpmu_config_set_source(cfg, src, arg)   the default is "synthetic",
- *                                           which counts only what its
- *                                           script says (zero in a real VM)
- *   vpmu_vm_create(cfg, &vm)
  *   KVM_CREATE_VM; KVM_CREATE_IRQCHIP if the VMM wants it
- *   vpmu_kvm_create(vm, vm_fd, &k)          before any KVM_CREATE_VCPU: turns
+ *   vpmu_kvm_open(vm_fd, nvcpus, spec, &k, why, len)
+ *                                           before any KVM_CREATE_VCPU: the
+ *                                           guest's PMU and the source from a
+ *                                           spec ("intel-v2,source=exact"),
  *                                           KVM's own vPMU off where it can,
- *                                           routes the PMU MSRs to user space
+ *                                           the PMU MSRs routed to user space
+ *     (or: vpmu_config_*, vpmu_vm_create, vpmu_kvm_create(vm, vm_fd, &k))
  *   [vpmu_kvm_set_msr_filter(k, &f)]        a VMM with a filter of its own
  *                                           gives it here, never to KVM
- *   vpmu_kvm_add_memory(k, gpa, size, hva)  for every RAM slot
- *   KVM_CREATE_VCPU; mmap kvm_run
- *   vpmu_kvm_cpuid_patch(k, cpuid, max)     on the CPUID the VMM will set
- *                                           (VPMU_KVM_CPUID_SPARE free entries)
- *   KVM_SET_CPUID2
- *   vpmu_kvm_vcpu_init(k, cpu, fd, run)     on each vCPU
- *   [vpmu_kvm_set_guest_debug(k, cpu, &d)]  a VMM's own guest debugging
+ *   vpmu_kvm_add_region(k, &region)         beside each KVM_SET_USER_MEMORY_REGION
+ *   per vCPU, on any thread, concurrently:
+ *     KVM_CREATE_VCPU; mmap kvm_run
+ *     the VMM's own CPUID filtering, then
+ *     vpmu_kvm_cpuid_patch(k, cpuid, max)   last, on the CPUID the VMM will set
+ *     KVM_SET_CPUID2
+ *     vpmu_kvm_vcpu_init(k, cpu, fd, run)
+ *     [vpmu_kvm_set_guest_debug(k, cpu, &d)]  a VMM's own guest debugging
  *                                           (a gdb stub), never to KVM
- *   in each vCPU thread:
- *     vpmu_vcpu_set_thread(vm, cpu, gettid())
- *     loop: vpmu_kvm_pre_run(k, cpu)        PMI (LVTPC or NMI), single-step
- *           KVM_RUN
- *           vpmu_kvm_handle_exit(k, cpu, &handled)   MSR, debug and channel exits
+ *   in each vCPU's thread:
+ *     loop: vpmu_kvm_run(k, cpu, &handled)  pre-run, KVM_RUN, handle-exit
  *           if (!handled) the VMM's own exits (I/O, MMIO, ...)
+ *     or, around a KVM_RUN of the VMM's own:
+ *           vpmu_kvm_pre_run(k, cpu)        PMI (LVTPC or NMI), single-step
+ *           KVM_RUN (or none: a paused vCPU)
+ *           vpmu_kvm_handle_exit(k, cpu, &handled)   MSR, debug and channel exits
+ *     [vpmu_kvm_note_injected(k, cpu, 2)]   an NMI (or interrupt) the VMM
+ *                                           injects itself
+ *   vpmu_kvm_destroy(k)
  *
- * Every function returns 0 or a positive errno.  Threads: the vCPU calls
- * for one cpu must come from one thread at a time (its vCPU thread).
+ * Every function returns 0 or a positive errno.  Threads: set-up before
+ * the first vCPU (open, create, filter, memory) on one thread; the
+ * per-vCPU set-up of different vCPUs may run on their threads at the same
+ * time; the run-loop calls for one vCPU come from one thread at a time,
+ * its vCPU thread (libvpmu records it at the first entry, unless
+ * vpmu_vcpu_set_thread() named it).
  */
 #ifndef VPMU_KVM_H
 #define VPMU_KVM_H
@@ -58,7 +67,20 @@ struct kvm_run;
 struct kvm_cpuid2;
 struct kvm_msr_filter;
 struct kvm_guest_debug;
+struct kvm_userspace_memory_region;
 typedef struct vpmu_kvm vpmu_kvm;
+
+/*
+ * Set-up in one call: a config from spec (vpmu_config_parse(), applied
+ * over intel-v2 and the exact source; NULL or "": those), a VM of
+ * nvcpus vCPUs, then vpmu_kvm_create().  The VM is k's (vpmu_kvm_get_vm(),
+ * destroyed with k).  On error why says what failed: a bad spec, a source
+ * that cannot count the model's events here (EOPNOTSUPP, unless the spec
+ * says uncounted=allow), a PMU mode the host refuses, KVM.
+ */
+VPMU_EXTERN int  vpmu_kvm_open(int vm_fd, unsigned nvcpus, const char *spec, vpmu_kvm **kp,
+    char *why, size_t whylen);
+VPMU_EXTERN int  vpmu_kvm_get_vm(const vpmu_kvm *k, struct vpmu_vm **vmp);
 
 VPMU_EXTERN int  vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp);
 /*
@@ -74,13 +96,20 @@ VPMU_EXTERN int  vpmu_kvm_resolve_pmu_mode(struct vpmu_vm *vm, int *mode, char *
 VPMU_EXTERN int  vpmu_kvm_get_pmu_mode(const vpmu_kvm *k, int *mode);
 VPMU_EXTERN void vpmu_kvm_destroy(vpmu_kvm *k);
 VPMU_EXTERN int  vpmu_kvm_add_memory(vpmu_kvm *k, uint64_t gpa, uint64_t size, void *hva);
+/* The same, as the VMM gives the slot to KVM (EINVAL for a deletion). */
+VPMU_EXTERN int  vpmu_kvm_add_region(vpmu_kvm *k, const struct kvm_userspace_memory_region *r);
 /*
  * Set the model's PMU leaves in a CPUID table the VMM is about to give
- * KVM_SET_CPUID2: leaf 0xA, CPUID.1:ECX.PDCM, 0x80000001.ECX[23],
- * 0x80000022.  Entries missing from the table are added if there is room
- * (cpuid->nent < max_entries), else ENOSPC.
+ * KVM_SET_CPUID2, after its own filtering: leaf 0xA, CPUID.1:ECX.PDCM,
+ * 0x80000001.ECX[23], 0x80000022.  Entries missing from the table are
+ * added if there is room, else ENOSPC and the table is unchanged;
+ * vpmu_kvm_cpuid_need() gives the entries the patched table has.  A vCPU
+ * whose CPUID does not describe the model at its first entry fails there
+ * (vpmu_kvm_pre_run(): EPROTO).
  */
 VPMU_EXTERN int  vpmu_kvm_cpuid_patch(vpmu_kvm *k, struct kvm_cpuid2 *cpuid, unsigned max_entries);
+VPMU_EXTERN int  vpmu_kvm_cpuid_need(const vpmu_kvm *k, const struct kvm_cpuid2 *cpuid,
+    unsigned *nent);
 /* Entries vpmu_kvm_cpuid_patch() may add: leaves 0xA and 0x80000022. */
 #define VPMU_KVM_CPUID_SPARE	2
 /*
@@ -102,7 +131,24 @@ VPMU_EXTERN int  vpmu_kvm_set_msr_filter(vpmu_kvm *k, const struct kvm_msr_filte
 VPMU_EXTERN int  vpmu_kvm_set_guest_debug(vpmu_kvm *k, unsigned cpu,
     const struct kvm_guest_debug *dbg);
 VPMU_EXTERN int  vpmu_kvm_vcpu_init(vpmu_kvm *k, unsigned cpu, int vcpu_fd, struct kvm_run *run);
+/*
+ * Before each KVM_RUN.  It sets run->exit_reason to KVM_EXIT_INTR, so a
+ * run the VMM skips or that ends in EINTR reaches handle_exit() as one.
+ */
 VPMU_EXTERN int  vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu);
+/*
+ * pre_run, KVM_RUN (EINTR and EAGAIN: an exit KVM_EXIT_INTR) and
+ * handle_exit in one call; an error is pre_run's, KVM_RUN's errno or
+ * handle_exit's.
+ */
+VPMU_EXTERN int  vpmu_kvm_run(vpmu_kvm *k, unsigned cpu, bool *handled);
+/*
+ * The VMM injected an event itself (KVM_NMI: vector 2; KVM_INTERRUPT or
+ * KVM_SET_VCPU_EVENTS: its vector) for the vCPU's next run: a source that
+ * follows the guest walks from the handler, so counts stay exact.  Call
+ * on the vCPU's thread, before or after pre_run, before the KVM_RUN.
+ */
+VPMU_EXTERN int  vpmu_kvm_note_injected(vpmu_kvm *k, unsigned cpu, unsigned vector);
 /*
  * The signal that ends a vCPU's KVM_RUN when a sample of a time event
  * (task-clock, cpu-clock) is due in it: a timer of vpmu_kvm_pre_run()'s

@@ -199,6 +199,18 @@ struct vpmu_source_ops {
 	 * that CPU time either way.
 	 */
 	uint64_t (*clock)(void *state, unsigned vcpu);
+
+	/*
+	 * --- options by name (optional) ---
+	 * vpmu_config_set_option() gives an option "NAME-KEY" (NAME this
+	 * source's name) here as key KEY: param sets it in params, a block
+	 * of params_size bytes the config owns, zeroed before the first
+	 * option and handed to init() as its argument.  0, or EINVAL with
+	 * what was wanted in why ("want step or block").
+	 */
+	size_t params_size;
+	int  (*param)(void *params, const char *key, const char *value, char *why,
+	    size_t whylen);
 };
 
 /* exec_sync() flags */

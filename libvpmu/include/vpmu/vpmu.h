@@ -132,6 +132,17 @@ VPMU_EXTERN int  vpmu_config_set_pmu_mode(vpmu_config *cfg, int mode);
  * HZ=250; 1 us .. 10 s).
  */
 VPMU_EXTERN int  vpmu_config_set_mux_interval(vpmu_config *cfg, uint64_t ns);
+/*
+ * Options by name, as vpmu-run's long options and vpmu_kvm_open()'s spec
+ * (vpmu_config(3), SPEC STRINGS): pmu, source, host-counters,
+ * mux-interval (us), pv-port, pmu-mode, event-filter, uncounted, and a
+ * source's own ("exact-mode", ...).  0, or EINVAL with what was wanted in
+ * why.  parse: a comma-separated spec ("intel-v2:gp=2,source=exact,
+ * exact-mode=step"), all or nothing; why gets "element: reason".
+ */
+VPMU_EXTERN int  vpmu_config_set_option(vpmu_config *cfg, const char *key, const char *value,
+    char *why, size_t whylen);
+VPMU_EXTERN int  vpmu_config_parse(vpmu_config *cfg, const char *spec, char *why, size_t whylen);
 VPMU_EXTERN void vpmu_config_set_log(vpmu_config *cfg, vpmu_log_fn fn, void *arg);
 VPMU_EXTERN void vpmu_config_set_notify(vpmu_config *cfg, vpmu_notify_fn fn, void *arg);
 
