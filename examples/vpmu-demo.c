@@ -279,8 +279,39 @@ print_host(void)
 	vpmu_host_close(host);
 }
 
+/*
+ * The demo takes no arguments but --help and --version: anything else is a
+ * usage error (status 2).  -1 to run the demo, else the status to exit with.
+ */
+static int
+options(int argc, char **argv)
+{
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		printf("usage: vpmu-demo\n"
+		    "       vpmu-demo --help | --version\n"
+		    "libvpmu on one screen: a two-vCPU VM on the synthetic source, four\n"
+		    "counting PMCs and a script of context switches; every count is checked\n"
+		    "against a hand computation (status 1 if any differs)\n");
+		return (fflush(stdout) != 0 || ferror(stdout) ? 1 : 0);
+	}
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		printf("vpmu-demo (libvpmu %s)\n", vpmu_version());
+		return (fflush(stdout) != 0 || ferror(stdout) ? 1 : 0);
+	}
+	if (argc > 1) {
+		if (argv[1][0] == '-' && argv[1][1] != '\0')
+			fprintf(stderr, "vpmu-demo: unknown option %s\n", argv[1]);
+		else
+			fprintf(stderr, "vpmu-demo: unexpected argument \"%s\": the demo "
+			    "takes none\n", argv[1]);
+		fprintf(stderr, "Try 'vpmu-demo --help' for more information.\n");
+		return (2);
+	}
+	return (-1);
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	struct vpmu_pmc_info pi[16];	/* row names, from GETPMCINFO */
 	struct vpmu_pmc_alloc req;
@@ -295,6 +326,9 @@ main(void)
 	char buf[128];
 	size_t i;
 	int error;
+
+	if ((error = options(argc, argv)) >= 0)
+		return (error);
 
 	printf("vpmu-demo: libvpmu %s, hwpmc ABI %#x\n", vpmu_version(), VPMU_PMC_VERSION);
 	print_host();

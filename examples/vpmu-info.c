@@ -14,9 +14,21 @@
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: vpmu-info [--json] [--help]\n"
-	    "  -j, --json   print one JSON object instead of text\n"
-	    "  -h, --help   print this help\n");
+	fprintf(f, "usage: vpmu-info [--json]\n"
+	    "       vpmu-info --help | --version\n"
+	    "  -j, --json     print one JSON object instead of text\n"
+	    "  -h, --help     print this help and exit\n"
+	    "      --version  print the version of vpmu-info and libvpmu and exit\n");
+}
+
+/* A usage error: what is wrong (said already, or here), then where to read more. */
+static int
+usage_error(const char *what)
+{
+	if (what != NULL)
+		fprintf(stderr, "vpmu-info: %s\n", what);
+	fprintf(stderr, "Try 'vpmu-info --help' for more information.\n");
+	return (2);
 }
 
 int
@@ -25,9 +37,11 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	vpmu_host *host;
+	char msg[256];
 	int ch, err, json = 0;
 
 	while ((ch = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
@@ -37,17 +51,19 @@ main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			return (EXIT_SUCCESS);
+			return (fflush(stdout) != 0 || ferror(stdout) ? EXIT_FAILURE :
+			    EXIT_SUCCESS);
+		case 'V':
+			printf("vpmu-info (libvpmu %s)\n", vpmu_version());
+			return (fflush(stdout) != 0 || ferror(stdout) ? EXIT_FAILURE :
+			    EXIT_SUCCESS);
 		default:
-			usage(stderr);
-			return (2);
+			return (usage_error(NULL));	/* getopt_long said why */
 		}
 	}
 	if (optind != argc) {
-		fprintf(stderr, "vpmu-info: unexpected argument \"%s\"\n",
-		    argv[optind]);
-		usage(stderr);
-		return (2);
+		snprintf(msg, sizeof(msg), "unexpected argument \"%s\"", argv[optind]);
+		return (usage_error(msg));
 	}
 
 	if ((err = vpmu_host_open(&host)) != 0) {

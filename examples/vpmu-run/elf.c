@@ -18,8 +18,8 @@
 
 #include "vpmu-run.h"
 
-/* The largest guest file read: RAM is at most the 1 GiB identity map. */
-#define ELF_MAX_FILE	(VR_MAP_SIZE + (64ull << 20))
+/* The largest guest file read: larger than any RAM (VR_MEM_MAX_MIB). */
+#define ELF_MAX_FILE	(((uint64_t)VR_MEM_MAX_MIB << 20) + (64ull << 20))
 
 /* A message into err (errlen bytes); returns -1, for the loaders' errors. */
 int
@@ -33,7 +33,46 @@ vr_fail(char *err, size_t errlen, const char *fmt, ...)
 	return (-1);
 }
 
-/* Read the whole file; 0, or -1 with a message in err. */
+int
+vr_read_all(int fd, const char *name, uint64_t max, uint8_t **bufp, size_t *lenp,
+    char *err, size_t errlen)
+{
+	uint8_t *buf = NULL, *t;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+
+	*bufp = NULL;
+	*lenp = 0;
+	for (;;) {
+		if (len == cap) {
+			if (cap >= max) {
+				free(buf);
+				return (vr_fail(err, errlen, "%s: more than %llu bytes", name,
+				    (unsigned long long)max));
+			}
+			cap = cap == 0 ? 65536 : cap * 2 > max ? (size_t)max : cap * 2;
+			if ((t = realloc(buf, cap)) == NULL) {
+				free(buf);
+				return (vr_fail(err, errlen, "%s: %s", name, strerror(ENOMEM)));
+			}
+			buf = t;
+		}
+		if ((n = read(fd, buf + len, cap - len)) < 0) {
+			if (errno == EINTR)
+				continue;
+			free(buf);
+			return (vr_fail(err, errlen, "%s: %s", name, strerror(errno)));
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	*bufp = buf;
+	*lenp = len;
+	return (0);
+}
+
+/* Read the whole file ("-": standard input, to its end); 0, or -1 with a message in err. */
 int
 vr_elf_read(const char *path, uint8_t **bufp, size_t *lenp, char *err, size_t errlen)
 {
@@ -45,6 +84,9 @@ vr_elf_read(const char *path, uint8_t **bufp, size_t *lenp, char *err, size_t er
 
 	*bufp = NULL;
 	*lenp = 0;
+	if (strcmp(path, "-") == 0)
+		return (vr_read_all(STDIN_FILENO, "- (standard input)", ELF_MAX_FILE, bufp,
+		    lenp, err, errlen));
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return (vr_fail(err, errlen, "%s: %s", path, strerror(errno)));
 	if (fstat(fd, &st) < 0) {

@@ -19,34 +19,56 @@
 
 #include "vpmu-run.h"
 
+/* How many output paths are "-": the report, the snapshot, the guest logs. */
+static unsigned
+stdout_paths(const struct vr_runopts *o)
+{
+	unsigned i, n = 0;
+
+	n += o->report != NULL && strcmp(o->report, "-") == 0;
+	n += o->snapshot != NULL && strcmp(o->snapshot, "-") == 0;
+	for (i = 0; i < VPMU_PV_MAX_LOGFDS; i++)
+		n += o->glog_path[i] != NULL && strcmp(o->glog_path[i], "-") == 0;
+	return (n);
+}
+
 static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: vpmu-run [options] GUEST.elf\n"
 	    "GUEST: an ELF64 x86-64 executable (boot protocol v1), a Multiboot v1 "
-	    "image\nor a Linux bzImage\n");
+	    "image\nor a Linux bzImage; -: standard input\n");
 	vr_runopts_usage(f, true);
 }
 
-/* getopt_long over runopts.c's table, every option; then the guest. */
+/*
+ * getopt_long over runopts.c's table, every option; then the guest.  0, or
+ * -1 after a usage error's message; --help and --version exit here.
+ */
 static int
 parse_options(int argc, char **argv, struct vr_runopts *o)
 {
 	struct option longopts[VR_O_NOPTS + 1];
 	char shortopts[2 * VR_O_NOPTS + 1] = "";
-	int ch;
+	int ch, id;
 
 	memset(longopts, 0, sizeof(longopts));
 	(void)vr_runopts_longopts(longopts, shortopts, true, 256);
 	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		if (ch == 'h' || ch == 256 + VR_O_HELP) {
-			usage(stdout);
-			exit(EXIT_SUCCESS);
-		}
-		if (ch == 'q')
-			ch = 256 + VR_O_QUIET;
+		/* A short option: the table's entry that has it. */
+		for (id = 0; ch < 256 && id < VR_O_NOPTS; id++)
+			if (vr_opts[id].shortopt == ch) {
+				ch = 256 + id;
+				break;
+			}
 		if (ch < 256 || ch >= 256 + VR_O_NOPTS)
 			return (-1);	/* getopt_long said why */
+		if (ch == 256 + VR_O_HELP) {
+			usage(stdout);
+			exit(fflush(stdout) != 0 || ferror(stdout) ? VR_EXIT_HOST : 0);
+		}
+		if (ch == 256 + VR_O_VERSION)
+			exit(vr_print_version("vpmu-run"));
 		if (vr_runopts_parse(ch - 256, optarg, o) < 0)
 			return (-1);
 	}
@@ -56,6 +78,19 @@ parse_options(int argc, char **argv, struct vr_runopts *o)
 		return (-1);
 	}
 	o->guest = argv[optind];
+	/* Standard input once: the guest or the initrd (or the snapshot to resume). */
+	if ((strcmp(o->guest, "-") == 0) + (o->initrd != NULL && strcmp(o->initrd, "-") == 0) +
+	    (o->resume != NULL && strcmp(o->resume, "-") == 0) > 1) {
+		fprintf(stderr, "vpmu-run: standard input (-) is read once: for the guest, "
+		    "--initrd or --resume, not two of them\n");
+		return (-1);
+	}
+	/* Standard output once: the report, the snapshot or a guest log. */
+	if (stdout_paths(o) > 1) {
+		fprintf(stderr, "vpmu-run: standard output (-) takes one of --report, "
+		    "--snapshot and --guest-log, not two\n");
+		return (-1);
+	}
 	return (0);
 }
 
@@ -285,6 +320,185 @@ report(FILE *f, struct vr_vm *vm, const struct vr_runopts *o, const char *model,
 	vr_marks_report(f, vm);
 }
 
+/* ---- the report as records (-j, -x) ----------------------------------------- */
+
+static const char *const end_names[] = {
+	[VR_END_OTHER] = "other", [VR_END_GUEST_EXIT] = "exit",
+	[VR_END_SNAPSHOT] = "snapshot", [VR_END_TIMEOUT] = "timeout",
+	[VR_END_SIGNAL] = "signal",
+};
+
+/* A number, or null where the condition does not hold. */
+static void
+rec_u64_if(struct vr_rec *r, const char *key, bool have, uint64_t v)
+{
+	if (have)
+		vr_rec_u64(r, key, v);
+	else
+		vr_rec_null(r, key);
+}
+
+static void
+warning_record(struct vr_rec *r, int cpu, const char *counter, const char *text)
+{
+	vr_rec_begin(r, "warning");
+	rec_u64_if(r, "vcpu", cpu >= 0, (uint64_t)cpu);
+	vr_rec_str(r, "counter", counter);
+	vr_rec_str(r, "text", text);
+	vr_rec_end(r);
+}
+
+/* The run: how it ended, the model, the source, the machine. */
+static void
+run_record(struct vr_rec *r, struct vr_vm *vm, const struct vr_runopts *o,
+    const char *model, const char *source)
+{
+	static const char *const host[] = {
+		[VR_SYSCALL_HOST_UNPROBED] = NULL,
+		[VR_SYSCALL_HOST_COMPLETES] = "completes",
+		[VR_SYSCALL_HOST_CPL3] = "cpl3",
+		[VR_SYSCALL_HOST_UNKNOWN] = "unknown",
+	};
+	bool exited = vm->end == VR_END_GUEST_EXIT;
+
+	vr_rec_begin(r, "run");
+	vr_rec_str(r, "guest", o->guest);
+	vr_rec_str(r, "end", end_names[vm->end]);
+	vr_rec_i64(r, "status", vm->status);
+	rec_u64_if(r, "exit-vcpu", exited, vm->exit_cpu);
+	rec_u64_if(r, "exit-value", exited, vm->exit_value);
+	vr_rec_str(r, "signal", vm->end == VR_END_SIGNAL ?
+	    signame(vm->status - VR_EXIT_SIGNAL) : NULL);
+	rec_u64_if(r, "timeout", o->timeout != 0, o->timeout);
+	vr_rec_str(r, "model", model);
+	vr_rec_str(r, "source", source);
+	vr_rec_bool(r, "source-default", !o->source_given);
+	vr_rec_u64(r, "vcpus", vm->nvcpus);
+	vr_rec_u64(r, "mem-mib", o->mem);
+	vr_rec_str(r, "pmu-mode", vm->pmu_mode == VPMU_PMU_MODE_KVM ? "kvm" : "trap");
+	vr_rec_str(r, "pmu-mode-why", o->pmu_mode_given ? vm->pmu_mode_why : NULL);
+	vr_rec_bool(r, "syscall-caught", vm->sys_mode == VR_SYSCALL_COMPLETE);
+	vr_rec_str(r, "syscall-host", vm->sys_host >= 0 && vm->sys_host < (int)NELEM(host) ?
+	    host[vm->sys_host] : NULL);
+	vr_rec_u64(r, "syscalls-completed",
+	    __atomic_load_n(&vm->sys_completed, __ATOMIC_RELAXED));
+	vr_rec_u64(r, "marks-taken", vm->marks_taken);
+	vr_rec_u64(r, "marks-dropped", vm->marks_dropped);
+	vr_rec_end(r);
+}
+
+/* A vCPU's figures: vpmu_kvm_get_stats(), the exact source's when it counted. */
+static void
+vcpu_record(struct vr_rec *r, struct vr_vm *vm, unsigned cpu, const struct vpmu_kvm_stats *st,
+    bool exact, const char *error)
+{
+	uint64_t ran = st->exact_retired - st->exact_completed;
+
+	vr_rec_begin(r, "vcpu");
+	vr_rec_u64(r, "vcpu", cpu);
+	vr_rec_u64(r, "msr-reads", st->msr_reads);
+	vr_rec_u64(r, "msr-writes", st->msr_writes);
+	vr_rec_u64(r, "msr-gp", st->msr_gp);
+	vr_rec_u64(r, "msr-gp-outside", vm->gp_injected[cpu]);
+	vr_rec_u64(r, "steps", st->steps);
+	vr_rec_u64(r, "pmis", st->pmis);
+	vr_rec_u64(r, "breakpoints", st->breaks);
+	vr_rec_u64(r, "breakpoints-completed", st->completed);
+	vr_rec_u64(r, "rdpmc", st->rdpmc);
+	vr_rec_u64(r, "rdpmc-gp", st->rdpmc_gp);
+	rec_u64_if(r, "exact-retired", exact, st->exact_retired);
+	rec_u64_if(r, "exact-completed", exact, st->exact_completed);
+	rec_u64_if(r, "exact-ff-insns", exact, st->exact_ff_insns);
+	rec_u64_if(r, "exact-ff-loops", exact, st->exact_ff_loops);
+	rec_u64_if(r, "exact-closed-insns", exact, st->exact_closed_insns);
+	rec_u64_if(r, "exact-closed-loops", exact, st->exact_closed_loops);
+	rec_u64_if(r, "exact-interp-insns", exact, st->exact_interp_insns);
+	rec_u64_if(r, "exact-interp-runs", exact, st->exact_interp_runs);
+	rec_u64_if(r, "exact-foreseen", exact, st->exact_foreseen);
+	rec_u64_if(r, "exact-mispredicted", exact, st->exact_mispredicted);
+	rec_u64_if(r, "insn-emulation", exact && st->has_insn_emulation, st->insn_emulation);
+	if (exact && st->has_insn_emulation)
+		vr_rec_bool(r, "insn-emulation-agrees", st->insn_emulation == ran);
+	else
+		vr_rec_null(r, "insn-emulation-agrees");
+	rec_u64_if(r, "user-unseen-exits", exact, st->user_unseen);
+	vr_rec_str(r, "error", error);
+	vr_rec_end(r);
+}
+
+/* A counter the guest used, as the table's row (and its lines after it) say. */
+static void
+counter_record(struct vr_rec *r, unsigned cpu, const struct vpmu_counter_info *ci,
+    const char *source)
+{
+	const char *why = NULL;
+	uint32_t ev = ci->event[0] ? vpmu_event_lookup(ci->event) : 0;
+
+	if (ci->unsupported)
+		why = ci->why[0] ? ci->why : "the source cannot count it";
+	else if (ci->why[0])
+		why = ci->why;
+	vr_rec_begin(r, "counter");
+	vr_rec_u64(r, "vcpu", cpu);
+	vr_rec_str(r, "counter", ci->name);
+	vr_rec_str(r, "event", ci->event[0] ? ci->event : NULL);
+	vr_rec_u64(r, "counter-value", ci->value);
+	vr_rec_str(r, "unit", ev != 0 && vpmu_event_is_timed(ev) ? "ns" : "");
+	vr_rec_u64(r, "enabled-ns", ci->time_enabled);
+	vr_rec_u64(r, "running-ns", ci->time_running);
+	vr_rec_pct(r, "pcnt-running", ci->time_running, ci->time_enabled);
+	vr_rec_str(r, "source", ci->unsupported ? "none" : source);
+	vr_rec_bool(r, "scaled", ci->scaled);
+	rec_u64_if(r, "raw-value", ci->scaled, ci->raw);
+	vr_rec_str(r, "not-counted", why);
+	vr_rec_end(r);
+}
+
+/* The report of report(), record by record (vpmu-run(1), THE REPORT AS RECORDS). */
+static void
+report_records(struct vr_rec *r, struct vr_vm *vm, const struct vr_runopts *o,
+    const char *model, const char *source)
+{
+	struct vpmu_counter_info *ci;
+	struct vpmu_kvm_stats st;
+	unsigned cpu, i, n;
+	bool exact = strcmp(source, "exact") == 0;
+	char err[128];
+	int e;
+
+	run_record(r, vm, o, model, source);
+	if (exact && user_unseen(vm))
+		warning_record(r, -1, NULL, USER_UNSEEN_WARNING);
+	if (exact && guest_tf(vm))
+		warning_record(r, -1, NULL, GUEST_TF_WARNING);
+	if ((ci = calloc(VR_MAX_COUNTERS, sizeof(*ci))) == NULL) {
+		fprintf(stderr, "vpmu-run: the report: %s\n", strerror(ENOMEM));
+		return;
+	}
+	for (cpu = 0; cpu < vm->nvcpus; cpu++) {
+		if (vpmu_kvm_get_stats(vm->k, cpu, &st) != 0)
+			memset(&st, 0, sizeof(st));
+		n = VR_MAX_COUNTERS;
+		if ((e = vpmu_vcpu_get_counters(vm->pmu, cpu, ci, &n)) != 0) {
+			snprintf(err, sizeof(err), "vpmu_vcpu_get_counters: %s",
+			    vpmu_strerror(e));
+			n = 0;
+		}
+		vcpu_record(r, vm, cpu, &st, exact, e != 0 ? err : NULL);
+		if (exact)
+			vr_steps_records(r, st.exact_step_why, (int)cpu);
+		for (i = 0; i < n; i++)
+			if (ci[i].used)
+				counter_record(r, cpu, &ci[i], source);
+		for (i = 0; exact && st.user_unseen != 0 && i < n; i++)
+			if (ci[i].used && !ci[i].unsupported && counts_user(&ci[i]))
+				warning_record(r, (int)cpu, ci[i].name,
+				    "counts user mode: not exact");
+	}
+	free(ci);
+	vr_marks_records(r, vm);
+}
+
 const char *vr_progname = "vpmu-run";
 
 int
@@ -302,10 +516,13 @@ main(int argc, char **argv)
 	vr_runopts_init(&o);
 	s.o = &o;
 	if (parse_options(argc, argv, &o) < 0) {
-		usage(stderr);
+		vr_usage_try();
 		ret = VR_EXIT_USAGE;
 		goto out;
 	}
+	/* An output on standard output has it alone: the console goes to standard error. */
+	if (stdout_paths(&o) != 0)
+		vm.console = stderr;
 	if ((ret = vr_setup_image(&s, &vm)) != 0)
 		goto out;
 	/* What a snapshot is made with, and a resumed one must match. */
@@ -313,7 +530,9 @@ main(int argc, char **argv)
 	    .image_hash = s.image_hash, .model = s.modelstr, .source = s.src->name,
 	    .host_counters = o.host_counters, .mux_us = o.mux_us,
 	    .irqchip_kernel = !o.irqchip_user };
-	if (o.report != NULL && (rep = fopen(o.report, "w")) == NULL) {
+	if (o.report != NULL && strcmp(o.report, "-") == 0)
+		rep = stdout;
+	else if (o.report != NULL && (rep = fopen(o.report, "w")) == NULL) {
 		fprintf(stderr, "vpmu-run: --report %s: %s\n", o.report, strerror(errno));
 		ret = VR_EXIT_USAGE;
 		goto out;
@@ -337,8 +556,14 @@ main(int argc, char **argv)
 	ret = vm.status;
 	if (vm.end == VR_END_SNAPSHOT)
 		ret = vr_snapshot_save(&vm, &sc);
-	if (!o.quiet)
+	if (!o.quiet && o.report_fmt == VR_FMT_TEXT)
 		report(rep != NULL ? rep : stderr, &vm, &o, s.modelstr, s.src->name);
+	else if (!o.quiet) {
+		struct vr_rec r = { .f = rep != NULL ? rep : stderr, .fmt = o.report_fmt,
+		    .sep = o.report_sep };
+
+		report_records(&r, &vm, &o, s.modelstr, s.src->name);
+	}
 	/* Stopped from outside: said on standard error, in the report or not. */
 	if (o.quiet || rep != NULL) {
 		if (vm.end == VR_END_TIMEOUT || vm.end == VR_END_SIGNAL)
@@ -351,10 +576,20 @@ main(int argc, char **argv)
 	}
 
 out:
-	if (rep != NULL && fclose(rep) != 0) {
-		fprintf(stderr, "vpmu-run: --report %s: %s\n", o.report, strerror(errno));
-		if (ret == 0)
-			ret = VR_EXIT_HOST;
+	/* The report written whole, to its file or standard output, or status 1. */
+	if (rep != NULL) {
+		bool bad;
+
+		errno = 0;
+		bad = fflush(rep) != 0 || ferror(rep);
+		if (rep != stdout)
+			bad |= fclose(rep) != 0;
+		if (bad) {
+			fprintf(stderr, "vpmu-run: --report %s: %s\n", o.report,
+			    errno != 0 ? strerror(errno) : "a write failed");
+			if (ret == 0)
+				ret = VR_EXIT_HOST;
+		}
 	}
 	vr_setup_teardown(&s, &vm);
 	vr_runopts_close(&o);

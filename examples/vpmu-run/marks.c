@@ -102,3 +102,21 @@ vr_marks_free(struct vr_vm *vm)
 	vm->mark_ci = NULL;
 	vm->nmark_rows = 0;
 }
+
+void
+vr_marks_records(struct vr_rec *r, struct vr_vm *vm)
+{
+	const struct vr_mark_row *m;
+	size_t i;
+
+	for (i = 0; i < vm->nmark_rows; i++) {
+		m = &vm->mark_rows[i];
+		vr_rec_begin(r, "mark");
+		vr_rec_u64(r, "mark", m->mark);
+		vr_rec_u64(r, "vcpu", m->cpu);
+		vr_rec_str(r, "counter", m->counter);
+		vr_rec_str(r, "event", strcmp(m->event, "-") != 0 ? m->event : NULL);
+		vr_rec_u64(r, "counted", m->counted);
+		vr_rec_end(r);
+	}
+}

@@ -133,19 +133,21 @@ guest_fail(struct vr_vcpu *c, const char *fmt, ...)
 static void
 console_flush(struct vr_vcpu *c)
 {
+	FILE *f = c->vm->console != NULL ? c->vm->console : stdout;
+
 	if (c->conslen == 0)
 		return;
-	flockfile(stdout);
-	fwrite_unlocked(c->cons, 1, c->conslen, stdout);
+	flockfile(f);
+	fwrite_unlocked(c->cons, 1, c->conslen, f);
 	if (c->cons[c->conslen - 1] == '\n')
-		fflush_unlocked(stdout);
-	funlockfile(stdout);
+		fflush_unlocked(f);
+	funlockfile(f);
 	c->conslen = 0;
 }
 
 /*
  * 0x3f8..0x3ff, COM1 (devices.c): a THR byte is the guest's console, to
- * stdout.  Bytes are kept per vCPU until a newline (or 256 of them, or the
+ * stdout (vm->console, when an output took standard output).  Bytes are kept per vCPU until a newline (or 256 of them, or the
  * end of the run), so lines of different vCPUs do not mix however KVM
  * splits a REP OUTSB.  Of a wider access, only the low byte is the
  * register's (an IN's other bytes read 0).  With the in-kernel irqchip,

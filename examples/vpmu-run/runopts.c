@@ -3,9 +3,10 @@
  * each option's name, argument and help text (vr_opts[]), getopt_long's
  * table made from it, the parser of each option's argument into a
  * struct vr_runopts, and the lines of the usage message.  An option
- * marked own is vpmu-run's alone (--report, --snapshot, --resume,
- * --quiet, --help); vpmustat takes the others.  Messages are prefixed
- * with vr_progname.  No KVM: the set-up the options ask for is setup.c's.
+ * marked own is vpmu-run's alone (--report, -j, -x, --snapshot, --resume,
+ * --quiet, --help, --version); vpmustat takes the others.  Messages are
+ * prefixed with vr_progname; a usage error's is followed by vr_usage_try()'s
+ * line.  No KVM: the set-up the options ask for is setup.c's.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -20,7 +21,6 @@
 
 #include "vpmu-run.h"
 
-#define MEM_MAX		1024		/* MiB: RSP (the top of RAM) must be identity mapped */
 
 const struct vr_opt vr_opts[VR_O_NOPTS] = {
 	[VR_O_PMU] = { "pmu", required_argument, 0, "MODEL",
@@ -50,19 +50,23 @@ const struct vr_opt vr_opts[VR_O_NOPTS] = {
 	    "TSC while the vCPU is not halted)", false },
 	[VR_O_VCPUS] = { "vcpus", required_argument, 0, "N",
 	    "vCPUs, one thread each, 1..64 (default 1)", false },
-	[VR_O_MEM] = { "mem", required_argument, 0, "MiB",
-	    "guest RAM from guest-physical 0, at most 1024 (default 64;\n"
-	    "128 for a Multiboot image, 512 for a Linux bzImage)", false },
+	[VR_O_MEM] = { "mem", required_argument, 0, "SIZE",
+	    "guest RAM from guest-physical 0: MiB, or N with K, M or G,\n"
+	    "1M to 3G (default 64M; 128M for a Multiboot image, 512M\n"
+	    "for a Linux bzImage, which takes 64M at least)", false },
 	[VR_O_MUX] = { "mux-interval", required_argument, 0, "US",
 	    "vCPU run time between two rotations of multiplexed counters, "
 	    "1..10000000 us (default 4000)", false },
 	[VR_O_HOST_COUNTERS] = { "host-counters", required_argument, 0, "N",
 	    "counters the source may run at once per vCPU, 1..4096", false },
 	[VR_O_REPORT] = { "report", required_argument, 0, "FILE",
-	    "write the report to FILE instead of standard error", true },
+	    "write the report to FILE instead of standard error\n"
+	    "(-: standard output; the guest's console then goes to\n"
+	    "standard error)", true },
 	[VR_O_GUEST_LOG] = { "guest-log", required_argument, 0, "N=PATH",
-	    "offer PATH (created or truncated) to the guest as hwpmc log\n"
-	    "descriptor N, 0..15 (PMC_OP_CONFIGURELOG); repeatable", false },
+	    "offer PATH (created or truncated; -: standard output) to the\n"
+	    "guest as hwpmc log descriptor N, 0..15 (PMC_OP_CONFIGURELOG);\n"
+	    "repeatable", false },
 	[VR_O_FASTPAGE_HZ] = { "fastpage-hz", required_argument, 0, "N",
 	    "refresh the guest's fast-read pages N times a second,\n"
 	    "0..1000000, 0: at exits only (default 1000)", false },
@@ -75,9 +79,11 @@ const struct vr_opt vr_opts[VR_O_NOPTS] = {
 	    "the paravirtual channel at ports N..N+7 (default 0x5650),\n"
 	    "0: no channel", false },
 	[VR_O_SNAPSHOT] = { "snapshot", required_argument, 0, "FILE",
-	    "a 32-bit write to port 0xf5 saves the VM to FILE and exits 0", true },
+	    "a 32-bit write to port 0xf5 saves the VM to FILE (-: standard\n"
+	    "output) and exits 0", true },
 	[VR_O_RESUME] = { "resume", required_argument, 0, "FILE",
-	    "continue the VM saved in FILE (same options and guest)", true },
+	    "continue the VM saved in FILE (same options and guest;\n"
+	    "-: standard input)", true },
 	[VR_O_MULTIBOOT] = { "multiboot", no_argument, 0, NULL,
 	    "boot GUEST as a Multiboot v1 image even if it is an ELF64\n"
 	    "x86-64 executable (otherwise told by the file)", false },
@@ -85,7 +91,8 @@ const struct vr_opt vr_opts[VR_O_NOPTS] = {
 	    "Multiboot or Linux bzImage: the command line (default empty)", false },
 	[VR_O_INITRD] = { "initrd", required_argument, 0, "FILE",
 	    "Multiboot: FILE as module 0, page-aligned above the image;\n"
-	    "Linux bzImage: FILE as the initrd, at the top of RAM", false },
+	    "Linux bzImage: FILE as the initrd, at the top of RAM\n"
+	    "(-: standard input)", false },
 	[VR_O_EXIT_STATUS] = { "exit-status", required_argument, 0, "HOW",
 	    "a write of V to port 0xf4 exits with raw: V & 0xff,\n"
 	    "qemu: (V << 1 | 1) & 0xff, as QEMU's isa-debug-exit\n"
@@ -106,8 +113,15 @@ const struct vr_opt vr_opts[VR_O_NOPTS] = {
 	    "who implements the guest's counters: trap (libvpmu, through\n"
 	    "MSR exits), kvm (KVM's own vPMU over the host PMU), auto (kvm\n"
 	    "where the host allows it, else trap) (default trap)", false },
+	[VR_O_JSON] = { "json", no_argument, 'j', NULL,
+	    "the report as JSON, one object a line (as perf stat -j)", true },
+	[VR_O_FIELD_SEP] = { "field-separator", required_argument, 'x', "SEP",
+	    "the report as CSV, fields separated by the character SEP\n"
+	    "(as perf stat -x)", true },
 	[VR_O_QUIET] = { "quiet", no_argument, 'q', NULL, "print no report", true },
 	[VR_O_HELP] = { "help", no_argument, 'h', NULL, "print this help and exit", true },
+	[VR_O_VERSION] = { "version", no_argument, 0, NULL,
+	    "print the version of vpmu-run and libvpmu and exit", true },
 };
 
 /*
@@ -135,7 +149,12 @@ parse_guest_log(const char *s, struct vr_runopts *o)
 		    vr_progname, s, n);
 		return (-1);
 	}
-	if ((fd = open(eq + 1, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0666)) < 0) {
+	/* "-": standard output (the guest's console then goes to standard error). */
+	if (strcmp(eq + 1, "-") == 0)
+		fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	else
+		fd = open(eq + 1, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0666);
+	if (fd < 0) {
 		fprintf(stderr, "%s: --guest-log %s: %s\n", vr_progname, s, strerror(errno));
 		return (-1);
 	}
@@ -213,6 +232,85 @@ parse_off(const char *opt, const char *s, bool *off)
 	return (0);
 }
 
+/*
+ * --mem SIZE: a whole number of MiB, or of KiB, MiB or GiB with the suffix
+ * K, M or G (either case), from 1 MiB to VR_MEM_MAX_MIB.  Each image kind's
+ * own bounds (a Linux bzImage's 64 MiB, a Multiboot image's more than
+ * 1 MiB) are its loader's.
+ */
+static int
+parse_mem(const char *s, unsigned *out)
+{
+	unsigned long long v, kib;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (!isdigit((unsigned char)*s) || errno != 0 || v > (1ull << 40))
+		goto bad;
+	switch (*end) {
+	case '\0':
+	case 'M':
+	case 'm':
+		kib = v << 10;
+		break;
+	case 'K':
+	case 'k':
+		kib = v;
+		break;
+	case 'G':
+	case 'g':
+		kib = v << 20;
+		break;
+	default:
+		goto bad;
+	}
+	if (*end != '\0' && end[1] != '\0')
+		goto bad;
+	if (kib % 1024 != 0) {
+		fprintf(stderr, "%s: --mem %s: want a whole number of MiB\n", vr_progname, s);
+		return (-1);
+	}
+	if (kib < 1024 || kib > (unsigned long long)VR_MEM_MAX_MIB << 10) {
+		fprintf(stderr, "%s: --mem %s: want 1M to 3G: RAM ends below the 32-bit "
+		    "hole at 3 GiB (the I/O APIC, the local APIC and KVM's TSS are above "
+		    "it), and vpmu-run does not split RAM around it\n", vr_progname, s);
+		return (-1);
+	}
+	*out = (unsigned)(kib >> 10);
+	return (0);
+bad:
+	fprintf(stderr, "%s: --mem %s: want a size: a number of MiB, or a number "
+	    "followed by K, M or G\n", vr_progname, s);
+	return (-1);
+}
+
+void
+vr_usage_try(void)
+{
+	fprintf(stderr, "Try '%s --help' for more information.\n", vr_progname);
+}
+
+int
+vr_parse_sep(const char *opt, const char *arg, char *sep)
+{
+	if (arg[0] == '\0' || arg[1] != '\0' || arg[0] == '"' || arg[0] == '\r' ||
+	    arg[0] == '\n') {
+		fprintf(stderr, "%s: %s '%s': want one character, not a double quote "
+		    "or a line break\n", vr_progname, opt, arg);
+		return (-1);
+	}
+	*sep = arg[0];
+	return (0);
+}
+
+int
+vr_print_version(const char *prog)
+{
+	printf("%s (libvpmu %s)\n", prog, vpmu_version());
+	return (fflush(stdout) != 0 || ferror(stdout) ? 1 : 0);
+}
+
 void
 vr_runopts_init(struct vr_runopts *o)
 {
@@ -281,7 +379,7 @@ vr_runopts_parse(int id, const char *arg, struct vr_runopts *o)
 			return (-1);
 		break;
 	case VR_O_MEM:
-		if (parse_uint("mem", arg, 1, MEM_MAX, &o->mem) < 0)
+		if (parse_mem(arg, &o->mem) < 0)
 			return (-1);
 		break;
 	case VR_O_MUX:
@@ -397,6 +495,17 @@ vr_runopts_parse(int id, const char *arg, struct vr_runopts *o)
 		}
 		o->pmu_mode_given = true;
 		break;
+	case VR_O_JSON:
+	case VR_O_FIELD_SEP:
+		if (id == VR_O_FIELD_SEP && vr_parse_sep("-x", arg, &o->report_sep) < 0)
+			return (-1);
+		if (o->report_fmt != VR_FMT_TEXT &&
+		    o->report_fmt != (id == VR_O_JSON ? VR_FMT_JSON : VR_FMT_CSV)) {
+			fprintf(stderr, "%s: -j and -x: one format at most\n", vr_progname);
+			return (-1);
+		}
+		o->report_fmt = id == VR_O_JSON ? VR_FMT_JSON : VR_FMT_CSV;
+		break;
 	case VR_O_QUIET:
 		o->quiet = true;
 		break;
@@ -421,6 +530,10 @@ vr_runopts_usage(FILE *f, bool own)
 		    vr_opts[i].shortopt ? vr_opts[i].shortopt : ' ',
 		    vr_opts[i].shortopt ? ", " : "", vr_opts[i].name,
 		    vr_opts[i].arg ? " " : "", vr_opts[i].arg ? vr_opts[i].arg : "");
+		if (strlen(left) > 24) {	/* the help on the lines below */
+			fprintf(f, "  %s\n", left);
+			left[0] = '\0';
+		}
 		for (h = vr_opts[i].help; ; h = nl + 1) {
 			nl = strchr(h, '\n');
 			fprintf(f, "  %-24s %.*s\n", h == vr_opts[i].help ? left : "",

@@ -299,6 +299,7 @@ vr_snapshot_save(struct vr_vm *vm, const struct vr_snapconf *sc)
 	size_t blen = 0;
 	unsigned i;
 	int r = VR_EXIT_HOST, e;
+	bool to_stdout = strcmp(vm->snapshot_path, "-") == 0;
 
 	/* The OUT's completion (and any other pending I/O), without guest code. */
 	for (i = 0; i < vm->nvcpus; i++) {
@@ -317,8 +318,11 @@ vr_snapshot_save(struct vr_vm *vm, const struct vr_snapconf *sc)
 		    vpmu_strerror(e == ENOSPC ? ENOMEM : e));
 		goto out;
 	}
+	/* "-": standard output, written as it comes (no file to rename). */
 	snprintf(tmp, sizeof(tmp), "%s.tmp", vm->snapshot_path);
-	if ((o.f = fopen(tmp, "wb")) == NULL) {
+	if (to_stdout)
+		o.f = stdout;
+	else if ((o.f = fopen(tmp, "wb")) == NULL) {
 		fprintf(stderr, "%s: --snapshot %s: %s\n", vr_progname, tmp, strerror(errno));
 		goto out;
 	}
@@ -343,8 +347,17 @@ vr_snapshot_save(struct vr_vm *vm, const struct vr_snapconf *sc)
 	put32(&o, VM_REC);
 	put64(&o, 4);
 	put32(&o, o.crc);
-	if (o.err || fflush(o.f) != 0 || fsync(fileno(o.f)) != 0) {
-		fprintf(stderr, "%s: --snapshot %s: %s\n", vr_progname, tmp, strerror(errno));
+	errno = 0;
+	if (o.err || fflush(o.f) != 0 || ferror(o.f) ||
+	    (!to_stdout && fsync(fileno(o.f)) != 0)) {
+		fprintf(stderr, "%s: --snapshot %s: %s\n", vr_progname,
+		    to_stdout ? "- (standard output)" : tmp,
+		    errno != 0 ? strerror(errno) : "a write failed");
+		goto out;
+	}
+	if (to_stdout) {
+		o.f = NULL;
+		r = 0;
 		goto out;
 	}
 	if (fclose(o.f) != 0 || rename(tmp, vm->snapshot_path) != 0) {
@@ -356,7 +369,7 @@ vr_snapshot_save(struct vr_vm *vm, const struct vr_snapconf *sc)
 	o.f = NULL;
 	r = 0;
 out:
-	if (o.f != NULL) {
+	if (o.f != NULL && !to_stdout) {
 		fclose(o.f);
 		unlink(tmp);
 	}
@@ -398,6 +411,14 @@ read_file(const char *path, uint8_t **bp, size_t *lenp)
 	ssize_t n;
 	int fd;
 
+	if (strcmp(path, "-") == 0) {	/* standard input, to its end */
+		char err[256];
+
+		if (vr_read_all(STDIN_FILENO, "standard input", UINT64_C(1) << 34, bp, lenp,
+		    err, sizeof(err)) < 0)
+			return (bad(path, "%s", err));
+		return (0);
+	}
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &st) < 0) {
 		if (fd >= 0)
 			close(fd);

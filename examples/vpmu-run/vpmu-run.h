@@ -49,7 +49,15 @@
 #define VR_MAX_VCPUS	64
 #define VR_LOAD_MIN	0x100000ull		/* every PT_LOAD at or above 1 MiB */
 #define VR_STACK_SIZE	0x10000ull		/* each vCPU owns 64 KiB below its RSP */
-#define VR_MAP_SIZE	0x40000000ull		/* identity map: the first 1 GiB */
+#define VR_GIB		0x40000000ull
+/*
+ * RAM ends below the 32-bit hole: no image kind gets more than 3 GiB
+ * (the I/O APIC at 0xfec00000, the local APIC, KVM's TSS at 0xfffbd000
+ * are above it, and vpmu-run does not split RAM around them).  A boot
+ * protocol guest's identity map covers the first GiB and each further GiB
+ * RAM reaches into (boot.c).
+ */
+#define VR_MEM_MAX_MIB	3072u
 #define VR_PORT_CONSOLE	0x3f8
 #define VR_PORT_EXIT	0xf4
 #define VR_PORT_SNAPSHOT 0xf5		/* with --snapshot: save the VM and exit 0 */
@@ -150,6 +158,7 @@ struct vr_vm {
 	bool		 exit_qemu;	/* --exit-status qemu: (V << 1 | 1) & 0xff */
 	/* the devices at 0x3f8..0x3ff and 0x510..0x511, under lock */
 	struct vr_uart	 uart;
+	FILE		*console;	/* the guest's console; NULL: standard output */
 	bool		 uart_irq;	/* the level last given to IRQ 4 */
 	uint64_t	 emulated;	/* instructions KVM could not emulate, completed
 					   by vpmu-run (INT3, POPCNT; atomic) */
@@ -245,7 +254,11 @@ vr_put64(uint8_t *p, uint64_t v)
 /* elf.c */
 int  vr_fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The whole file at path ("-": standard input); 0, or -1 with a message in err. */
 int  vr_elf_read(const char *path, uint8_t **bufp, size_t *lenp, char *err, size_t errlen);
+/* What fd holds to its end, at most max bytes, name for the message; 0 or -1. */
+int  vr_read_all(int fd, const char *name, uint64_t max, uint8_t **bufp, size_t *lenp,
+    char *err, size_t errlen);
 int  vr_elf_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
     struct vr_image *img, char *err, size_t errlen);
 
@@ -362,7 +375,8 @@ enum vr_opt_id {
 	VR_O_VCPUS, VR_O_MEM, VR_O_HOST_COUNTERS, VR_O_MUX, VR_O_REPORT, VR_O_GUEST_LOG,
 	VR_O_FASTPAGE_HZ, VR_O_IRQCHIP, VR_O_PV_PORT, VR_O_SNAPSHOT, VR_O_RESUME,
 	VR_O_MULTIBOOT, VR_O_MB_APPEND, VR_O_INITRD, VR_O_EXIT_STATUS, VR_O_TIMEOUT,
-	VR_O_USER_SYSCALL, VR_O_EVENT_FILTER, VR_O_PMU_MODE, VR_O_QUIET, VR_O_HELP,
+	VR_O_USER_SYSCALL, VR_O_EVENT_FILTER, VR_O_PMU_MODE, VR_O_JSON, VR_O_FIELD_SEP,
+	VR_O_QUIET, VR_O_HELP, VR_O_VERSION,
 	VR_O_NOPTS
 };
 
@@ -408,7 +422,9 @@ struct vr_runopts {
 	int	    pmu_mode;		/* --pmu-mode: VPMU_PMU_MODE_* */
 	bool	    pmu_mode_given;
 	/* vpmu-run's own */
-	const char *report;		/* --report FILE */
+	const char *report;		/* --report FILE, "-": standard output */
+	int	    report_fmt;		/* VR_FMT_*: -j, -x SEP */
+	char	    report_sep;		/* -x's */
 	const char *snapshot;		/* --snapshot FILE */
 	const char *resume;		/* --resume FILE */
 	bool	    quiet;
@@ -427,6 +443,12 @@ size_t	vr_runopts_longopts(struct option *lo, char *shortopts, bool own, int bas
 int	vr_runopts_parse(int id, const char *arg, struct vr_runopts *o);
 /* The usage lines of the options (with own: every one, else the shared ones). */
 void	vr_runopts_usage(FILE *f, bool own);
+/* After a usage error's message: "Try 'PROG --help' for more information." */
+void	vr_usage_try(void);
+/* -x SEP: one character, not a double quote, CR or LF.  0, or -1 after a message. */
+int	vr_parse_sep(const char *opt, const char *arg, char *sep);
+/* "PROG (libvpmu X.Y.Z)" on standard output: 0, or 1 if the write failed. */
+int	vr_print_version(const char *prog);
 
 /*
  * setup.c: the guest image and the VM, in <vpmu/kvm.h>'s order, for both
@@ -481,6 +503,34 @@ bool vr_emulate(struct vr_vcpu *c);
  */
 void vr_steps_report(FILE *f, const uint64_t why[VPMU_STEP_WHY_N], const char *indent);
 
+/*
+ * steps.c too: records, the lines of the machine-readable formats of
+ * vpmu-run's report and vpmustat's counts.  JSON: one object a line, its
+ * first member "type"; CSV: the type, then the values in the order given,
+ * separated by sep, quoted (RFC 4180) where a value holds sep, a double
+ * quote or a line break.  A NULL string or a missing number is JSON's null
+ * and an empty CSV field.
+ */
+enum vr_fmt { VR_FMT_TEXT, VR_FMT_JSON, VR_FMT_CSV };
+struct vr_rec {
+	FILE	*f;
+	int	 fmt;			/* VR_FMT_JSON or VR_FMT_CSV */
+	char	 sep;			/* CSV's */
+};
+void vr_rec_begin(struct vr_rec *r, const char *type);
+void vr_rec_str(struct vr_rec *r, const char *key, const char *v);
+void vr_rec_u64(struct vr_rec *r, const char *key, uint64_t v);
+void vr_rec_i64(struct vr_rec *r, const char *key, int64_t v);
+void vr_rec_bool(struct vr_rec *r, const char *key, bool v);
+void vr_rec_null(struct vr_rec *r, const char *key);
+/* 100 * num / den with two decimals; null when den is 0. */
+void vr_rec_pct(struct vr_rec *r, const char *key, uint64_t num, uint64_t den);
+/* A number of seconds with three decimals. */
+void vr_rec_secs(struct vr_rec *r, const char *key, double s);
+void vr_rec_end(struct vr_rec *r);
+/* The step reasons as records "steps" of vCPU cpu (-1: every vCPU), most first. */
+void vr_steps_records(struct vr_rec *r, const uint64_t why[VPMU_STEP_WHY_N], int cpu);
+
 /* syscall.c: --user-syscall */
 #define VR_SYSCALL_HOST		0	/* leave SYSCALL to the host (the zero value) */
 #define VR_SYSCALL_AUTO		1	/* complete it if the probe says the host does not */
@@ -502,6 +552,7 @@ void vr_syscall_look(struct vr_vcpu *c);
 /* marks.c: port 0xf6 */
 void vr_mark_take(struct vr_vcpu *c, uint32_t mark);
 void vr_marks_report(FILE *f, struct vr_vm *vm);
+void vr_marks_records(struct vr_rec *r, struct vr_vm *vm);
 void vr_marks_free(struct vr_vm *vm);
 
 /* run.c */

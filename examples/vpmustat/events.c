@@ -11,7 +11,8 @@
  *                      pfm_get_os_event_encoding() and turned into a raw select
  *
  * A libvpmu name or a raw code may end in ":u" (user mode only) or ":k"
- * (kernel mode only).  Which events a source really counts is its business:
+ * (kernel mode only), a time event in neither; any other modifier of
+ * theirs is an error.  Which events a source really counts is its business:
  * the exact source counts instructions, branches, cycles, ref-cycles and
  * the raw codes of those (vpmu_exact(7)); live.c warns about the others.
  */
@@ -137,13 +138,30 @@ vs_event_parse(const char *name, unsigned vendor, struct vs_event *ev, char *err
 	snprintf(ev->name, sizeof(ev->name), "%s", name);
 	snprintf(base, sizeof(base), "%s", name);
 
-	/* ":u" / ":k" after a libvpmu name or a raw code. */
-	if ((colon = strrchr(base, ':')) != NULL &&
-	    (strcmp(colon, ":u") == 0 || strcmp(colon, ":k") == 0)) {
-		ev->caps = colon[1] == 'u' ? VPMU_CAP_USER : VPMU_CAP_SYSTEM;
+	/*
+	 * ":u" / ":k" after a libvpmu name or a raw code, and nothing else:
+	 * what follows the first colon of such a name is its one modifier.
+	 */
+	if ((colon = strchr(base, ':')) != NULL) {
 		*colon = '\0';
-	} else
-		colon = NULL;
+		if (base[0] == '0' && (base[1] == 'x' || base[1] == 'X')) {
+			/* a raw code: checked below */
+		} else if ((ev->event = vpmu_event_lookup(base)) == 0 ||
+		    ev->event == VPMU_EV_RAW) {
+			*colon = ':';		/* libpfm4's NAME:modifier... */
+			colon = NULL;
+		}
+		if (colon != NULL && strcmp(colon + 1, "u") != 0 &&
+		    strcmp(colon + 1, "k") != 0)
+			return (fail(err, errlen, "%s: a libvpmu event or a raw code takes "
+			    "one modifier, :u (user mode) or :k (kernel mode)", name));
+		if (colon != NULL)
+			ev->caps = colon[1] == 'u' ? VPMU_CAP_USER : VPMU_CAP_SYSTEM;
+	}
+	if (colon != NULL && ev->event != 0 && ev->event != VPMU_EV_RAW &&
+	    vpmu_event_is_timed(ev->event))
+		return (fail(err, errlen, "%s: a time event counts run time in both "
+		    "modes: no :u or :k", name));
 
 	if (base[0] == '0' && (base[1] == 'x' || base[1] == 'X')) {
 		errno = 0;

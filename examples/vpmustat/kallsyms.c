@@ -327,7 +327,7 @@ vs_kallsyms_read(struct vs_ksyms *k, const uint8_t *mem, size_t len, const char 
 	struct vs_mline *m = NULL;
 	uint64_t *addr = NULL;
 	char path[128];
-	FILE *f;
+	FILE *f = NULL;
 	uint32_t i;
 	int ret = -1, werr;
 
@@ -368,15 +368,19 @@ vs_kallsyms_read(struct vs_ksyms *k, const uint8_t *mem, size_t len, const char 
 	/* A file that cannot be written is said; the symbols serve all the same. */
 	if (save != NULL) {
 		werr = 0;
-		if ((f = fopen(save, "w")) == NULL)
+		if (strcmp(save, "-") == 0)	/* standard output */
+			f = stdout;
+		else if ((f = fopen(save, "w")) == NULL)
 			werr = errno;
-		else {
+		if (f != NULL) {
 			for (i = 0; i < t->n; i++)
 				fprintf(f, "%016" PRIx64 " %c %s\n", m[i].addr, m[i].type,
 				    m[i].name);
-			if (ferror(f))
+			if (fflush(f) != 0)
+				werr = errno;
+			if (ferror(f) && werr == 0)
 				werr = EIO;
-			if (fclose(f) != 0 && werr == 0)
+			if (f != stdout && fclose(f) != 0 && werr == 0)
 				werr = errno;
 		}
 		if (werr != 0)

@@ -67,6 +67,9 @@ struct live {
 	bool	 sampling, counting, process;
 	int	 logfd;			/* -1: no log */
 	FILE	*out;			/* counts and the report */
+	FILE	*rep;			/* the report: out, or standard error when the
+					   counts are records (-j, -x) */
+	struct vr_rec rec;		/* -j, -x: the counts' records, to out */
 	bool	 readable;		/* the log can be read back for the report */
 	bool	 progress;		/* the progress line is on */
 	bool	 progress_shown;
@@ -290,6 +293,30 @@ count_header(struct live *l)
 	fprintf(l->out, "\n");
 }
 
+/*
+ * A PMC's count as a record: "interval" (a -w row, at secs since the start)
+ * or "count" (its total, after secs of run).
+ */
+static void
+count_record(struct live *l, const char *type, const struct pmc *p, double secs,
+    uint64_t v)
+{
+	struct vr_rec *r = &l->rec;
+
+	vr_rec_begin(r, type);
+	vr_rec_secs(r, "time", secs);
+	if (p->cpu == VPMU_CPU_ANY)
+		vr_rec_null(r, "vcpu");
+	else
+		vr_rec_u64(r, "vcpu", p->cpu);
+	vr_rec_u64(r, "counter-value", v);
+	vr_rec_str(r, "unit", vpmu_event_is_timed(p->ev->event) ? "ns" : "");
+	vr_rec_str(r, "event", p->ev->name);
+	vr_rec_str(r, "scope", p->cpu == VPMU_CPU_ANY ? "process" : "system");
+	vr_rec_str(r, "label", p->label);
+	vr_rec_end(r);
+}
+
 /* One row of counts: since the last row, or (-C) since the start. */
 static void
 count_row(struct live *l)
@@ -297,18 +324,25 @@ count_row(struct live *l)
 	struct pmc *p;
 	uint64_t v;
 	unsigned i;
+	double t = since(&l->t0);
 
-	fprintf(l->out, " ");
+	if (l->o->fmt == VR_FMT_TEXT)
+		fprintf(l->out, " ");
 	for (i = 0; i < l->npmc; i++) {
 		p = &l->pmc[i];
 		if (!is_counting(p))
 			continue;
 		if (vpmu_pmc_read(l->vm->pmu, &caller, p->id, &v) != 0)
 			v = p->last;
-		fprintf(l->out, " %*" PRIu64, colw(p), l->o->cumulative ? v : v - p->last);
+		if (l->o->fmt == VR_FMT_TEXT)
+			fprintf(l->out, " %*" PRIu64, colw(p),
+			    l->o->cumulative ? v : v - p->last);
+		else
+			count_record(l, "interval", p, t, l->o->cumulative ? v : v - p->last);
 		p->last = v;
 	}
-	fprintf(l->out, "\n");
+	if (l->o->fmt == VR_FMT_TEXT)
+		fprintf(l->out, "\n");
 	fflush(l->out);
 }
 
@@ -361,12 +395,19 @@ tick(void *arg)
 /* ---- after the run --------------------------------------------------------------------- */
 
 static void
-totals(struct live *l)
+totals(struct live *l, double secs)
 {
 	struct pmc *p;
 	unsigned i;
 	int w = 0;
 
+	if (l->o->fmt != VR_FMT_TEXT) {
+		for (i = 0; i < l->npmc; i++)
+			if (is_counting(&l->pmc[i]))
+				count_record(l, "count", &l->pmc[i], secs, l->pmc[i].total);
+		fflush(l->out);
+		return;
+	}
 	for (i = 0; i < l->npmc; i++)
 		if (is_counting(&l->pmc[i]) && (int)strlen(l->pmc[i].label) > w)
 			w = (int)strlen(l->pmc[i].label);
@@ -520,13 +561,13 @@ report(struct live *l, bool write)
 	if (fd != l->logfd)
 		close(fd);
 	if (l->o->log != NULL && !l->o->outs->quiet)
-		fprintf(l->out, "vpmustat: log %s\n", l->o->log);
+		fprintf(l->rep, "vpmustat: log %s\n", l->o->log);
 	if (!write && vs_outs_any(l->o->outs))
 		fprintf(stderr, "vpmustat: the run failed: -G, --folded and --svg not "
 		    "written\n");
 	else if (p.error[0] != '\0' && vs_outs_any(l->o->outs))
 		fprintf(stderr, "vpmustat: -G, --folded and --svg not written\n");
-	ret = vs_outputs(&p, l->out, l->o->top, l->o->event, l->o->outs, write,
+	ret = vs_outputs(&p, l->rep, l->o->top, l->o->event, l->o->outs, write,
 	    l->o->run.guest);
 	vs_profile_free(&p);
 	vs_symtab_free(&syms);
@@ -544,13 +585,18 @@ open_log(struct live *l)
 	struct stat sb;
 
 	if (l->o->log != NULL) {
-		l->logfd = open(l->o->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (strcmp(l->o->log, "-") == 0)	/* standard output: never read back */
+			l->logfd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		else
+			l->logfd = open(l->o->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			    0644);
 		if (l->logfd < 0) {
 			fprintf(stderr, "vpmustat: -O %s: %s\n", l->o->log, strerror(errno));
 			return (VS_EXIT_USAGE);
 		}
-		/* Only a regular file is read back for the report. */
-		l->readable = fstat(l->logfd, &sb) == 0 && S_ISREG(sb.st_mode);
+		/* Only a regular file is read back for the report (by its name). */
+		l->readable = strcmp(l->o->log, "-") != 0 && fstat(l->logfd, &sb) == 0 &&
+		    S_ISREG(sb.st_mode);
 		if (!l->readable && vs_outs_any(l->o->outs)) {
 			fprintf(stderr, "vpmustat: -O %s is not a regular file: it is not "
 			    "read back, and -G, --folded and --svg need it (read it with "
@@ -680,6 +726,8 @@ vs_live(struct vs_live_opts *o)
 	l.logfd = -1;
 	l.out = stderr;
 	vr_vm_init(&vm);
+	if (o->console_stderr)		/* an output has standard output */
+		vm.console = stderr;
 	s.o = &o->run;
 	s.configure = set_tunables;
 	s.arg = o;
@@ -689,12 +737,16 @@ vs_live(struct vs_live_opts *o)
 		l.process |= o->ev[i].scope == VS_TS || o->ev[i].scope == VS_TC;
 	}
 
-	if (o->out != NULL && (l.out = fopen(o->out, "w")) == NULL) {
+	if (o->out != NULL && strcmp(o->out, "-") == 0)
+		l.out = stdout;
+	else if (o->out != NULL && (l.out = fopen(o->out, "w")) == NULL) {
 		fprintf(stderr, "vpmustat: -o %s: %s\n", o->out, strerror(errno));
 		l.out = stderr;
 		ret = VS_EXIT_USAGE;
 		goto out;
 	}
+	l.rep = o->fmt == VR_FMT_TEXT ? l.out : stderr;
+	l.rec = (struct vr_rec){ .f = l.out, .fmt = o->fmt, .sep = o->sep };
 	if ((ret = vr_setup_image(&s, &vm)) != 0 || (ret = vr_setup_vm(&s, &vm)) != 0)
 		goto out;
 	l.src = s.src->name;
@@ -734,7 +786,7 @@ vs_live(struct vs_live_opts *o)
 		if (o->run.pmu_mode_given)
 			fprintf(stderr, "vpmustat: guest PMU mode %s\n", vm.pmu_mode_why);
 	}
-	if (l.counting && o->wait_s != 0)
+	if (l.counting && o->wait_s != 0 && o->fmt == VR_FMT_TEXT)
 		count_header(&l);
 	/*
 	 * The run, until the guest exits, a signal (SIGINT, SIGTERM) or
@@ -810,12 +862,15 @@ vs_live(struct vs_live_opts *o)
 	if (l.sampling && st.intr_processed == 0)
 		no_samples(&l);
 	if (l.counting)
-		totals(&l);
+		totals(&l, secs);
 	if (l.sampling && l.readable && (err = report(&l, ended_well)) != 0 && status == 0)
 		status = err;
 	ret = status;
 out:
-	if (l.out != stderr && l.out != NULL && vs_fclose(l.out, "-o", o->out) < 0 &&
+	if (l.out == stdout) {
+		if (vs_stdout_flush(false) < 0 && ret == 0)
+			ret = VS_EXIT_HOST;	/* said once, at the end of main() */
+	} else if (l.out != stderr && l.out != NULL && vs_fclose(l.out, "-o", o->out) < 0 &&
 	    ret == 0)
 		ret = VS_EXIT_HOST;
 	vr_setup_teardown(&s, &vm);

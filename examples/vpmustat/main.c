@@ -38,6 +38,7 @@ enum {
 	O_ELF = 256, O_FOLDED, O_SVG, O_EVENT, O_TOP, O_DUMP, O_LIST, O_TUNABLE,
 	O_PERF_SCRIPT, O_PPROF, O_GUEST_SYMBOLS, O_KASLR_SLIDE, O_FROM_MARK, O_TO_MARK,
 	O_GUEST_MODULES, O_GUEST_MODULE_DIR, O_GUEST_KALLSYMS, O_SAVE_GUEST_SYMBOLS,
+	O_VERSION,
 	O_RUN = 512,		/* + enum vr_opt_id: the run's options, vpmu-run's */
 };
 
@@ -62,7 +63,10 @@ static const struct option ownopts[] = {
 	{ "dump",		no_argument,	   NULL, O_DUMP },
 	{ "list-events",	no_argument,	   NULL, O_LIST },
 	{ "tunable",		required_argument, NULL, O_TUNABLE },
+	{ "json",		no_argument,	   NULL, 'j' },
+	{ "field-separator",	required_argument, NULL, 'x' },
 	{ "help",		no_argument,	   NULL, 'h' },
+	{ "version",		no_argument,	   NULL, O_VERSION },
 };
 
 static void
@@ -71,12 +75,13 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: vpmustat [-c CPUS] -S EVENT[,EVENT...] [-n RATE] [-N] [-O LOG] [options] "
 	    "GUEST.elf\n"
-	    "       vpmustat [-c CPUS] -s|-p|-P EVENT[,EVENT...] [-w SECS] [-C] [options] "
-	    "GUEST.elf\n"
+	    "       vpmustat [-c CPUS] -s|-p|-P EVENT[,EVENT...] [-w SECS] [-C] [-j|-x SEP] "
+	    "[options] GUEST.elf\n"
 	    "       vpmustat -R LOG [--elf GUEST.elf] [-c CPUS] [-q] [-G FILE] [--folded FILE] "
 	    "[--svg FILE]\n"
 	    "                [--perf-script FILE] [--pprof FILE]\n"
 	    "       vpmustat --list-events [--pmu MODEL]\n"
+	    "       vpmustat --help | --version\n"
 	    "run a guest (any image vpmu-run boots: a boot protocol v1 ELF64, a Multiboot v1\n"
 	    "image, a Linux bzImage) under sampling or counting PMCs:\n"
 	    "  -S EVENTS        sample: a system-mode PMC per event per vCPU\n"
@@ -90,6 +95,9 @@ usage(FILE *f)
 	    "  -C               cumulative counts in those rows (default: since the last row)\n"
 	    "  -c CPUS          the vCPUs of the -S/-s after it: 0,2 or 0-3 or * (default *)\n"
 	    "  -o FILE          counts and report to FILE (default: standard error)\n"
+	    "  -j, --json       the counts as JSON, one object a line (as perf stat -j)\n"
+	    "  -x, --field-separator SEP  the counts as CSV, fields separated by the\n"
+	    "                   character SEP (as perf stat -x)\n"
 	    "  --tunable NAME=VALUE  an hwpmc tunable (callchaindepth, nsamples, ...)\n"
 	    "  --from-mark N    start the PMCs when the guest takes mark N (an OUT of N\n"
 	    "                   to port 0xf6), not at the start\n"
@@ -121,16 +129,19 @@ usage(FILE *f)
 	    "--perf-script: all)\n"
 	    "  --top N          functions in the report (default %d; 0: all)\n"
 	    "EVENT: instructions, branches, cycles, ref-cycles; a raw code 0xUUEE;\n"
-	    "or a libpfm4 name of the model's vendor (--list-events)\n", TOP_DEFAULT);
+	    "or a libpfm4 name of the model's vendor (--list-events)\n"
+	    "A FILE - is standard output (one at most; in a run the guest's console then\n"
+	    "goes to standard error); LOG -, --initrd - are standard input\n", TOP_DEFAULT);
 }
 
+/* A usage error: what is wrong, and where to read more. */
 static int
 bad(const char *fmt, const char *a, const char *b)
 {
 	fprintf(stderr, "vpmustat: ");
 	fprintf(stderr, fmt, a, b);
 	fprintf(stderr, "\n");
-	usage(stderr);
+	vr_usage_try();
 	return (VS_EXIT_USAGE);
 }
 
@@ -391,6 +402,64 @@ check_slide(const char *s)
 	return (0);
 }
 
+/* ---- standard input and output ---------------------------------------------------- */
+
+/* An input read by name: "-" is refused, not taken for a file of that name. */
+static int
+by_name(const char *opt, const char *path)
+{
+	if (path == NULL || strcmp(path, "-") != 0)
+		return (0);
+	return (bad("%s -: read by name, not from standard input: give a path%s", opt, ""));
+}
+
+/*
+ * The outputs on standard output ("-"): -o, -O, --save-guest-symbols and the
+ * files of -G, --folded, --svg, --perf-script, --pprof.  One at most; with
+ * one, the guest's console goes to standard error.  0 or a usage error.
+ */
+static int
+stdout_outputs(struct vs_live_opts *o, struct vs_outs *outs)
+{
+	const struct vs_out *f[] = { &outs->graph, &outs->folded, &outs->svg, &outs->perf,
+	    &outs->pprof };
+	const char *first = NULL, *second = NULL;
+	size_t i;
+
+#define ON_STDOUT(path, opt) do {					\
+	if ((path) != NULL && strcmp((path), "-") == 0) {		\
+		if (first == NULL)					\
+			first = (opt);					\
+		else if (second == NULL)				\
+			second = (opt);					\
+	}								\
+} while (0)
+	ON_STDOUT(o->out, "-o");
+	ON_STDOUT(o->log, "-O");
+	ON_STDOUT(o->save_ksyms, "--save-guest-symbols");
+	for (i = 0; i < NELEM(f); i++)
+		ON_STDOUT(f[i]->path, f[i]->opt);
+#undef ON_STDOUT
+	if (second != NULL)
+		return (bad("%s - and %s -: one output at most on standard output", first,
+		    second));
+	o->console_stderr = first != NULL;
+	return (0);
+}
+
+/* --event in a run: one of the sampled events, as given to -S or -P. */
+static int
+check_event(const struct vs_live_opts *o)
+{
+	unsigned i;
+
+	for (i = 0; i < o->nev; i++)
+		if ((o->ev[i].scope == VS_SS || o->ev[i].scope == VS_TS) &&
+		    strcmp(o->ev[i].name, o->event) == 0)
+			return (0);
+	return (bad("--event %s: not an event of -S or -P in this run%s", o->event, ""));
+}
+
 /* ---- main ------------------------------------------------------------------------------------ */
 
 /* "a,b,c" for scope: each resolved now, so a bad name is a usage error. */
@@ -457,7 +526,7 @@ main(int argc, char **argv)
 	struct vpmu_model model;
 	char err[256];
 	unsigned nspecs = 0, ncpusets = 0, i;
-	bool dump = false, list = false, live_only = false, sampling = false;
+	bool dump = false, list = false, live_only = false, sampling = false, counting = false;
 	uint64_t v;
 	int ch, ret, e;
 
@@ -476,12 +545,12 @@ main(int argc, char **argv)
 		return (VS_EXIT_HOST);
 	}
 
-	while ((ch = getopt_long(argc, argv, "S:s:P:p:n:NCO:R:G:w:o:c:qh", longopts,
+	while ((ch = getopt_long(argc, argv, "S:s:P:p:n:NCO:R:G:w:o:c:qhjx:", longopts,
 	    NULL)) != -1) {
 		/* The run's options: --pmu goes with --list-events too. */
 		if (ch >= O_RUN && ch < O_RUN + VR_O_NOPTS) {
 			if (vr_runopts_parse(ch - O_RUN, optarg, &o.run) < 0) {
-				usage(stderr);
+				vr_usage_try();
 				return (VS_EXIT_USAGE);
 			}
 			live_only |= ch != O_RUN + VR_O_PMU;
@@ -514,8 +583,10 @@ main(int argc, char **argv)
 			pending_c = optarg;
 			break;
 		case 'n':
-			if (num("-n", optarg, 1, UINT64_C(1) << 62, &o.rate) < 0)
-				return (bad("bad -n%s%s", "", ""));
+			if (num("-n", optarg, 1, UINT64_C(1) << 62, &o.rate) < 0) {
+				vr_usage_try();
+				return (VS_EXIT_USAGE);
+			}
 			live_only = true;
 			break;
 		case 'N':
@@ -537,8 +608,10 @@ main(int argc, char **argv)
 			outs.graph.path = optarg;
 			break;
 		case 'w':
-			if (num("-w", optarg, 0, 86400, &v) < 0)
-				return (bad("bad -w%s%s", "", ""));
+			if (num("-w", optarg, 0, 86400, &v) < 0) {
+				vr_usage_try();
+				return (VS_EXIT_USAGE);
+			}
 			o.wait_s = (unsigned)v;
 			live_only = true;
 			break;
@@ -575,8 +648,10 @@ main(int argc, char **argv)
 		case O_FROM_MARK:
 		case O_TO_MARK:
 			if (num(ch == O_FROM_MARK ? "--from-mark" : "--to-mark", optarg, 0,
-			    UINT32_MAX, &v) < 0)
+			    UINT32_MAX, &v) < 0) {
+				vr_usage_try();
 				return (VS_EXIT_USAGE);
+			}
 			*(ch == O_FROM_MARK ? &o.from_mark : &o.to_mark) = (int64_t)v;
 			live_only = true;
 			break;
@@ -599,8 +674,10 @@ main(int argc, char **argv)
 			o.event = optarg;
 			break;
 		case O_TOP:
-			if (num("--top", optarg, 0, 1000000, &v) < 0)
-				return (bad("bad --top%s%s", "", ""));
+			if (num("--top", optarg, 0, 1000000, &v) < 0) {
+				vr_usage_try();
+				return (VS_EXIT_USAGE);
+			}
 			o.top = (unsigned)v;
 			break;
 		case O_DUMP:
@@ -614,11 +691,25 @@ main(int argc, char **argv)
 				return (ret);
 			live_only = true;
 			break;
+		case 'j':
+		case 'x':
+			if (ch == 'x' && vr_parse_sep("-x", optarg, &o.sep) < 0) {
+				vr_usage_try();
+				return (VS_EXIT_USAGE);
+			}
+			if (o.fmt != VR_FMT_TEXT &&
+			    o.fmt != (ch == 'j' ? VR_FMT_JSON : VR_FMT_CSV))
+				return (bad("-j and -x: one format at most%s%s", "", ""));
+			o.fmt = ch == 'j' ? VR_FMT_JSON : VR_FMT_CSV;
+			live_only = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return (vs_stdout_flush(true) == 0 ? 0 : VS_EXIT_HOST);
+		case O_VERSION:
+			return (vr_print_version("vpmustat"));
 		default:
-			usage(stderr);		/* getopt_long said why */
+			vr_usage_try();		/* getopt_long said why */
 			return (VS_EXIT_USAGE);
 		}
 	}
@@ -645,10 +736,16 @@ main(int argc, char **argv)
 	if (slide != NULL && gsyms == NULL)
 		return (bad("--kaslr-slide %s moves --guest-symbols' addresses: give "
 		    "that file%s", slide, ""));
+	/* Read by name (libelf, or more than once): no standard input there. */
+	if ((ret = by_name("--elf", elf)) != 0 || (ret = by_name("--guest-symbols", gsyms)) != 0 ||
+	    (ret = by_name("--guest-modules", modules)) != 0 ||
+	    (ret = by_name("--guest-module-dir", moddir)) != 0)
+		return (ret);
 	if (rlog != NULL) {
 		if (nspecs != 0 || live_only)
 			return (bad("-R reads a log: -S/-s/-P/-p and the run's options "
-			    "(-n -N -C -O -w -o --source ...) do not go with it%s%s", "", ""));
+			    "(-n -N -C -O -w -o -j -x --source ...) do not go with it%s%s", "",
+			    ""));
 		if (optind != argc)
 			return (bad("-R reads a log: no guest to run (\"%s\")%s", argv[optind],
 			    ""));
@@ -673,6 +770,10 @@ main(int argc, char **argv)
 		return (bad(optind == argc ? "no guest ELF given%s%s" :
 		    "one guest ELF only (\"%s\" too)%s", argv[argc - 1], ""));
 	o.run.guest = argv[optind];
+	if (strcmp(o.run.guest, "-") == 0)
+		return (bad("the guest -: vpmustat reads its guest by name, more than once "
+		    "(its image, its symbols, its identity in the log): give a path%s%s", "",
+		    ""));
 	for (i = 0; i < nspecs; i++) {
 		if ((ret = check_cpus(specs[i].cpus, o.run.vcpus)) != 0 ||
 		    (ret = add_events(&o, specs[i].scope, specs[i].list, model.vendor,
@@ -680,9 +781,15 @@ main(int argc, char **argv)
 			return (ret);
 		sampling |= specs[i].scope == VS_SS || specs[i].scope == VS_TS;
 	}
-	if (vs_outs_stdout(&outs))
-		return (bad("in a run, standard output is the guest's console: give the "
-		    "files a path (or keep the log with -O and read it with -R)%s%s", "", ""));
+	for (i = 0; i < o.nev; i++)
+		counting |= o.ev[i].scope == VS_SC || o.ev[i].scope == VS_TC;
+	if (o.fmt != VR_FMT_TEXT && !counting)
+		return (bad("-j and -x format the counts of -s and -p: give one%s%s", "", ""));
+	if (o.event != NULL && (ret = check_event(&o)) != 0)
+		return (ret);
+	/* Standard output: one output at most, and then not the guest's console. */
+	if ((ret = stdout_outputs(&o, &outs)) != 0)
+		return (ret);
 	if (vs_outs_any(&outs) && !sampling)
 		return (bad("-G, --folded and --svg draw samples: give -S or -P%s%s", "",
 		    ""));

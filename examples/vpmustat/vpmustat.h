@@ -576,7 +576,11 @@ struct vs_live_opts {
 	bool	 cumulative;		/* -C */
 	const char *log;		/* -O */
 	unsigned wait_s;		/* -w */
-	const char *out;		/* -o */
+	const char *out;		/* -o, "-": standard output */
+	int	 fmt;			/* VR_FMT_*: the counts as text, -j, -x */
+	char	 sep;			/* -x's */
+	bool	 console_stderr;	/* an output on standard output: the console
+					   goes to standard error */
 	/* what the report writes after the run: files open before it */
 	struct vs_outs *outs;
 	const char *event;
