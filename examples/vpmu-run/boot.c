@@ -1,7 +1,9 @@
 /*
  * boot.c -- the CPU state at the guest's entry: Multiboot's (below), or
  * what boot protocol v1 promises at e_entry: 64-bit long
- * mode at CPL 0, the first 1 GiB identity-mapped by 2 MiB pages, a GDT
+ * mode at CPL 0, the first 1 GiB identity-mapped by 2 MiB pages (and each
+ * further GiB RAM reaches into, up to VR_MEM_MAX_MIB: the stacks at the top
+ * of RAM are mapped), a GDT
  * with 0x08 = 64-bit code and 0x10 = data, RSP = top of RAM - index x
  * 64 KiB, RFLAGS = 0x2, RDI = index.  Beyond the protocol (vpmu-run(1)
  * says so): SSE is enabled (CR4.OSFXSR|OSXMMEXCPT, CR0.MP, EM clear), the
@@ -11,8 +13,11 @@
  *   0x1000  GDT: null, 0x08 code64, 0x10 data, 0x18 TSS (16 bytes)
  *   0x1080  TSS (104 bytes; no I/O bitmap; not used at CPL 0)
  *   0x2000  PML4   entry 0 -> PDPT
- *   0x3000  PDPT   entry 0 -> PD
+ *   0x3000  PDPT   entry 0 -> PD, entries 1 and 2 -> the PDs below, when
+ *                  RAM reaches into their GiB
  *   0x4000  PD     512 x 2 MiB pages: 0 .. 1 GiB
+ *   0x5000  PD     1 .. 2 GiB, with more than 1 GiB of RAM
+ *   0x6000  PD     2 .. 3 GiB, with more than 2 GiB of RAM
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -114,6 +119,26 @@ vr_boot_tables(uint8_t *ram)
 	for (i = 0; i < 512; i++)
 		put64(ram, PD_ADDR + i * 8,
 		    (i << 21) | PTE_P | PTE_RW | PTE_US | PTE_PS);
+}
+
+/*
+ * The identity map of the GiBs above the first that RAM reaches into, as
+ * the first's (vr_boot_tables): the top of RAM, each vCPU's stack, is
+ * mapped.  With 1 GiB of RAM or less, nothing: the tables stay as they
+ * were.
+ */
+static void
+boot_map_ram(uint8_t *ram, uint64_t ram_size)
+{
+	uint64_t g, i, pd;
+
+	for (g = 1; g * VR_GIB < ram_size && g * VR_GIB < (uint64_t)VR_MEM_MAX_MIB << 20; g++) {
+		pd = PD_ADDR + g * 0x1000;
+		put64(ram, PDPT_ADDR + g * 8, pd | PTE_P | PTE_RW | PTE_US);
+		for (i = 0; i < 512; i++)
+			put64(ram, pd + i * 8,
+			    (g * VR_GIB + (i << 21)) | PTE_P | PTE_RW | PTE_US | PTE_PS);
+	}
 }
 
 /*
@@ -237,6 +262,7 @@ vr_boot_vcpu(struct vr_vm *vm, struct vr_vcpu *c, const struct vr_image *img)
 		return (c->index == 0 ? multiboot_vcpu(c, img) : 0);
 	if (img->bzimage && c->index != 0)
 		return (0);		/* the kernel starts it: INIT, SIPI */
+	boot_map_ram(vm->ram, vm->ram_size);
 	if (ioctl(c->fd, KVM_GET_SREGS, &sr) < 0) {
 		fprintf(stderr, "%s: vCPU %u: KVM_GET_SREGS: %s\n", vr_progname,
 		    c->index, strerror(errno));

@@ -427,9 +427,9 @@ vr_linux_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
 	    H_HEADER + (size_t)file[H_JUMP + 1] > len)
 		return (vr_fail(err, errlen, "the setup header's length (jump at 0x200) "
 		    "is not plausible"));
-	if (ram_size < 64ull << 20 || ram_size > 3ull << 30)
-		return (vr_fail(err, errlen, "a Linux guest needs 64 MiB to 3 GiB of RAM "
-		    "(--mem)"));
+	if (ram_size < 64ull << 20 || ram_size > (uint64_t)VR_MEM_MAX_MIB << 20)
+		return (vr_fail(err, errlen, "a Linux bzImage takes 64 MiB to 3 GiB of RAM "
+		    "(--mem 64M to 3G), not %llu MiB", (unsigned long long)(ram_size >> 20)));
 	cmdmax = vr_get32(file + H_CMDLINE_SIZE);
 	clen = strlen(b->cmdline);
 	if (clen > cmdmax || clen >= EBDA_ADDR - CMDLINE_ADDR)

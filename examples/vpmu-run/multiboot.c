@@ -231,8 +231,8 @@ vr_mb_load(const uint8_t *file, size_t len, uint8_t *ram, uint64_t ram_size,
 		    "and unknown to vpmu-run", flags, bit));
 	}
 	if (ram_size < HIGH_START)
-		return (vr_fail(err, errlen, "a Multiboot guest needs more than 1 MiB of RAM "
-		    "(see --mem)"));
+		return (vr_fail(err, errlen, "a Multiboot image takes more than 1 MiB of RAM "
+		    "(--mem 2M to 3G)"));
 
 	/* The image, checked only. */
 	if (flags & HF_ADDRESS) {

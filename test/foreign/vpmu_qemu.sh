@@ -2,7 +2,8 @@
 # vpmu_qemu.sh WRAPPER -- vpmu-qemu itself, against a stub vpmu-run that
 # records its arguments and exits with $STUB_STATUS: the translation of
 # kvm-unit-tests' real command line, option for option; --help, -device ?,
-# a missing kernel, warnings for what it does not know, the exit status
+# -version, a missing kernel (status 1, as QEMU), usage errors (status 2 and
+# "Try ... --help"), warnings for what it does not know, the exit status
 # passed through, and nothing on standard error but warnings.
 set -u
 wrapper=$1
@@ -137,8 +138,36 @@ grep -qxF "vpmu-qemu: could not load initrd '$tmp/nope'" "$tmp/err" ||
     fail "$what: $(cat "$tmp/err")"
 what="no kernel"
 run "$wrapper" -nodefaults
-expect_status 1
-[ -s "$tmp/err" ] || fail "$what: no message"
+expect_status 2
+printf '%s\n' "vpmu-qemu: no -kernel IMAGE given: vpmu-run boots a kernel image, not a disk" \
+    "Try 'vpmu-qemu --help' for more information." > "$tmp/want"
+cmp -s "$tmp/want" "$tmp/err" || fail "$what: standard error: $(cat "$tmp/err")"
+what="an option without its argument"
+run "$wrapper" -smp 1 -kernel
+expect_status 2
+printf '%s\n' "vpmu-qemu: -kernel needs an argument" \
+    "Try 'vpmu-qemu --help' for more information." > "$tmp/want"
+cmp -s "$tmp/want" "$tmp/err" || fail "$what: standard error: $(cat "$tmp/err")"
+[ -f "$tmp/argv" ] && fail "$what: vpmu-run was run"
+
+# 5b. -version and --version: QEMU's version line, then the wrapper's with
+#     the libvpmu of its vpmu-run (a stub that answers as vpmu-run 9.8.7).
+cat > "$tmp/bin/vpmu-run-v" <<'STUB'
+#!/bin/sh
+[ "$*" = --version ] && echo "vpmu-run (libvpmu 9.8.7)" && exit 0
+exit 9
+STUB
+chmod +x "$tmp/bin/vpmu-run-v"
+for v in -version --version; do
+	what="$v"
+	env VPMU_RUN="$tmp/bin/vpmu-run-v" "$wrapper" "$v" > "$tmp/out" 2> "$tmp/err"
+	st=$?
+	expect_status 0
+	printf '%s\n' "QEMU emulator version 0.0.0 (vpmu-qemu: vpmu-run behind a QEMU command line; not QEMU)" \
+	    "vpmu-qemu (libvpmu 9.8.7)" > "$tmp/want"
+	cmp -s "$tmp/want" "$tmp/out" || fail "$what: standard output: $(cat "$tmp/out")"
+	expect_no_stderr
+done
 
 # 6. What it does not know: warnings, one per thing, and the run goes on.
 what="unknown options"

@@ -9,8 +9,10 @@
  * writable; RFLAGS == 0x2 (IF clear); CPL 0; CS 0x08 and DS/ES/SS 0x10 and
  * what the GDT (below 1 MiB) holds at those selectors; CR0.PE/PG/MP and EM
  * clear, CR4.PAE/OSFXSR/OSXMMEXCPT, EFER.LME/LMA; the page tables (below
- * 1 MiB) identity-map the first 1 GiB with writable 2 MiB pages and no NX;
- * memory at 0, 512 MiB and 1 GiB - 8 is reachable where RAM reaches it.
+ * 1 MiB) identity-map the first 1 GiB with writable 2 MiB pages and no NX,
+ * and each further GiB RAM reaches into (--mem above 1G, up to 3G); memory
+ * at 0, 512 MiB, 1 GiB and 2 GiB is reachable where RAM reaches it, and so
+ * is the top of RAM (vCPU 0's return address from _start, below it).
  * No SSE instruction is run: where KVM emulates the guest's instructions
  * (kvm_pvm, this project's machines), SSE ends the run with an internal
  * error, though CR0/CR4 enable it as vpmu-run(1) says.
@@ -95,11 +97,11 @@ check_gdt(unsigned cpu)
 }
 
 static void
-check_paging(unsigned cpu)
+check_paging(unsigned cpu, uint64_t top)
 {
 	const uint64_t *pml4, *pdpt, *pd;
 	uint64_t cr3 = vg_read_cr3() & PTE_ADDR, e;
-	unsigned i, bad = 0;
+	unsigned i, g, bad = 0;
 
 	CHECK(cr3 < MiB, "CR3 %#lx", (unsigned long)cr3);
 	pml4 = (const uint64_t *)(uintptr_t)cr3;
@@ -108,15 +110,22 @@ check_paging(unsigned cpu)
 	CHECK((uintptr_t)pdpt < MiB, "PDPT at %p", (const void *)pdpt);
 	CHECK((pdpt[0] & PTE_P) && !(pdpt[0] & PTE_PS), "PDPT[0] %#lx",
 	    (unsigned long)pdpt[0]);
-	pd = (const uint64_t *)(uintptr_t)(pdpt[0] & PTE_ADDR);
-	CHECK((uintptr_t)pd < MiB, "PD at %p", (const void *)pd);
-	for (i = 0; i < 512; i++) {
-		e = pd[i];
-		if (!(e & PTE_P) || !(e & PTE_RW) || !(e & PTE_PS) || (e & PTE_NX) ||
-		    (e & 0x000fffffffe00000ul) != (uint64_t)i << 21)
-			bad++;
+	/* GiB g is mapped by PDPT[g]'s directory: the first, and those RAM reaches. */
+	for (g = 0; g == 0 || (uint64_t)g * GiB < top; g++) {
+		CHECK((pdpt[g] & PTE_P) && !(pdpt[g] & PTE_PS), "PDPT[%u] %#lx", g,
+		    (unsigned long)pdpt[g]);
+		if (!(pdpt[g] & PTE_P))
+			continue;
+		pd = (const uint64_t *)(uintptr_t)(pdpt[g] & PTE_ADDR);
+		CHECK((uintptr_t)pd < MiB, "PD %u at %p", g, (const void *)pd);
+		for (i = 0; i < 512; i++) {
+			e = pd[i];
+			if (!(e & PTE_P) || !(e & PTE_RW) || !(e & PTE_PS) || (e & PTE_NX) ||
+			    (e & 0x000fffffffe00000ul) != (uint64_t)g * GiB + ((uint64_t)i << 21))
+				bad++;
+		}
 	}
-	CHECK(bad == 0, "%u of 512 PD entries are not writable 2 MiB identity pages", bad);
+	CHECK(bad == 0, "%u PD entries are not writable 2 MiB identity pages", bad);
 }
 
 int
@@ -136,7 +145,7 @@ main(unsigned cpu)
 	top = rsp + cpu * VG_STACK_SIZE;
 	sp = read_rsp();
 	CHECK((rsp & 15) == 0, "RSP %#lx", (unsigned long)rsp);
-	CHECK(top % MiB == 0 && top <= GiB, "top of RAM %#lx", (unsigned long)top);
+	CHECK(top % MiB == 0 && top <= 3 * GiB, "top of RAM %#lx", (unsigned long)top);
 	CHECK(sp < rsp && sp > rsp - VG_STACK_SIZE, "RSP now %#lx, at entry %#lx",
 	    (unsigned long)sp, (unsigned long)rsp);
 	CHECK(rsp - VG_STACK_SIZE >= (uintptr_t)__vg_image_end,
@@ -166,12 +175,16 @@ main(unsigned cpu)
 	    (unsigned long)efer);
 
 	/* The identity map, as tables and as memory (where RAM reaches). */
-	check_paging(cpu);
+	check_paging(cpu, top);
 	CHECK(touch(cpu * 8), "guest-physical %#lx", (unsigned long)cpu * 8);
 	if (512 * MiB + VG_MAX_CPUS * 8 <= top - n * VG_STACK_SIZE)
 		CHECK(touch(512 * MiB + cpu * 8), "512 MiB");
-	if (top == GiB && cpu == 0)	/* its return address from _start */
-		CHECK(*(volatile uint64_t *)(GiB - 8) != 0, "1 GiB - 8 reads 0");
+	if (GiB + VG_MAX_CPUS * 8 <= top - n * VG_STACK_SIZE)
+		CHECK(touch(GiB + cpu * 8), "1 GiB");
+	if (2 * GiB + VG_MAX_CPUS * 8 <= top - n * VG_STACK_SIZE)
+		CHECK(touch(2 * GiB + cpu * 8), "2 GiB");
+	if (cpu == 0)			/* its return address from _start */
+		CHECK(*(volatile uint64_t *)(top - 8) != 0, "top of RAM - 8 reads 0");
 
 	vg_printf("vCPU %u: %s (RSP %#lx, top of RAM %lu MiB)\n", cpu,
 	    fails[cpu] ? "boot state WRONG" : "boot state ok", (unsigned long)rsp,
