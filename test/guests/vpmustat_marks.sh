@@ -26,7 +26,8 @@ echo "$out" | grep -qxF "vpmustat: the guest never took mark 7 (--from-mark): th
 	fail "the mark never taken is not said"
 err=$("$vs" -s instructions --from-mark x "$elf" 2>&1)
 [ $? -eq 2 ] || fail "--from-mark x: not a usage error"
-[ "$err" = "vpmustat: --from-mark x: want a number from 0 to 4294967295" ] || fail "--from-mark x: $err"
+[ "$err" = "vpmustat: --from-mark x: want a number from 0 to 4294967295
+Try 'vpmustat --help' for more information." ] || fail "--from-mark x: $err"
 # -q: a run that goes well writes nothing on standard error, its files whole.
 dir=$(mktemp -d) || exit 1
 err=$("$vs" -q -S instructions -n 101 --tunable mincount=1 --source exact \
