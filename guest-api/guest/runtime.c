@@ -1,6 +1,7 @@
 /*
  * runtime.c -- the vpmu-run guest runtime: per-vCPU state, an IDT per vCPU,
- * exceptions, NMIs and interrupts, x2APIC mode, #GP-safe MSR accessors,
+ * exceptions, NMIs and interrupts, x2APIC and xAPIC mode (an uncached
+ * mapping of the xAPIC page), #GP-safe MSR accessors,
  * console, exit, a barrier, and the memory functions the compiler may call.
  * See <vpmu-guest/runtime.h>.
  *
@@ -511,6 +512,91 @@ vg_x2apic_enable(void)
 	    vg_wrmsr_safe(VG_MSR_APIC_BASE, base | VG_APIC_BASE_EN | VG_APIC_BASE_EXTD) != 0 ||
 	    vg_wrmsr_safe(VG_MSR_X2APIC_SPIV, 0x1ff) != 0)
 		return (-1);
+	return (0);
+}
+
+/* ---- the xAPIC page: an uncached identity mapping above the boot map -------- */
+
+#define PTE_P		(1ull << 0)
+#define PTE_RW		(1ull << 1)
+#define PTE_PWT		(1ull << 3)
+#define PTE_PCD		(1ull << 4)
+#define PTE_PS		(1ull << 7)	/* PDPT: 1 GiB page; PD: 2 MiB page */
+#define PTE_ADDR	0x000ffffffffff000ull
+#define PAGE_1G		(1ull << 30)
+#define PAGE_2M		(1ull << 21)
+
+/*
+ * Page directories for PDPT entries 1..3 (1 to 4 GiB), used where the
+ * entry was empty; identity mapped, being in the image below 1 GiB.
+ */
+static uint64_t mmio_pd[3][512] __attribute__((aligned(4096)));
+
+/*
+ * Put want in the entry *e if it is 0; return what *e then holds: want, or
+ * what was there (another vCPU's identical claim, or someone's mapping).
+ */
+static uint64_t
+pte_claim(uint64_t *e, uint64_t want)
+{
+	uint64_t old = 0;
+
+	if (__atomic_compare_exchange_n(e, &old, want, false, __ATOMIC_ACQ_REL,
+	    __ATOMIC_ACQUIRE))
+		return (want);
+	return (old);
+}
+
+volatile void *
+vg_map_mmio(uint64_t pa)
+{
+	uint64_t *pml4, *pdpt, *pd, e, want;
+	unsigned slot;
+
+	if (pa >= 4 * PAGE_1G)
+		return (NULL);
+	pml4 = (uint64_t *)(uintptr_t)(vg_read_cr3() & PTE_ADDR);
+	if (!(pml4[0] & PTE_P))
+		return (NULL);
+	pdpt = (uint64_t *)(uintptr_t)(pml4[0] & PTE_ADDR);
+	slot = (unsigned)(pa / PAGE_1G);
+	e = __atomic_load_n(&pdpt[slot], __ATOMIC_ACQUIRE);
+	if (e == 0 && slot > 0)
+		e = pte_claim(&pdpt[slot], (uint64_t)(uintptr_t)mmio_pd[slot - 1] |
+		    PTE_P | PTE_RW);
+	if (!(e & PTE_P))
+		return (NULL);
+	if (e & PTE_PS)				/* a 1 GiB page: the identity? */
+		return ((e & PTE_ADDR & ~(PAGE_1G - 1)) == slot * PAGE_1G ?
+		    (volatile void *)(uintptr_t)pa : NULL);
+	pd = (uint64_t *)(uintptr_t)(e & PTE_ADDR);
+	want = (pa & ~(PAGE_2M - 1)) | PTE_P | PTE_RW | PTE_PWT | PTE_PCD | PTE_PS;
+	e = pte_claim(&pd[(pa / PAGE_2M) % 512], want);
+	if (e != want && (!(e & PTE_P) || !(e & PTE_PS) ||
+	    (e & PTE_ADDR & ~(PAGE_2M - 1)) != (pa & ~(PAGE_2M - 1))))
+		return (NULL);
+	__asm__ volatile("invlpg (%0)" : : "r"((uintptr_t)pa) : "memory");
+	return ((volatile void *)(uintptr_t)pa);
+}
+
+int
+vg_xapic_enable(void)
+{
+	uint32_t r[4];
+	uint64_t base;
+
+	vg_cpuid(1, 0, r);
+	if (!(r[3] & (1u << 9)))		/* CPUID.1:EDX.APIC */
+		return (-1);
+	if (vg_rdmsr_safe(VG_MSR_APIC_BASE, &base) != 0 || (base & VG_APIC_BASE_EXTD) ||
+	    (base & PTE_ADDR) != VG_XAPIC_BASE)
+		return (-1);
+	if (!(base & VG_APIC_BASE_EN) &&
+	    vg_wrmsr_safe(VG_MSR_APIC_BASE, base | VG_APIC_BASE_EN) != 0)
+		return (-1);
+	if (vg_map_mmio(VG_XAPIC_BASE) == NULL)
+		return (-1);
+	vg_xapic_write(VG_XAPIC_SPIV, 0x1ff);
 	return (0);
 }
 

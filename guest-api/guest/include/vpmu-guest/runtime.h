@@ -13,7 +13,8 @@
  *              so only vCPU 0 (or a vg_exit() anywhere) ends the run.
  *   runtime.c  console, exit, an IDT per vCPU (exceptions print and exit
  *              VG_EXIT_TRAP unless caught), the #GP-safe MSR accessors,
- *              the NMI and interrupt hooks, x2APIC mode, a barrier,
+ *              the NMI and interrupt hooks, the local APIC in x2APIC
+ *              and xAPIC mode (an MMIO mapping), a barrier,
  *              memset/memcpy/memmove/memcmp.
  *   link.ld    linked at 1 MiB (0x100000), p_paddr == p_vaddr.
  *
@@ -343,11 +344,11 @@ vg_debug_count(void)
 
 /*
  * Interrupts (vectors 32..255) go to the vCPU's hook, counted, with IF
- * clear until it returns; the hook writes the EOI (vg_x2apic_eoi()).  The
- * first call on a vCPU puts an interrupt gate for each vector in its IDT;
- * before that an interrupt is an unexpected #NP (message, VG_EXIT_TRAP);
- * with a NULL hook, an unexpected exception too.  Set for the calling vCPU
- * only.
+ * clear until it returns; the hook writes the EOI (vg_x2apic_eoi() or
+ * vg_xapic_eoi()).  The first call on a vCPU puts an interrupt gate for
+ * each vector in its IDT; before that an interrupt is an unexpected #NP
+ * (message, VG_EXIT_TRAP); with a NULL hook, an unexpected exception too.
+ * Set for the calling vCPU only.
  */
 void vg_set_irq_handler(vg_irq_fn fn);
 
@@ -370,8 +371,10 @@ vg_cli(void)
 }
 
 /*
- * The local APIC through x2APIC MSRs (SDM Vol. 3A, 11.12): the boot
- * protocol's identity map covers the first 1 GiB only, not the xAPIC page.
+ * The local APIC through x2APIC MSRs (SDM Vol. 3A, 11.12), or in xAPIC
+ * mode through its register page (below): the boot protocol's identity map
+ * covers the first 1 GiB only, not the xAPIC page, which vg_xapic_enable()
+ * maps.
  */
 #define VG_MSR_APIC_BASE	0x1b
 #define VG_APIC_BASE_EXTD	(1ull << 10)	/* x2APIC mode */
@@ -394,6 +397,71 @@ static inline void
 vg_x2apic_eoi(void)
 {
 	vg_wrmsr(VG_MSR_X2APIC_EOI, 0);
+}
+
+/*
+ * The local APIC in xAPIC mode (SDM Vol. 3A, 11.4): 32-bit registers in a
+ * 4 KiB page at IA32_APIC_BASE's default address, each vCPU reaching its
+ * own APIC there.  The runtime knows only that address (a guest that moves
+ * the page uses vg_map_mmio() and its own accessors).  Offsets:
+ */
+#define VG_XAPIC_BASE		0xfee00000ull	/* the register page */
+#define VG_XAPIC_ID		0x020		/* APIC ID in bits 31:24 */
+#define VG_XAPIC_EOI		0x0b0
+#define VG_XAPIC_SPIV		0x0f0
+#define VG_XAPIC_ISR		0x100		/* ISR bits 32i..32i+31 at 0x100 + 0x10 * i */
+#define VG_XAPIC_IRR		0x200		/* IRR, the same way */
+#define VG_XAPIC_LVTPC		0x340		/* LVT performance-counter entry */
+/* The x2APIC MSR of xAPIC register offset reg (SDM Vol. 3A, table 11-6). */
+#define VG_MSR_X2APIC(reg)	(0x800u + ((reg) >> 4))
+
+/*
+ * Identity-map the 2 MiB page that holds guest-physical address pa (below
+ * 4 GiB) in the page tables CR3 points to: present, writable, supervisor,
+ * uncached (PCD and PWT), a 2 MiB page in a page directory of the
+ * runtime's (.bss) where the PDPT entry was empty.  A mapping already
+ * there that is the identity is kept as it is.  The tables themselves
+ * must be identity mapped, as the boot protocol's are.  Returns (void *)pa,
+ * or NULL if pa is at or above 4 GiB, PML4 entry 0 is not present, or that
+ * part of the address space already maps something else.  Safe to call
+ * on several vCPUs at once (they share the boot protocol's tables).
+ */
+volatile void *vg_map_mmio(uint64_t pa);
+
+/*
+ * Keep this vCPU's local APIC in xAPIC mode and make its register page
+ * reachable: CPUID.1:EDX.APIC[9] must be set and IA32_APIC_BASE must not
+ * be in x2APIC mode (leaving x2APIC mode needs a disabled APIC in between,
+ * which resets it; the runtime does not do that); sets the global enable
+ * bit (IA32_APIC_BASE EN), maps the page at VG_XAPIC_BASE (vg_map_mmio())
+ * and software-enables the APIC (SPIV = 0x1FF: spurious vector 0xFF).
+ * 0, or -1 if CPUID has no APIC, the APIC is in x2APIC mode, its base is
+ * not VG_XAPIC_BASE, the page cannot be mapped or an MSR access faults.
+ * Under vpmu-run --irqchip user there is no APIC, yet KVM sets
+ * CPUID.1:EDX.APIC while IA32_APIC_BASE's enable bit is set, as it is at
+ * entry: this then succeeds and the first access to the page ends the run
+ * (an MMIO exit).  CPUID.1:ECX.x2APIC, offered with the in-kernel irqchip
+ * only, tells the two apart.
+ */
+int vg_xapic_enable(void);
+
+/* A register of this vCPU's APIC in xAPIC mode, after vg_xapic_enable(). */
+static inline uint32_t
+vg_xapic_read(uint32_t reg)
+{
+	return (*(volatile uint32_t *)(uintptr_t)(VG_XAPIC_BASE + reg));
+}
+
+static inline void
+vg_xapic_write(uint32_t reg, uint32_t v)
+{
+	*(volatile uint32_t *)(uintptr_t)(VG_XAPIC_BASE + reg) = v;
+}
+
+static inline void
+vg_xapic_eoi(void)
+{
+	vg_xapic_write(VG_XAPIC_EOI, 0);
 }
 
 /* ---- several vCPUs ------------------------------------------------------- */
