@@ -18,6 +18,8 @@
  *   emulate.c  instructions KVM's emulator failed on, completed (Zydis)
  *   syscall.c  SYSCALL from user mode, where the host leaves it at CPL 3
  *   marks.c  port 0xf6: the guest's marks of its counters, for the report
+ *   steps.c  the exact source's steps by reason; the records of -j and -x
+ *            (JSON lines, CSV), vpmu-run's report's and vpmustat's counts'
  *   snapshot.c  --snapshot and --resume: the VM to a file and back
  */
 #ifndef VPMU_RUN_H

@@ -600,12 +600,14 @@ open_log(struct live *l)
 		if (!l->readable && vs_outs_any(l->o->outs)) {
 			fprintf(stderr, "vpmustat: -O %s is not a regular file: it is not "
 			    "read back, and -G, --folded and --svg need it (read it with "
-			    "-R)\n", l->o->log);
+			    "-R)\n", strcmp(l->o->log, "-") == 0 ? "- (standard output)" :
+			    l->o->log);
 			return (VS_EXIT_USAGE);
 		}
 		if (!l->readable && l->sampling)
 			fprintf(stderr, "vpmustat: -O %s is not a regular file: no report "
-			    "(read it later with -R)\n", l->o->log);
+			    "(read it later with -R)\n", strcmp(l->o->log, "-") == 0 ?
+			    "- (standard output)" : l->o->log);
 		return (0);
 	}
 	if (tmp != NULL && tmp[0] != '\0' &&

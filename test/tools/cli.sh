@@ -10,10 +10,10 @@
 #
 # NAME=PATH: run (vpmu-run), stat (vpmustat), info (vpmu-info), demo
 # (vpmu-demo), qemu (vpmu-qemu), records, version (the project's), and the
-# guests: demo_elf, marks_elf, hello_elf, snap_elf, mb_elf, mb_mod.
+# guests: demo_elf, marks_elf, hello_elf, snap_elf, mb_elf, mb_mod, spin_elf.
 #
 # Cases: version, usage, run_json, run_csv, run_stdout, run_escape,
-# run_marks, stat_json, stat_stdout, stdin, snapshot_pipe.  Exit 0, 1 on a
+# run_marks, stat_json, stat_interval, stat_stdout, stdin, snapshot_pipe.  Exit 0, 1 on a
 # failure, 77 (skip) where a guest run finds no usable /dev/kvm
 # (VPMU_SKIP_NO_KVM=1).
 set -u
@@ -22,7 +22,7 @@ shift 2
 for a in "$@"; do
 	case $a in
 	run=* | stat=* | info=* | demo=* | qemu=* | records=* | version=* | \
-	demo_elf=* | marks_elf=* | hello_elf=* | snap_elf=* | mb_elf=* | mb_mod=*)
+	demo_elf=* | marks_elf=* | hello_elf=* | snap_elf=* | mb_elf=* | mb_mod=* | spin_elf=*)
 		eval "${a%%=*}=\${a#*=}" ;;
 	*)
 		echo "cli.sh: unknown argument $a"
@@ -411,6 +411,23 @@ EOF
 	x pclock 0 "$records" json "$dir/c.json"
 	want "$dir/pclock.out" unit ns type=count label=s/00/task-clock
 	want "$dir/pclock.out" unit "" type=count label=s/00/instructions
+	;;
+
+stat_interval)
+	# -w 1 on a guest that never exits, stopped by --timeout 2 (status
+	# 124): a record "interval" per PMC each second, then "count".
+	x run 124 "$stat" --source synthetic -s instructions,task-clock -w 1 -x , -o "$dir/r.csv" \
+	    --timeout 2 "$spin_elf"
+	x parse 0 "$records" csv , "$dir/r.csv"
+	awk -F'\t' '
+	    $1 == "1=interval" { n[$8]++; if ($2 !~ /^2=[0-9]+\.[0-9][0-9][0-9]$/) bad = 1 }
+	    $1 == "1=count" { c[$8]++; if ($2 !~ /^2=[2-9]\.[0-9][0-9][0-9]$/) bad = 1 }
+	    $1 != "1=interval" && $1 != "1=count" { bad = 1 }
+	    END { exit !(!bad && n["8=s/00/instructions"] >= 1 && n["8=s/00/task-clock"] >= 1 &&
+	        c["8=s/00/instructions"] == 1 && c["8=s/00/task-clock"] == 1) }' \
+	    "$dir/parse.out" || fail "the records: $(cat "$dir/r.csv")"
+	grep -q '^interval,1\.[0-9]*,0,[0-9]*,ns,task-clock,system,s/00/task-clock$' "$dir/r.csv" ||
+		fail "no first row of task-clock: $(cat "$dir/r.csv")"
 	;;
 
 stat_stdout)
