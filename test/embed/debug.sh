@@ -12,11 +12,11 @@ mode=${5:-step}
 addr=$("$1" "$4" | awk '$3 == "embed_bp" { print $1 }')
 [ -n "$addr" ] || { echo "debug.sh: no symbol embed_bp in $4" >&2; exit 1; }
 [ "$mode" = step ] &&
-	exec sh "$2" 0 "breakpoint 20 hits" -- "$3" -v -p amd-v2 -b "0x$addr" "$4"
-out=$(sh "$2" 0 "breakpoint 20 hits" -- "$3" -v -m "$mode" -p amd-v2 -b "0x$addr" "$4")
+	exec sh "$2" 0 "breakpoint 20 hits" -- "$3" -v -o amd-v2,exact-mode=step -b "0x$addr" "$4"
+out=$(sh "$2" 0 "breakpoint 20 hits" -- "$3" -v -o "amd-v2,exact-mode=$mode" -b "0x$addr" "$4")
 st=$?
 echo "$out"
 [ $st -eq 0 ] || exit $st
-n=$(echo "$out" | sed -n 's/^embed: libvpmu: .* \([0-9]*\) breakpoints .*/\1/p')
+n=$(echo "$out" | sed -n 's/^embed: libvpmu: vCPU 0: .* \([0-9]*\) breakpoints .*/\1/p')
 [ -n "$n" ] && [ "$n" -gt 0 ] || { echo "debug.sh: FAIL: libvpmu ran no block to its own breakpoints (breakpoints '${n}')"; exit 1; }
 echo "debug.sh: libvpmu's breakpoints: $n exits"
