@@ -8,7 +8,9 @@
 # make linux-profile (that kernel profiled from the host by vpmustat, its
 # processes named: test/linux/README.md), make bench-linux (the cost of
 # profiling that kernel's boot: test/bench/README.md),
-# make build, make bench, make install PREFIX=..., make clean.
+# make build, make bench, make install PREFIX=..., make package (the .deb,
+# BUILD/libvpmu_VERSION_ARCH.deb: cmake/VpmuPackage.cmake), make clean.
+# The library alone: make build CMAKE_FLAGS=-DVPMU_BUILD_EXAMPLES=OFF.
 
 BUILD    ?= build
 CC       ?= cc
@@ -18,7 +20,7 @@ JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 WERROR   ?= ON
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build demo check check-long fuzz-long linux-demo linux-profile bench bench-linux install clean
+.PHONY: all deps configure build demo check check-long fuzz-long linux-demo linux-profile bench bench-linux install package clean
 
 all: build
 
@@ -99,6 +101,13 @@ bench-linux: build
 
 install: build
 	@cmake --install $(BUILD)
+
+# The Debian package of the build, by CPack: installs under /usr on Debian 12
+# with `apt-get install ./FILE.deb`, which brings its dependencies.
+package: build
+	@cd $(BUILD) && env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS cpack -G DEB >cpack.log 2>&1 || \
+	    { cat cpack.log; exit 1; }
+	@sed -n "s/^CPack: - package: \(.*\) generated\.$$/\1/p" $(BUILD)/cpack.log
 
 clean:
 	@rm -rf $(BUILD)

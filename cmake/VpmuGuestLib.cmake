@@ -20,6 +20,10 @@ add_custom_command(OUTPUT ${_vg_lib_dir}/libvpmu-guest.a
   COMMENT "Archiving the guest library libvpmu-guest.a"
   VERBATIM)
 add_custom_target(vpmu_guest_lib ALL DEPENDS ${_vg_lib_dir}/libvpmu-guest.a)
+# It is installed with the library: building the library (`--target vpmu`)
+# builds it too, so installing after building only the library finds it.
+add_dependencies(vpmu vpmu_guest_lib)
+add_dependencies(vpmu_static vpmu_guest_lib)
 install(FILES ${_vg_lib_dir}/libvpmu-guest.a DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${VPMU_GUEST_DIR}/pv.c ${VPMU_GUEST_DIR}/pmc.c ${VPMU_GUEST_DIR}/dev.c
   ${VPMU_GUEST_DIR}/fastpage.c ${VPMU_GUEST_DIR}/runtime.c ${VPMU_GUEST_DIR}/crt0.S

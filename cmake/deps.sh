@@ -2,7 +2,7 @@
 # Install the Debian packages libvpmu needs, if any are missing.
 # As root: apt-get installs them.  Otherwise: print the exact command and fail.
 set -e
-PKGS="cmake make gcc clang pkg-config libcpuid-dev libcmocka-dev libpfm4-dev libzydis-dev libelf-dev liblzma-dev zlib1g-dev libzstd-dev valgrind mandoc groff-base protobuf-compiler libxml2-utils"
+PKGS="cmake make gcc clang pkg-config libcpuid-dev libcmocka-dev libpfm4-dev libzydis-dev libelf-dev liblzma-dev zlib1g-dev libzstd-dev valgrind mandoc groff-base protobuf-compiler libxml2-utils dpkg-dev file debootstrap"
 missing=""
 for p in $PKGS; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
