@@ -39,10 +39,13 @@
 #include "kvm_stats.h"
 
 #define APIC_ID		0x20		/* xAPIC register offsets (SDM Vol. 3A 11.4.1) */
-#define APIC_LDR	0x0D0
 #define APIC_IRR	0x200		/* eight 32-bit words, 16 bytes apart */
 #define APIC_LVTPC	0x340
 #define MSR_X2APIC_LVTPC 0x834
+#define MSR_X2APIC_SELF_IPI 0x83F
+#define MSR_APIC_BASE	0x1B		/* IA32_APIC_BASE */
+#define APIC_BASE_EXTD	(1ull << 10)	/*  x2APIC mode */
+#define APIC_BASE_EN	(1ull << 11)	/*  the APIC is enabled */
 #define MSR_MISC_ENABLE	0x1A0		/* IA32_MISC_ENABLE */
 #define MISC_EMON	(1ull << 7)	/*  performance monitoring available */
 #define MISC_BTS_NA	(1ull << 11)	/*  branch trace storage unavailable */
@@ -265,7 +268,7 @@ counts_check(struct vpmu_vm *vm, char *why, size_t whylen)
 		if ((error = vpmu__pmc_supports(vm, &ev, reason, sizeof(reason))) != 0) {
 			if (whylen > 0)
 				snprintf(why, whylen, "source %s cannot count %s here: %s "
-				    "(option uncounted=allow runs the guest anyway)",
+				    "(uncounted=allow runs the guest with counters that count nothing)",
 				    vm->src->name, vpmu_event_name(evs[i]),
 				    reason[0] != '\0' ? reason : vpmu_strerror(error));
 			return (error);
@@ -1263,28 +1266,51 @@ vpmu_kvm_set_guest_debug(vpmu_kvm *k, unsigned cpu, const struct kvm_guest_debug
 	return (error);
 }
 
+/* A KVM_GET_MSRS or KVM_SET_MSRS of up to two MSRs (entries[] is a flexible array). */
+union msrs2 {
+	struct kvm_msrs h;
+	uint8_t buf[sizeof(struct kvm_msrs) + 2 * sizeof(struct kvm_msr_entry)];
+};
+
 /*
- * A PMI with an in-kernel LAPIC, as the guest programmed LVTPC.  The
- * entry is read with KVM_GET_LAPIC; the mask bit an Intel model sets is
- * written back through the x2APIC MSR when the guest is in x2APIC mode
- * (one register), else with KVM_SET_LAPIC (see vpmu_kvm(3) CAVEATS).
+ * A PMI with an in-kernel LAPIC, as the guest programmed LVTPC; none while
+ * the APIC is disabled (IA32_APIC_BASE.EN clear), as on hardware.  In
+ * x2APIC mode LVTPC is read and written as its MSR and a fixed vector
+ * goes through the SELF IPI MSR, one KVM_SET_MSRS for both: no other
+ * LAPIC state is touched, and the vector reaches this vCPU whatever the
+ * format of its APIC ID.  In xAPIC mode the entry comes with
+ * KVM_GET_LAPIC; the mask bit an Intel model sets is written back with
+ * KVM_SET_LAPIC before the interrupt is sent (an MSI to the APIC ID), so
+ * that the write does not take back the IRR bit (vpmu_kvm(3) CAVEATS).
  */
 static int
 lapic_pmi(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
 {
 	struct kvm_lapic_state la;
-	/* struct kvm_msrs with one entry (a flexible array member) */
-	_Alignas(struct kvm_msr_entry) uint8_t mbuf[sizeof(struct kvm_msrs) +
-	    sizeof(struct kvm_msr_entry)];
-	struct kvm_msrs *m = (struct kvm_msrs *)mbuf;
+	union msrs2 m;
 	struct kvm_msi msi;
-	uint32_t lvt, was, ldr;
-	unsigned kind, vec;
+	uint32_t lvt, was;
+	unsigned kind, vec, n;
+	bool x2apic;
 	int error;
 
-	if (ioctl(c->fd, KVM_GET_LAPIC, &la) < 0)
+	memset(&m, 0, sizeof(m));
+	m.h.nmsrs = 2;
+	m.h.entries[0].index = MSR_APIC_BASE;
+	m.h.entries[1].index = MSR_X2APIC_LVTPC;	/* read only in x2APIC mode */
+	if (ioctl(c->fd, KVM_GET_MSRS, &m) < 1)
+		return (EIO);
+	if (!(m.h.entries[0].data & APIC_BASE_EN)) {	/* no LVT delivers anything */
+		c->pmis_masked++;
+		return (0);
+	}
+	x2apic = (m.h.entries[0].data & APIC_BASE_EXTD) != 0;
+	if (x2apic)
+		lvt = (uint32_t)m.h.entries[1].data;
+	else if (ioctl(c->fd, KVM_GET_LAPIC, &la) < 0)
 		return (errno);
-	memcpy(&lvt, la.regs + APIC_LVTPC, sizeof(lvt));
+	else
+		memcpy(&lvt, la.regs + APIC_LVTPC, sizeof(lvt));
 	was = lvt;
 	if ((error = vpmu_lvtpc_deliver(k->vm, cpu, &lvt, &kind, &vec)) != 0)
 		return (error);
@@ -1292,41 +1318,40 @@ lapic_pmi(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
 		c->pmis_masked++;
 		return (0);
 	}
-	if (lvt != was) {
-		/*
-		 * The mask bit first, then the interrupt: a write of the whole
-		 * LAPIC page after the MSI would take back the IRR bit the MSI
-		 * just set.  Through the x2APIC MSR when the APIC is in x2APIC
-		 * mode (one register, no read-modify-write of the page), else
-		 * KVM_SET_LAPIC with the page just read.  In x2APIC mode the
-		 * LDR is derived from the ID and its logical-ID bits 15:0 are
-		 * never all zero; in xAPIC mode only bits 31:24 of the LDR
-		 * exist.
-		 */
-		memcpy(&ldr, la.regs + APIC_LDR, sizeof(ldr));
-		memset(mbuf, 0, sizeof(mbuf));
-		m->nmsrs = 1;
-		m->entries[0].index = MSR_X2APIC_LVTPC;
-		m->entries[0].data = lvt;
-		if ((ldr & 0x00FFFFFFu) == 0 || ioctl(c->fd, KVM_SET_MSRS, m) != 1) {
-			memcpy(la.regs + APIC_LVTPC, &lvt, sizeof(lvt));
-			if (ioctl(c->fd, KVM_SET_LAPIC, &la) < 0)
-				return (errno);
+	if (x2apic) {
+		memset(&m, 0, sizeof(m));
+		n = 0;
+		if (lvt != was) {
+			m.h.entries[n].index = MSR_X2APIC_LVTPC;
+			m.h.entries[n++].data = lvt;
 		}
+		if (kind != VPMU_PMI_NMI) {
+			m.h.entries[n].index = MSR_X2APIC_SELF_IPI;
+			m.h.entries[n++].data = vec;
+		}
+		m.h.nmsrs = n;
+		if (n != 0 && ioctl(c->fd, KVM_SET_MSRS, &m) != (int)n)
+			return (EIO);
+	} else if (lvt != was) {
+		memcpy(la.regs + APIC_LVTPC, &lvt, sizeof(lvt));
+		if (ioctl(c->fd, KVM_SET_LAPIC, &la) < 0)
+			return (errno);
 	}
 	if (kind == VPMU_PMI_NMI) {
 		if (ioctl(c->fd, KVM_NMI) < 0)
 			return (errno);
 		c->injected = 2;
-	} else {
+		return (0);
+	}
+	if (!x2apic) {
 		memset(&msi, 0, sizeof(msi));
-		/* Physical destination: this vCPU's APIC ID (ID register bits 31:24). */
+		/* Physical destination: this vCPU's APIC ID (xAPIC ID bits 31:24). */
 		msi.address_lo = 0xFEE00000u | (uint32_t)la.regs[APIC_ID + 3] << 12;
 		msi.data = vec;			/* fixed, edge */
 		if (ioctl(k->vm_fd, KVM_SIGNAL_MSI, &msi) < 0)
 			return (errno);
-		c->injected = (int)vec;
 	}
+	c->injected = (int)vec;
 	return (0);
 }
 
@@ -1810,25 +1835,23 @@ debug_stops(const struct kvm_vcpu_ctx *c, struct vpmu_exit *x)
 static bool
 misc_enable(const vpmu_kvm *k, const struct kvm_vcpu_ctx *c, bool write, uint64_t *val)
 {
-	_Alignas(struct kvm_msr_entry) uint8_t mbuf[sizeof(struct kvm_msrs) +
-	    sizeof(struct kvm_msr_entry)];
-	struct kvm_msrs *m = (struct kvm_msrs *)mbuf;
+	union msrs2 m;
 	uint64_t now;
 
-	memset(mbuf, 0, sizeof(mbuf));
-	m->nmsrs = 1;
-	m->entries[0].index = MSR_MISC_ENABLE;
-	if (ioctl(c->fd, KVM_GET_MSRS, m) != 1)
+	memset(&m, 0, sizeof(m));
+	m.h.nmsrs = 1;
+	m.h.entries[0].index = MSR_MISC_ENABLE;
+	if (ioctl(c->fd, KVM_GET_MSRS, &m) != 1)
 		return (true);
-	now = (m->entries[0].data & ~MISC_PMU_BITS) | k->misc_pmu;
+	now = (m.h.entries[0].data & ~MISC_PMU_BITS) | k->misc_pmu;
 	if (!write) {
 		*val = now;
 		return (false);
 	}
 	if ((*val ^ now) & (MISC_BTS_NA | MISC_PEBS_NA))
 		return (true);
-	m->entries[0].data = (*val & ~MISC_EMON) | (now & MISC_EMON);
-	return (ioctl(c->fd, KVM_SET_MSRS, m) != 1);
+	m.h.entries[0].data = (*val & ~MISC_EMON) | (now & MISC_EMON);
+	return (ioctl(c->fd, KVM_SET_MSRS, &m) != 1);
 }
 
 static bool

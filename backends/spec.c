@@ -346,8 +346,8 @@ int
 vpmu_config_parse(vpmu_config *cfg, const char *spec, char *why, size_t whylen)
 {
 	struct vpmu_config c;
-	char *buf = NULL, *model = NULL, *el, *next, *eq;
-	size_t mlen = 0, n;
+	char *buf = NULL, *model = NULL, **els = NULL, *eq, *p;
+	size_t mlen = 0, n, nel = 1, i;
 	int error = 0, pass;
 
 	if (why != NULL && whylen > 0)
@@ -364,35 +364,39 @@ vpmu_config_parse(vpmu_config *cfg, const char *spec, char *why, size_t whylen)
 		c.source_arg = c.source_params;
 	}
 	n = strlen(spec) + 1;
-	if ((buf = malloc(n)) == NULL || (model = malloc(n + 4)) == NULL) {
+	for (p = strchr(spec, ','); p != NULL; p = strchr(p + 1, ','))
+		nel++;
+	if ((buf = malloc(n)) == NULL || (model = malloc(n + 4)) == NULL ||
+	    (els = calloc(nel, sizeof(*els))) == NULL) {
 		error = ENOMEM;
 		goto out;
 	}
 	memcpy(buf, spec, n);
 	model[0] = '\0';
-	/* The model: its name, then its keys. */
-	for (el = buf; el != NULL; el = next) {
-		if ((next = strchr(el, ',')) != NULL)
-			*next++ = '\0';
-		eq = strchr(el, '=');
-		if (el == buf && (eq == NULL || memchr(el, ':', (size_t)(eq - el)) != NULL)) {
-			mlen = (size_t)sprintf(model, "%s", el);
-			el[0] = '\0';
-		} else if (eq != NULL && (size_t)(eq - el) == 3 && strncmp(el, "pmu", 3) == 0) {
+	for (i = 0, p = buf; i < nel; i++) {	/* the elements, split in place */
+		els[i] = p;
+		if ((p = strchr(p, ',')) != NULL)
+			*p++ = '\0';
+	}
+	/* The model: its name (a first element with no '=' before a ':'), then its keys. */
+	for (i = 0; i < nel; i++) {
+		eq = strchr(els[i], '=');
+		if (i == 0 && (eq == NULL || memchr(els[i], ':', (size_t)(eq - els[i])) != NULL))
+			mlen = (size_t)sprintf(model, "%s", els[i]);
+		else if (eq != NULL && eq - els[i] == 3 && strncmp(els[i], "pmu", 3) == 0)
 			mlen = (size_t)sprintf(model, "%s", eq + 1);
-			el[0] = '\0';
-		} else if (eq != NULL && eq != el && !is_option(el, (size_t)(eq - el))) {
+		else if (eq != NULL && eq != els[i] &&
+		    !is_option(els[i], (size_t)(eq - els[i]))) {
 			if (mlen == 0) {
 				error = want(why, whylen, "%s: a model key with no model before it "
-				    "(or no such option)", el);
+				    "(or no such option)", els[i]);
 				goto out;
 			}
 			mlen += (size_t)sprintf(model + mlen, "%c%s", strchr(model, ':') ?
-			    ',' : ':', el);
-			el[0] = '\0';
-		}
-		if (next != NULL)
-			next[-1] = ',';
+			    ',' : ':', els[i]);
+		} else
+			continue;
+		els[i] = NULL;			/* the model's */
 	}
 	if (mlen != 0 && (error = set_pmu(&c, model, why, whylen)) != 0) {
 		prefix(why, whylen, model);
@@ -400,17 +404,13 @@ vpmu_config_parse(vpmu_config *cfg, const char *spec, char *why, size_t whylen)
 	}
 	/* source= first, so that options of the source find it; then the others. */
 	for (pass = 0; pass < 2; pass++)
-		for (el = buf; el != NULL; el = next) {
-			if ((next = strchr(el, ',')) != NULL)
-				*next = '\0';
-			if (el[0] != '\0' && (strncmp(el, "source=", 7) == 0) == (pass == 0))
-				error = apply(&c, el, why, whylen);
-			if (next != NULL)
-				*next++ = ',';
-			if (error != 0)
+		for (i = 0; i < nel; i++)
+			if (els[i] != NULL && els[i][0] != '\0' &&
+			    (strncmp(els[i], "source=", 7) == 0) == (pass == 0) &&
+			    (error = apply(&c, els[i], why, whylen)) != 0)
 				goto out;
-		}
 out:
+	free(els);
 	free(buf);
 	free(model);
 	if (error != 0) {

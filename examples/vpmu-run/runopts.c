@@ -109,6 +109,10 @@ const struct vr_opt vr_opts[VR_O_NOPTS] = {
 	    "cycles, reference cycles) or arch (the architectural events),\n"
 	    "or FILE in vpmu_event_filter(3)'s text format; a counter\n"
 	    "it disallows counts nothing", false },
+	[VR_O_UNCOUNTED] = { "uncounted", required_argument, 0, "fail|allow",
+	    "a source that cannot count the model's events here (perf\n"
+	    "without a hardware PMU): fail, the default, or allow (the\n"
+	    "guest's counters count nothing)", false },
 	[VR_O_PMU_MODE] = { "pmu-mode", required_argument, 0, "MODE",
 	    "who implements the guest's counters: trap (libvpmu, through\n"
 	    "MSR exits), kvm (KVM's own vPMU over the host PMU), auto (kvm\n"
@@ -220,15 +224,38 @@ parse_uint(const char *opt, const char *s, unsigned long min, unsigned long max,
 	return (parse_num(opt, s, min, max, "a number", out));
 }
 
-/* on or off into *off (true for off); -1 with a message otherwise. */
+/*
+ * An option libvpmu reads: checked by libvpmu's own parser
+ * (vpmu_config_set_option(), vpmu_config(3) SPEC STRINGS) on a scratch
+ * configuration whose source is the exact source, so that a bad value is
+ * a usage error before anything runs, then kept for setup.c, which gives
+ * the VM's configuration every one in the order given.  --event-filter is
+ * checked there, against the model.
+ */
 static int
-parse_off(const char *opt, const char *s, bool *off)
+lib_option(const char *name, const char *arg, bool check, struct vr_runopts *o)
 {
-	if (strcmp(s, "on") != 0 && strcmp(s, "off") != 0) {
-		fprintf(stderr, "%s: --%s %s: want on or off\n", vr_progname, opt, s);
+	vpmu_config *cfg;
+	char why[256];
+	int e;
+
+	if (check && (e = vpmu_config_create(&cfg)) == 0) {
+		(void)vpmu_config_set_option(cfg, "source", "exact", NULL, 0);
+		e = vpmu_config_set_option(cfg, name, arg, why, sizeof(why));
+		vpmu_config_destroy(cfg);
+		if (e != 0) {
+			fprintf(stderr, "%s: --%s %s: %s\n", vr_progname, name, arg,
+			    e == EINVAL ? why : strerror(e));
+			return (-1);
+		}
+	}
+	if (o->nlib == VR_LIBOPTS_MAX) {
+		fprintf(stderr, "%s: --%s: more than %d libvpmu options\n", vr_progname, name,
+		    VR_LIBOPTS_MAX);
 		return (-1);
 	}
-	*off = strcmp(s, "off") == 0;
+	o->lib[o->nlib].name = name;
+	o->lib[o->nlib++].arg = arg;
 	return (0);
 }
 
@@ -383,12 +410,12 @@ vr_runopts_parse(int id, const char *arg, struct vr_runopts *o)
 			return (-1);
 		break;
 	case VR_O_MUX:
-		if (parse_uint("mux-interval", arg, 1, 10000000, &o->mux_us) < 0)
-			return (-1);
-		break;
 	case VR_O_HOST_COUNTERS:
-		if (parse_uint("host-counters", arg, 1, 4096, &o->host_counters) < 0)
+		if (lib_option(vr_opts[id].name, arg, true, o) < 0)
 			return (-1);
+		/* the number, checked: vpmu-run's snapshots record it */
+		*(id == VR_O_MUX ? &o->mux_us : &o->host_counters) =
+		    (unsigned)strtoul(arg, NULL, 10);
 		break;
 	case VR_O_REPORT:
 		o->report = arg;
@@ -406,17 +433,14 @@ vr_runopts_parse(int id, const char *arg, struct vr_runopts *o)
 		break;
 	}
 	case VR_O_EXACT_MODE:
-		if (strcmp(arg, "step") != 0 && strcmp(arg, "block") != 0) {
-			fprintf(stderr, "%s: --exact-mode %s: want step or "
-			    "block\n", vr_progname, arg);
-			return (-1);
-		}
-		o->exact_step = strcmp(arg, "step") == 0;
-		break;
 	case VR_O_EXACT_FORESEE:
-		return (parse_off("exact-foresee", arg, &o->exact_no_foresee));
 	case VR_O_EXACT_INTERP:
-		return (parse_off("exact-interp", arg, &o->exact_no_interp));
+	case VR_O_EXACT_FF_MAX:
+	case VR_O_EXACT_REF_CPI:
+	case VR_O_UNCOUNTED:
+		return (lib_option(vr_opts[id].name, arg, true, o));
+	case VR_O_EVENT_FILTER:
+		return (lib_option(vr_opts[id].name, arg, false, o));
 	case VR_O_USER_SYSCALL:
 		if (strcmp(arg, "auto") == 0)
 			o->user_syscall = VR_SYSCALL_AUTO;
@@ -429,14 +453,6 @@ vr_runopts_parse(int id, const char *arg, struct vr_runopts *o)
 			    "complete or host\n", vr_progname, arg);
 			return (-1);
 		}
-		break;
-	case VR_O_EXACT_FF_MAX:
-		if (parse_uint("exact-ff-max", arg, 0, UINT32_MAX, &o->exact_ff_max) < 0)
-			return (-1);
-		break;
-	case VR_O_EXACT_REF_CPI:
-		if (parse_uint("exact-ref-cpi", arg, 0, 1000, &o->exact_ref_cpi) < 0)
-			return (-1);
 		break;
 	case VR_O_IRQCHIP:
 		if (strcmp(arg, "kernel") != 0 && strcmp(arg, "user") != 0) {
@@ -478,21 +494,12 @@ vr_runopts_parse(int id, const char *arg, struct vr_runopts *o)
 		    &o->timeout) < 0)
 			return (-1);
 		break;
-	case VR_O_EVENT_FILTER:
-		o->event_filter = arg;
-		break;
 	case VR_O_PMU_MODE:
-		if (strcmp(arg, "trap") == 0)
-			o->pmu_mode = VPMU_PMU_MODE_TRAP;
-		else if (strcmp(arg, "kvm") == 0)
-			o->pmu_mode = VPMU_PMU_MODE_KVM;
-		else if (strcmp(arg, "auto") == 0)
-			o->pmu_mode = VPMU_PMU_MODE_AUTO;
-		else {
-			fprintf(stderr, "%s: --pmu-mode %s: want trap, kvm or "
-			    "auto\n", vr_progname, arg);
+		if (lib_option(vr_opts[id].name, arg, true, o) < 0)
 			return (-1);
-		}
+		/* checked: vpmu-run weighs it against --irqchip (setup.c) */
+		o->pmu_mode = strcmp(arg, "kvm") == 0 ? VPMU_PMU_MODE_KVM :
+		    strcmp(arg, "auto") == 0 ? VPMU_PMU_MODE_AUTO : VPMU_PMU_MODE_TRAP;
 		o->pmu_mode_given = true;
 		break;
 	case VR_O_JSON:

@@ -150,97 +150,63 @@ load_with_initrd(const struct vr_runopts *o, const uint8_t *file, size_t flen,
 }
 
 /*
- * --event-filter: a preset for the model's vendor, or a file in the text
- * format; checked against the vendor now, so a bad one is a usage error.
+ * The VM's configuration, from the options, before KVM is touched: the
+ * model and the source, then every option libvpmu reads in the order
+ * given, each through vpmu_config_set_option() (libvpmu's parser, the
+ * grammar of vpmu_config(3) SPEC STRINGS), so that a bad value is a usage
+ * error with libvpmu's reason.
  */
 static int
-event_filter_load(const char *arg, const struct vpmu_model *m, struct vpmu_event_filter **out)
+config_build(struct vr_setup *s)
 {
-	struct vpmu_event_filter *f;
-	char why[256], *text = NULL;
-	size_t len = 0, cap = 0, n;
-	FILE *fp;
-	int e, ok;
+	const struct vr_runopts *o = s->o;
+	char why[256];
+	const char *name = "pmu", *arg = o->pmu;
+	unsigned i;
+	int e;
 
-	if ((f = calloc(1, sizeof(*f))) == NULL) {
-		fprintf(stderr, "%s: --event-filter: %s\n", vr_progname, strerror(ENOMEM));
-		return (-1);
+	if ((e = vpmu_config_create(&s->cfg)) != 0 ||
+	    (e = vpmu_config_set_vcpus(s->cfg, o->vcpus)) != 0) {
+		fprintf(stderr, "%s: libvpmu configuration: %s\n", vr_progname,
+		    vpmu_strerror(e));
+		return (VR_EXIT_HOST);
 	}
-	if (m->vendor == VPMU_VENDOR_NONE) {
-		fprintf(stderr, "%s: --event-filter %s: the model %s has no PMU to "
-		    "filter\n", vr_progname, arg, m->name);
-		goto fail;
+	if ((e = vpmu_config_set_option(s->cfg, name, arg, why, sizeof(why))) == 0 &&
+	    (e = vpmu_config_set_option(s->cfg, name = "source", arg = o->source, why,
+	    sizeof(why))) == 0)
+		for (i = 0; i < o->nlib && e == 0; i++)
+			e = vpmu_config_set_option(s->cfg, name = o->lib[i].name,
+			    arg = o->lib[i].arg, why, sizeof(why));
+	/* auto with a user-space LAPIC: trap, KVM's vPMU would have no PMI */
+	if (e == 0 && o->pmu_mode == VPMU_PMU_MODE_AUTO && o->irqchip_user)
+		e = vpmu_config_set_pmu_mode(s->cfg, VPMU_PMU_MODE_TRAP);
+	if (e == 0 && o->pv_port >= 0)
+		e = vpmu_config_set_pv_port(s->cfg, (uint16_t)o->pv_port);
+	if (e != 0) {
+		fprintf(stderr, "%s: --%s %s: %s\n", vr_progname, name, arg,
+		    e == EINVAL ? why : vpmu_strerror(e));
+		return (e == EINVAL ? VR_EXIT_USAGE : VR_EXIT_HOST);
 	}
-	if (strcmp(arg, "ipc") == 0 || strcmp(arg, "arch") == 0) {
-		(void)vpmu_event_filter_preset(arg, m->vendor, f);
-		*out = f;
-		return (0);
-	}
-	if ((fp = fopen(arg, "r")) == NULL) {
-		fprintf(stderr, "%s: --event-filter %s: %s\n", vr_progname, arg, strerror(errno));
-		goto fail;
-	}
-	do {
-		if (cap - len < 4096) {
-			char *t = realloc(text, cap + 65536);
-
-			if (t == NULL || cap + 65536 > (1u << 24)) {
-				free(t != NULL ? t : text);
-				text = NULL;
-				fclose(fp);
-				fprintf(stderr, "%s: --event-filter %s: too large\n", vr_progname, arg);
-				goto fail;
-			}
-			text = t;
-			cap += 65536;
-		}
-		n = fread(text + len, 1, cap - len - 1, fp);
-		len += n;
-	} while (n > 0);
-	e = ferror(fp);
-	fclose(fp);
-	if (e) {
-		fprintf(stderr, "%s: --event-filter %s: read error\n", vr_progname, arg);
-		goto fail;
-	}
-	text[len] = '\0';
-	if (strlen(text) != len) {
-		fprintf(stderr, "%s: --event-filter %s: a NUL byte in the file\n",
-		    vr_progname, arg);
-		goto fail;
-	}
-	if ((e = vpmu_event_filter_parse(text, f, why, sizeof(why))) != 0) {
-		fprintf(stderr, "%s: --event-filter %s: %s\n", vr_progname, arg, why);
-		goto fail;
-	}
-	if ((e = vpmu_event_filter_allows(f, m->vendor, 0, &ok)) != 0) {
-		fprintf(stderr, "%s: --event-filter %s: not a filter for model %s "
-		    "(%s: a masked entry uses event select bits 11:8, AMD's only)\n", vr_progname,
-		    arg, m->name, vpmu_errname(e));
-		goto fail;
-	}
-	free(text);
-	*out = f;
 	return (0);
-fail:
-	free(text);
-	free(f);
-	return (-1);
 }
 
 /* ---- KVM or a PMU missing -------------------------------------------------------- */
 
-/* Kvm mode is not possible here: a skip where the caller asked for one. */
+/*
+ * The PMU mode asked for is not possible here (what names --pmu-mode), or
+ * the source cannot count the model's events: a skip where the caller
+ * asked for one.
+ */
 static int
-no_pmu(const char *why)
+no_pmu(const char *what, const char *why)
 {
 	const char *skip = getenv("VPMU_SKIP_NO_PMU");
 
 	if (skip != NULL && strcmp(skip, "1") == 0) {
-		printf("SKIP: --pmu-mode: %s\n", why);
+		printf("SKIP: %s%s\n", what, why);
 		return (VR_EXIT_SKIP);
 	}
-	fprintf(stderr, "%s: --pmu-mode: %s\n", vr_progname, why);
+	fprintf(stderr, "%s: %s%s\n", vr_progname, what, why);
 	return (VR_EXIT_HOST);
 }
 
@@ -288,9 +254,6 @@ vr_setup_image(struct vr_setup *s, struct vr_vm *vm)
 	}
 	if (vpmu_model_format(&s->model, s->modelstr, sizeof(s->modelstr)) != 0)
 		snprintf(s->modelstr, sizeof(s->modelstr), "%s", o->pmu);
-	if (o->event_filter != NULL && event_filter_load(o->event_filter, &s->model,
-	    &s->ef) < 0)
-		return (VR_EXIT_USAGE);
 	if ((s->src = vpmu_source_lookup(o->source)) == NULL) {
 		fprintf(stderr, "%s: --source %s: this libvpmu has no such "
 		    "source; it has:", vr_progname, o->source);
@@ -300,6 +263,8 @@ vr_setup_image(struct vr_setup *s, struct vr_vm *vm)
 		fprintf(stderr, "\n");
 		return (VR_EXIT_USAGE);
 	}
+	if ((ret = config_build(s)) != 0)
+		return (ret);
 	vm->nvcpus = o->vcpus;
 	if (vr_elf_read(o->guest, &file, &flen, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s: %s\n", vr_progname, err);
@@ -372,31 +337,7 @@ vr_setup_vm(struct vr_setup *s, struct vr_vm *vm)
 	if ((vm->kvm_fd = vr_kvm_open(err, sizeof(err))) < 0)
 		return (no_kvm(err));
 
-	/* (The exact source takes the guest's vendor from the model.) */
-	s->exact.mode = o->exact_step ? VPMU_EXACT_STEP : VPMU_EXACT_BLOCK;
-	s->exact.ff_max = o->exact_ff_max;
-	s->exact.ref_cpi = o->exact_ref_cpi;
-	s->exact.flags = (o->exact_no_foresee ? VPMU_EXACT_NO_FORESEE : 0) |
-	    (o->exact_no_interp ? VPMU_EXACT_NO_INTERP : 0);
-	/* The virtual PMU: the model goes into the config before the VM exists. */
-	if ((e = vpmu_config_create(&s->cfg)) != 0 ||
-	    (e = vpmu_config_set_vcpus(s->cfg, vm->nvcpus)) != 0 ||
-	    (e = vpmu_config_set_model(s->cfg, &s->model)) != 0 ||
-	    (e = vpmu_config_set_source(s->cfg, src, src == &vpmu_source_exact ?
-	    (void *)&s->exact : NULL)) != 0 ||
-	    (e = vpmu_config_set_capacity(s->cfg, o->host_counters)) != 0 ||
-	    (e = vpmu_config_set_event_filter(s->cfg, s->ef)) != 0 ||
-	    /* auto with a user-space LAPIC: trap, KVM's vPMU would have no PMI */
-	    (e = vpmu_config_set_pmu_mode(s->cfg, o->pmu_mode == VPMU_PMU_MODE_AUTO &&
-	    o->irqchip_user ? VPMU_PMU_MODE_TRAP : o->pmu_mode)) != 0 ||
-	    (o->pv_port >= 0 &&
-	    (e = vpmu_config_set_pv_port(s->cfg, (uint16_t)o->pv_port)) != 0) ||
-	    (o->mux_us != 0 &&
-	    (e = vpmu_config_set_mux_interval(s->cfg, (uint64_t)o->mux_us * 1000)) != 0)) {
-		fprintf(stderr, "%s: libvpmu configuration: %s\n", vr_progname,
-		    vpmu_strerror(e));
-		return (VR_EXIT_HOST);
-	}
+	/* The virtual PMU: its configuration is config_build()'s. */
 	if (s->configure != NULL && (ret = s->configure(s->cfg, s->arg)) != 0)
 		return (ret);
 	ret = VR_EXIT_HOST;
@@ -410,7 +351,8 @@ vr_setup_vm(struct vr_setup *s, struct vr_vm *vm)
 		vm->pmu_mode = VPMU_PMU_MODE_KVM;	/* refused below, whatever the host */
 	else if ((e = vpmu_kvm_resolve_pmu_mode(vm->pmu, &vm->pmu_mode, vm->pmu_mode_why,
 	    sizeof(vm->pmu_mode_why))) != 0)
-		return (no_pmu(vm->pmu_mode_why));
+		return (no_pmu(o->pmu_mode != VPMU_PMU_MODE_TRAP ? "--pmu-mode: " : "",
+		    vm->pmu_mode_why));
 	if (o->pmu_mode == VPMU_PMU_MODE_AUTO && o->irqchip_user)
 		snprintf(vm->pmu_mode_why, sizeof(vm->pmu_mode_why), "trap: kvm mode is "
 		    "not possible: KVM's vPMU interrupts through the in-kernel LAPIC, and "
@@ -528,7 +470,6 @@ vr_setup_teardown(struct vr_setup *s, struct vr_vm *vm)
 		vpmu_config_destroy(s->cfg);
 	if (vm->ram != NULL)
 		munmap(vm->ram, vm->ram_size);
-	free(s->ef);
 	vr_marks_free(vm);
 	vr_vm_sync_destroy(vm);
 }

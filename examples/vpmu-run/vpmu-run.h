@@ -377,7 +377,8 @@ enum vr_opt_id {
 	VR_O_VCPUS, VR_O_MEM, VR_O_HOST_COUNTERS, VR_O_MUX, VR_O_REPORT, VR_O_GUEST_LOG,
 	VR_O_FASTPAGE_HZ, VR_O_IRQCHIP, VR_O_PV_PORT, VR_O_SNAPSHOT, VR_O_RESUME,
 	VR_O_MULTIBOOT, VR_O_MB_APPEND, VR_O_INITRD, VR_O_EXIT_STATUS, VR_O_TIMEOUT,
-	VR_O_USER_SYSCALL, VR_O_EVENT_FILTER, VR_O_PMU_MODE, VR_O_JSON, VR_O_FIELD_SEP,
+	VR_O_USER_SYSCALL, VR_O_EVENT_FILTER, VR_O_UNCOUNTED, VR_O_PMU_MODE, VR_O_JSON,
+	VR_O_FIELD_SEP,
 	VR_O_QUIET, VR_O_HELP, VR_O_VERSION,
 	VR_O_NOPTS
 };
@@ -393,6 +394,8 @@ struct vr_opt {
 extern const struct vr_opt vr_opts[VR_O_NOPTS];
 
 /* What the options asked for (vr_runopts_init() gives the defaults). */
+#define VR_LIBOPTS_MAX	64
+
 struct vr_runopts {
 	const char *pmu;
 	const char *source;
@@ -407,11 +410,13 @@ struct vr_runopts {
 	int	    glog_fd[VPMU_PV_MAX_LOGFDS];
 	int	    fastpage_hz;	/* -1: libvpmu's default (1000) */
 	bool	    irqchip_user;	/* --irqchip user: no in-kernel LAPIC */
-	bool	    exact_step;		/* --exact-mode step (default block) */
-	unsigned    exact_ff_max;	/* --exact-ff-max: 0 libvpmu's default */
-	unsigned    exact_ref_cpi;	/* --exact-ref-cpi: 0 the TSC (the default) */
-	bool	    exact_no_foresee;	/* --exact-foresee off */
-	bool	    exact_no_interp;	/* --exact-interp off */
+	/*
+	 * The options libvpmu reads itself (--exact-*, --host-counters,
+	 * --mux-interval, --pmu-mode, --event-filter, --uncounted), in the
+	 * order given, for vpmu_config_set_option() (setup.c)
+	 */
+	struct { const char *name, *arg; } lib[VR_LIBOPTS_MAX];
+	unsigned    nlib;
 	int	    pv_port;		/* -1: libvpmu's default (0x5650); 0: no channel */
 	bool	    multiboot;		/* --multiboot, or found so (setup.c) */
 	bool	    bzimage;		/* the guest is a Linux bzImage (setup.c) */
@@ -420,7 +425,6 @@ struct vr_runopts {
 	bool	    exit_qemu;		/* --exit-status qemu */
 	int	    user_syscall;	/* --user-syscall: VR_SYSCALL_* (syscall.c) */
 	unsigned    timeout;		/* --timeout: s of wall time, 0: none */
-	const char *event_filter;	/* --event-filter FILE|ipc|arch */
 	int	    pmu_mode;		/* --pmu-mode: VPMU_PMU_MODE_* */
 	bool	    pmu_mode_given;
 	/* vpmu-run's own */
@@ -471,12 +475,9 @@ struct vr_setup {
 	struct vpmu_model model;
 	char	 modelstr[256];		/* the model, canonical */
 	const struct vpmu_source_ops *src;
-	struct vpmu_event_filter *ef;	/* --event-filter, or NULL */
 	struct vr_image img;
 	uint64_t image_hash;		/* vr_snapshot_hash() of the image file */
-	/* vr_setup_vm()'s */
-	struct vpmu_exact_params exact;
-	vpmu_config *cfg;
+	vpmu_config *cfg;		/* the options' (vr_setup_image()) */
 };
 
 /* The VM's descriptors none, its lock and cond made: before anything else. */

@@ -15,7 +15,9 @@
  *   branches     == n + k * Hb        instructions == 3n + 5 + k * Hi
  *
  * with one Hb and one Hi for all rounds of all vCPUs, and k = 0 rounds
- * exact.  vCPU 0 waits for the others, prints one line per vCPU and
+ * exact.  Under an Intel model each vCPU first checks IA32_MISC_ENABLE's
+ * PMU bits, which libvpmu answers.  vCPU 0 waits for the others, prints
+ * one line per vCPU and
  * "N passed, M failed"; the exit status is the failures.
  */
 #include "../conformance/conf.h"
@@ -98,6 +100,38 @@ find_pmu(void)
 	return (-1);
 }
 
+/*
+ * IA32_MISC_ENABLE of an Intel model (libvpmu's, vpmu_kvm(3)): EMON, BTS
+ * and PEBS unavailable set; a write to EMON ignored, one that clears BTS
+ * unavailable #GPs, the other bits written.
+ */
+#define MSR_MISC_ENABLE	0x1a0
+#define MISC_EMON	(1ul << 7)
+#define MISC_PMU	(MISC_EMON | 1ul << 11 | 1ul << 12)
+
+static void
+misc_enable(unsigned cpu)
+{
+	uint64_t v = rd(MSR_MISC_ENABLE), w;
+
+	if ((v & MISC_PMU) != MISC_PMU) {
+		vg_printf("cpu %u: IA32_MISC_ENABLE %#lx, want bits 7, 11 and 12\n", cpu, v);
+		bad[cpu]++;
+	}
+	wr(MSR_MISC_ENABLE, (v & ~MISC_EMON) ^ 1);	/* fast strings flipped */
+	if ((w = rd(MSR_MISC_ENABLE)) != (v ^ 1)) {
+		vg_printf("cpu %u: IA32_MISC_ENABLE %#lx after a write, want %#lx\n", cpu, w,
+		    v ^ 1);
+		bad[cpu]++;
+	}
+	if (!wr_gp(MSR_MISC_ENABLE, v & ~(1ul << 11))) {
+		vg_printf("cpu %u: IA32_MISC_ENABLE: clearing BTS unavailable did not #GP\n",
+		    cpu);
+		bad[cpu]++;
+	}
+	wr(MSR_MISC_ENABLE, v);
+}
+
 /* One vCPU's rounds: 0 or the number of failures, Hb and Hi found. */
 static void
 rounds(unsigned cpu)
@@ -160,6 +194,8 @@ main(unsigned cpu)
 		return (cpu == 0 ? 1 : 0);
 	}
 	vg_set_nmi_handler(nmi_fn);
+	if (pmu.intel)
+		misc_enable(cpu);
 	rounds(cpu);
 	__atomic_store_n(&finished[cpu], 1, __ATOMIC_RELEASE);
 	if (cpu != 0)
