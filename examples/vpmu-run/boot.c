@@ -63,6 +63,8 @@
 #define GDT_CODE64	0x00af9b000000ffffull	/* P, DPL 0, code exec/read accessed, L, G */
 #define GDT_DATA	0x00cf93000000ffffull	/* P, DPL 0, data read/write accessed, D/B, G */
 
+#define MSR_APIC_BASE	0x1B		/* IA32_APIC_BASE */
+
 #define CPUID_1_EDX_HTT	(1u << 28)
 #define CPUID_1_EDX_APIC	(1u << 9)
 #define CPUID_1_ECX_X2APIC (1u << 21)
@@ -430,6 +432,25 @@ boot_lapic(struct vr_vcpu *c)
 }
 
 /*
+ * Without the in-kernel irqchip there is no LAPIC behind the vCPU:
+ * IA32_APIC_BASE with EN clear, since KVM derives CPUID.1:EDX.APIC from
+ * that bit whatever the table vr_boot_cpuid() gave it says.
+ */
+static int
+no_apic(struct vr_vcpu *c)
+{
+	static const uint32_t idx = MSR_APIC_BASE;
+	uint64_t off = 0;
+
+	if (vr_msrs(c->fd, true, &idx, &off, 1) < 0) {
+		fprintf(stderr, "%s: vCPU %u: KVM_SET_MSRS: IA32_APIC_BASE refused\n",
+		    vr_progname, c->index);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
  * An Intel model masks LVTPC when it delivers a PMI (SDM), and the boot
  * protocol promises NMIs to guests that never unmask it.  So: if the vCPU's
  * APIC is still in xAPIC mode (IA32_APIC_BASE bit 10 clear) and LVTPC
@@ -515,7 +536,8 @@ vr_vcpu_setup(struct vr_vm *vm, struct vr_vcpu *c, const struct kvm_cpuid2 *supp
 	free(cpuid);
 	/* A Multiboot guest's LAPIC is as at reset: it programs it itself. */
 	if (vr_boot_vcpu(vm, c, img) < 0 ||
-	    (vm->irqchip_kernel && !img->multiboot && !img->bzimage && boot_lapic(c) < 0))
+	    (vm->irqchip_kernel && !img->multiboot && !img->bzimage && boot_lapic(c) < 0) ||
+	    (!vm->irqchip_kernel && no_apic(c) < 0))
 		return (-1);
 	if ((err = vpmu_kvm_vcpu_init(vm->k, c->index, c->fd, c->run)) != 0) {
 		fprintf(stderr, "%s: vCPU %u: vpmu_kvm_vcpu_init: %s\n", vr_progname,

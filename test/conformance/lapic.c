@@ -21,10 +21,10 @@
  * no LVTPC to program, no register page or MSR to reach it by, no mode to
  * switch, and every PMI is injected as an NMI.  There the guest runs the
  * boot_* checks only, which need no APIC, and checks that x2APIC mode is
- * refused.  It tells the two apart by CPUID.1:ECX.x2APIC, which vpmu-run
- * offers with the in-kernel irqchip only: EDX.APIC is no help, as KVM sets
- * it whenever IA32_APIC_BASE's enable bit is set, which it is here with no
- * APIC behind it (an access to the page is an MMIO exit that ends the run).
+ * refused, and that CPUID.1:EDX.APIC is clear: KVM sets that bit whenever
+ * IA32_APIC_BASE's enable bit is set, so vpmu-run clears the enable bit
+ * with no APIC behind it.  It tells the two apart by CPUID.1:ECX.x2APIC,
+ * which vpmu-run offers with the in-kernel irqchip only.
  *
  * Each vCPU runs the checks in turn (vCPU 0 first; with --vcpus N the
  * names of vCPU i > 0 start "vcpuI_", and the MSI that carries a vector
@@ -315,8 +315,12 @@ check_x2apic(unsigned cpu)
 static void
 check_no_lapic(unsigned cpu)
 {
+	uint32_t r[4];
+
 	set_prefix(cpu, "no_lapic_");
 	CHECK(nm("x2apic_enable_fails"), vg_x2apic_enable() == -1, "it succeeded");
+	vg_cpuid(1, 0, r);
+	CHECK(nm("cpuid_no_apic"), (r[3] & (1u << 9)) == 0, "CPUID.1:EDX = %#x", r[3]);
 }
 
 static void

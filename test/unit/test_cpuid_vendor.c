@@ -391,6 +391,49 @@ cpuid_patch_tsx_allows_in_tx(void **state)
 	}
 }
 
+/*
+ * The VMM's own filter first (leaf 0xA zeroed, as a VMM that keeps it only
+ * at version 2 does), libvpmu's patch last: the model's leaf wins.  With
+ * no room for the missing leaf 0x80000022: ENOSPC, the table as it was,
+ * and vpmu_kvm_cpuid_need() says how many entries the patch needs.
+ */
+static void
+cpuid_patch_after_the_vmm_filter_all_or_nothing(void **state)
+{
+	static const uint32_t zero[4];
+	int kvm = *(int *)*state, vmfd;
+	vpmu_vm *vm = vm_with("intel-v5", NULL);
+	struct kvm_cpuid2 *t = table_new();
+	uint32_t a[4], want[4];
+	unsigned need;
+	vpmu_kvm *k;
+
+	assert_true((vmfd = ioctl(kvm, KVM_CREATE_VM, 0)) >= 0);
+	assert_int_equal(vpmu_kvm_create(vm, vmfd, &k), 0);
+	table_add(t, 0x0, hosts[0].l0);
+	table_add(t, 0x1, hosts[0].l1);
+	table_add(t, 0xA, zero);			/* the VMM's filter */
+	assert_int_equal(vpmu_kvm_cpuid_need(k, t, &need), 0);
+	assert_int_equal(need, 4);			/* + 0x80000022 */
+	assert_int_equal(vpmu_kvm_cpuid_patch(k, t, 3), ENOSPC);
+	assert_int_equal(t->nent, 3);
+	table_get(t, 0xA, a);
+	assert_memory_equal(a, zero, sizeof(a));	/* unchanged */
+	assert_int_equal(vpmu_kvm_cpuid_patch(k, t, need), 0);
+	assert_int_equal(t->nent, 4);
+	table_get(t, 0xA, a);
+	assert_int_equal(vpmu_cpuid_leaf(vm, 0xA, 0, want), 1);	/* the PMU's leaf */
+	assert_memory_equal(a, want, sizeof(a));
+	assert_int_equal(a[0] & 0xFF, 5);		/* intel-v5, not hidden */
+	assert_int_equal(vpmu_kvm_cpuid_need(k, t, &need), 0);
+	assert_int_equal(need, 4);			/* nothing more to add */
+	assert_int_equal(vpmu_kvm_cpuid_need(k, NULL, &need), EINVAL);
+	free(t);
+	vpmu_kvm_destroy(k);
+	vpmu_vm_destroy(vm);
+	close(vmfd);
+}
+
 int
 main(void)
 {
@@ -403,6 +446,7 @@ main(void)
 		cmocka_unit_test_prestate(cpuid_patch_sets_the_identity_leaves, &kvm),
 		cmocka_unit_test_prestate(cpuid_patch_hides_steal_time_from_the_exact_source, &kvm),
 		cmocka_unit_test_prestate(cpuid_patch_tsx_allows_in_tx, &kvm),
+		cmocka_unit_test_prestate(cpuid_patch_after_the_vmm_filter_all_or_nothing, &kvm),
 	};
 	int r;
 
