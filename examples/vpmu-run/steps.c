@@ -11,33 +11,51 @@
 
 #include "vpmu-run.h"
 
-void
-vr_steps_report(FILE *f, const uint64_t why[VPMU_STEP_WHY_N], const char *indent)
+/*
+ * The reasons, most steps first; a reason that never stepped is left out:
+ * the index of the next one not yet done (marked done), VPMU_STEP_WHY_N at
+ * the end.
+ */
+static unsigned
+next_reason(const uint64_t why[VPMU_STEP_WHY_N], bool done[VPMU_STEP_WHY_N])
 {
-	uint64_t total = 0, best;
-	unsigned i, pick;
-	bool done[VPMU_STEP_WHY_N] = { false };
+	uint64_t best = 0;
+	unsigned i, pick = VPMU_STEP_WHY_N;
+
+	for (i = 0; i < VPMU_STEP_WHY_N; i++)
+		if (!done[i] && why[i] > best) {
+			best = why[i];
+			pick = i;
+		}
+	if (pick != VPMU_STEP_WHY_N)
+		done[pick] = true;
+	return (pick);
+}
+
+static uint64_t
+total_steps(const uint64_t why[VPMU_STEP_WHY_N])
+{
+	uint64_t total = 0;
+	unsigned i;
 
 	for (i = 0; i < VPMU_STEP_WHY_N; i++)
 		total += why[i];
+	return (total);
+}
+
+void
+vr_steps_report(FILE *f, const uint64_t why[VPMU_STEP_WHY_N], const char *indent)
+{
+	uint64_t total = total_steps(why);
+	bool done[VPMU_STEP_WHY_N] = { false };
+	unsigned pick;
+
 	if (total == 0)
 		return;
 	fprintf(f, "%ssingle steps by reason: %" PRIu64 "\n", indent, total);
-	/* Most first; a reason that never stepped is left out. */
-	for (;;) {
-		best = 0;
-		pick = VPMU_STEP_WHY_N;
-		for (i = 0; i < VPMU_STEP_WHY_N; i++)
-			if (!done[i] && why[i] > best) {
-				best = why[i];
-				pick = i;
-			}
-		if (pick == VPMU_STEP_WHY_N)
-			break;
-		done[pick] = true;
+	while ((pick = next_reason(why, done)) != VPMU_STEP_WHY_N)
 		fprintf(f, "%s  %12" PRIu64 "  %6.2f%%  %s\n", indent, why[pick],
 		    100.0 * (double)why[pick] / (double)total, vpmu_step_why_name(pick));
-	}
 }
 
 /* ---- records: JSON lines, CSV -------------------------------------------------- */
@@ -211,23 +229,11 @@ vr_rec_end(struct vr_rec *r)
 void
 vr_steps_records(struct vr_rec *r, const uint64_t why[VPMU_STEP_WHY_N], int cpu)
 {
-	uint64_t total = 0, best;
-	unsigned i, pick;
+	uint64_t total = total_steps(why);
 	bool done[VPMU_STEP_WHY_N] = { false };
+	unsigned pick;
 
-	for (i = 0; i < VPMU_STEP_WHY_N; i++)
-		total += why[i];
-	for (;;) {
-		best = 0;
-		pick = VPMU_STEP_WHY_N;
-		for (i = 0; i < VPMU_STEP_WHY_N; i++)
-			if (!done[i] && why[i] > best) {
-				best = why[i];
-				pick = i;
-			}
-		if (pick == VPMU_STEP_WHY_N)
-			break;
-		done[pick] = true;
+	while ((pick = next_reason(why, done)) != VPMU_STEP_WHY_N) {
 		vr_rec_begin(r, "steps");
 		if (cpu < 0)
 			vr_rec_null(r, "vcpu");
