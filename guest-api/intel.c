@@ -111,7 +111,7 @@ evtsel_wr(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t val)
 {
 	uint64_t rsvd = EVTSEL_RESERVED;
 
-	if (gpmu_of(vm)->tsx)			/* KVM's rule for a guest with TSX */
+	if (__atomic_load_n(&gpmu_of(vm)->tsx, __ATOMIC_RELAXED))	/* KVM's rule with TSX */
 		rsvd &= ~(EVTSEL_IN_TX | (idx == 2 ? EVTSEL_IN_TXCP : 0));
 	if (idx >= MODEL(vm)->gp || (val & rsvd) != 0)
 		return (VPMU_MSR_GP);

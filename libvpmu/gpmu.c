@@ -796,8 +796,10 @@ vpmu__gpmu_set_external(struct vpmu_vm *vm, const struct vpmu__gpmu_ext *ext)
 void
 vpmu__gpmu_set_tsx(struct vpmu_vm *vm, bool tsx)
 {
+	/* Each vCPU's CPUID patch sets it, on its own thread; MSR writes read it. */
 	if (vm->gpmu != NULL)
-		vm->gpmu->tsx = tsx && vm->gpmu->model.vendor == VPMU_VENDOR_INTEL;
+		__atomic_store_n(&vm->gpmu->tsx, tsx && vm->gpmu->model.vendor ==
+		    VPMU_VENDOR_INTEL, __ATOMIC_RELAXED);
 }
 
 void

@@ -151,7 +151,8 @@ struct gpmu {
 	/*
 	 * The guest's CPUID offers TSX (HLE or RTM), as the KVM glue saw it:
 	 * an Intel event select may then set IN_TX (bit 32), and IN_TXCP
-	 * (bit 33) on counter 2, as KVM allows.
+	 * (bit 33) on counter 2, as KVM allows.  Atomic: each vCPU's CPUID
+	 * patch writes it.
 	 */
 	bool tsx;
 	/*

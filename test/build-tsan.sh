@@ -60,6 +60,8 @@ for f in "$src"/test/unit/test_*.c; do
 	re="$re|${n%.c}"
 done
 re="$re|guest_snapshot_resume_2vcpu|pv_fastpage_.*|vpmustat_hot_.*"
+# embed's vCPU threads set themselves up at the same time (issue 32).
+re="$re|embed_nmis_.*|embed_threads_.*"
 re="$re|sample_callchain_bad_frame_pointers|exact_modes_samples_.*"
 re="$re|$(ctest -N -V | awk '
 	/^[0-9]+: Test command:/ {
