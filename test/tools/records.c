@@ -5,6 +5,8 @@
  *
  *   records json [FILE]       JSON lines: each line one JSON value
  *   records csv SEP [FILE]    CSV with the one-character separator SEP
+ *   records doc [FILE]        one JSON value, over as many lines as it takes
+ *                             (vpmu-info --json)
  *
  * Each record is checked strictly (JSON: the grammar, UTF-8 in strings,
  * \u escapes and surrogate pairs, no duplicate member names, nothing after
@@ -14,8 +16,14 @@
  * written, a nested object or array as <object> or <array>), a CSV
  * record's fields as 1=..., 2=....  A tab, a line feed, a carriage return
  * or a backslash in a value is printed as \t, \n, \r or \\.  A JSON line
- * that is not an object prints as value=....  Exit 0, or 1 with the line
- * and column of the first error on standard error.
+ * that is not an object prints as value=....  A doc prints one line a
+ * scalar, PATH=VALUE, in the document's order, a string's VALUE between
+ * double quotes (unescaped inside them) so that it is told from a number
+ * or a literal: PATH the member names from
+ * the top, joined by '.', an array's element as [INDEX] (cpu.vendor=...,
+ * cpu.leaf_0a[0]="0x..."); an empty object or array prints PATH=<object> or
+ * PATH=<array>.  Exit 0, or 1 with the line and column of the first error
+ * on standard error.
  */
 #define _POSIX_C_SOURCE 200809L	/* getline */
 
@@ -70,7 +78,16 @@ put_escaped(struct buf *b, char c)
 static void __attribute__((noreturn))
 die(const char *s, const char *at, const char *what)
 {
-	fprintf(stderr, "records: %s:%lu:%ld: %s\n", src, line, (long)(at - s) + 1, what);
+	unsigned long l = line;
+	const char *p;
+
+	/* A doc spans lines: the line and column of at within it. */
+	for (p = s; p < at; p++)
+		if (*p == '\n') {
+			l++;
+			s = p + 1;
+		}
+	fprintf(stderr, "records: %s:%lu:%ld: %s\n", src, l, (long)(at - s) + 1, what);
 	exit(1);
 }
 
@@ -403,6 +420,118 @@ json_line(const char *s)
 	free(out.p);
 }
 
+/*
+ * A doc's value at path: its scalars as PATH=VALUE lines.  The grammar is
+ * value()'s; objects here also refuse a member name given twice.
+ */
+static void
+flat(struct json *j, struct buf *path, int depth)
+{
+	struct buf v = { 0 }, seen = { 0 };
+	size_t n = path->n, i = 0;
+	char num[32], *k;
+	const char *q;
+	bool obj;
+
+	if (depth > 64)
+		die(j->s, j->p, "nested too deep");
+	put(&v, '\0');
+	v.n = 0;
+	if (*j->p != '{' && *j->p != '[') {
+		q = *j->p == '"' ? "\"" : "";
+		value(j, &v, depth);
+		printf("%s=%s%s%s\n", path->p, q, v.p, q);
+		free(v.p);
+		return;
+	}
+	obj = *j->p++ == '{';
+	ws(j);
+	if (*j->p == (obj ? '}' : ']')) {
+		j->p++;
+		printf("%s=%s\n", path->p, obj ? "<object>" : "<array>");
+		free(v.p);
+		return;
+	}
+	if (!obj) {
+		for (;; i++) {
+			ws(j);
+			path->n = n;
+			path->p[n] = '\0';
+			snprintf(num, sizeof(num), "[%zu]", i);
+			puts_buf(path, num);
+			flat(j, path, depth + 1);
+			ws(j);
+			if (*j->p == ']')
+				break;
+			if (*j->p != ',')
+				die(j->s, j->p, "',' or ']' wanted");
+			j->p++;
+		}
+	} else {
+		for (;;) {
+			ws(j);
+			v.n = 0;
+			v.p[0] = '\0';
+			string(j, &v);
+			for (k = seen.p; seen.n != 0 && k < seen.p + seen.n; k += strlen(k) + 1)
+				if (strcmp(k, v.p) == 0)
+					die(j->s, j->p, "a member name given twice");
+			puts_buf(&seen, v.p);
+			put(&seen, '\0');
+			ws(j);
+			if (*j->p != ':')
+				die(j->s, j->p, "':' wanted");
+			j->p++;
+			ws(j);
+			path->n = n;
+			path->p[n] = '\0';
+			if (n > 0)
+				put(path, '.');
+			puts_buf(path, v.p);
+			flat(j, path, depth + 1);
+			ws(j);
+			if (*j->p == '}')
+				break;
+			if (*j->p != ',')
+				die(j->s, j->p, "',' or '}' wanted");
+			j->p++;
+		}
+	}
+	j->p++;
+	path->n = n;
+	path->p[n] = '\0';
+	free(v.p);
+	free(seen.p);
+}
+
+/* The whole of f, one JSON value. */
+static void
+json_doc(FILE *f)
+{
+	struct buf in = { 0 }, path = { 0 };
+	struct json j;
+	int c;
+
+	put(&in, '\0');
+	in.n = 0;
+	while ((c = getc(f)) != EOF) {
+		if (c == '\0')
+			die(in.p, in.p + in.n, "a NUL byte");
+		put(&in, (char)c);
+	}
+	line = 1;
+	j.s = j.p = in.p;
+	put(&path, '\0');
+	path.n = 0;
+	ws(&j);
+	flat(&j, &path, 0);
+	ws(&j);
+	if (*j.p != '\0')
+		die(in.p, j.p, "something after the value");
+	free(in.p);
+	free(path.p);
+}
+
 /* ---- CSV (RFC 4180, any one-character separator) --------------------------------- */
 
 /*
@@ -485,10 +614,12 @@ main(int argc, char **argv)
 	FILE *f = stdin;
 	bool csv;
 
-	if (argc < 2 || (strcmp(argv[1], "json") != 0 && strcmp(argv[1], "csv") != 0) ||
-	    (strcmp(argv[1], "json") == 0 && argc > 3) ||
+	if (argc < 2 || (strcmp(argv[1], "json") != 0 && strcmp(argv[1], "csv") != 0 &&
+	    strcmp(argv[1], "doc") != 0) ||
+	    (strcmp(argv[1], "csv") != 0 && argc > 3) ||
 	    (strcmp(argv[1], "csv") == 0 && (argc < 3 || argc > 4 || strlen(argv[2]) != 1))) {
-		fprintf(stderr, "usage: records json [FILE] | records csv SEP [FILE]\n");
+		fprintf(stderr, "usage: records json [FILE] | records csv SEP [FILE] | "
+		    "records doc [FILE]\n");
 		return (2);
 	}
 	csv = strcmp(argv[1], "csv") == 0;
@@ -500,7 +631,9 @@ main(int argc, char **argv)
 			return (1);
 		}
 	}
-	if (csv) {
+	if (strcmp(argv[1], "doc") == 0)
+		json_doc(f);
+	else if (csv) {
 		while (csv_record(f, argv[2][0], &out))
 			printf("%s\n", out.p);
 	} else {
