@@ -24,6 +24,7 @@
 #include "pvchan.h"
 
 static const struct pv_personality pv_channel;
+static const struct vpmu__snap_section pv_snap;
 
 /* The guest's constants are the host's default ports. */
 _Static_assert(VPMU_PV_PORT == VPMU_PV_PORT_BASE, "doorbell port");
@@ -283,6 +284,7 @@ vpmu__pv_create(struct vpmu_vm *vm)
 	for (i = 0; i < VPMU_PV_MAX_LOGFDS; i++)
 		pv->logfd[i] = -1;
 	vm->pv = pv;
+	vm->snap = &pv_snap;
 	for (p = 0; p < VPMU_ARRAY_SIZE(personalities); p++)
 		if (personalities[p]->init != NULL &&
 		    (error = personalities[p]->init(pv)) != 0) {
@@ -292,6 +294,43 @@ vpmu__pv_create(struct vpmu_vm *vm)
 	return (0);
 }
 
+/*
+ * The channel's part in snapshots: the log descriptors the VMM offered
+ * (vpmu_pv_set_logfd()), by number, steady under pv->lock, which comes
+ * before the VM lock; and the perfmon and pctr devices' owners (pids above
+ * VPMU_PV_PID_MAX), whose devices' state is not saved.
+ */
+static void
+pv_snap_hold(struct vpmu_vm *vm)
+{
+	pthread_mutex_lock(&vm->pv->lock);
+}
+
+static void
+pv_snap_release(struct vpmu_vm *vm)
+{
+	pthread_mutex_unlock(&vm->pv->lock);
+}
+
+static int
+pv_snap_log_fd(struct vpmu_vm *vm, int32_t n)
+{
+	return (n >= 0 && n < VPMU_PV_MAX_LOGFDS ? vm->pv->logfd[n] : -1);
+}
+
+static bool
+pv_snap_unsaved(int32_t pid)
+{
+	return (pid > (int32_t)VPMU_PV_PID_MAX);
+}
+
+static const struct vpmu__snap_section pv_snap = {
+	.hold = pv_snap_hold,
+	.release = pv_snap_release,
+	.log_fd = pv_snap_log_fd,
+	.unsaved = pv_snap_unsaved,
+};
+
 void
 vpmu__pv_destroy(struct vpmu_vm *vm)
 {
@@ -300,6 +339,7 @@ vpmu__pv_destroy(struct vpmu_vm *vm)
 
 	if (pv == NULL)
 		return;
+	vm->snap = NULL;
 	for (p = VPMU_ARRAY_SIZE(personalities); p-- > 0;)
 		if (personalities[p]->fini != NULL)
 			personalities[p]->fini(pv);

@@ -37,6 +37,7 @@
 
 #include <vpmu/vpmu.h>
 #include <vpmu/model.h>
+#include <vpmu/snapshot.h>
 #include <vpmu/vcpu.h>
 
 #include "gmem.h"
@@ -228,6 +229,23 @@ struct vpmu_owner {
 	struct vpmu_task_names *names;	/* guest tasks its log has named (task.c) */
 };
 
+/*
+ * A layer's part in a VM's snapshots (snapshot*.c), which its create()
+ * registers in vm->snap (the paravirtual channel's; NULL: none).  The blob
+ * names each owner's log by the number the layer offered its descriptor
+ * under (vpmu_pv_set_logfd()).  hold() keeps those numbers steady until
+ * release(), and is taken before the VM lock; log_fd() is the descriptor
+ * offered as number n, -1 none; unsaved() says owner pid is one of the
+ * layer's devices, whose own state no snapshot holds: a save while it holds
+ * PMCs is refused (EBUSY), a blob giving it PMCs is (EBADMSG).
+ */
+struct vpmu__snap_section {
+	void	(*hold)(struct vpmu_vm *vm);
+	void	(*release)(struct vpmu_vm *vm);
+	int	(*log_fd)(struct vpmu_vm *vm, int32_t n);
+	bool	(*unsaved)(int32_t pid);
+};
+
 /* ---- vCPUs and the VM (vm.c) --------------------------------------------- */
 
 struct vpmu_vcpu {
@@ -324,6 +342,7 @@ struct vpmu_vm {
 	struct vpmu_gmem mem;		/* guest RAM: every reader's one map */
 	struct gpmu *gpmu;		/* the guest-visible PMU (gpmu.c) */
 	struct vpmu_pv *pv;		/* the paravirtual channel (guest-api/pvchan.h) */
+	const struct vpmu__snap_section *snap;	/* a layer's part in snapshots, or NULL */
 	unsigned nlayers;		/* vpmu__layers[] created, in order (layer.c) */
 	uint16_t pv_port;		/* its first port (fixed at creation); 0: off */
 	int pmu_mode;			/* VPMU_PMU_MODE_* asked for (the KVM glue decides) */
@@ -443,13 +462,26 @@ void	vpmu__log_defer(struct vpmu_log **list, struct vpmu_log *l);
 void	vpmu__log_finish_all(struct vpmu_log *list);
 /* CONFIGURELOG, FLUSHLOG, CLOSELOG: vpmu_vm_op() calls it WITHOUT the VM lock. */
 int	vpmu__log_op(struct vpmu_vm *vm, const struct vpmu_cred *cr, int op, void *arg);
-/* snapshot.c: CRC-32 (IEEE 802.3, reflected, as zlib's) of a blob. */
-uint32_t vpmu__crc32(const uint8_t *p, size_t n);
-/* Snapshot restore: a log opened with the VM lock held (logfd >= 0). */
+/* The snapshot blob's CRC-32 of n bytes (vpmu_crc32(), <vpmu/snapshot.h>). */
+static inline uint32_t
+vpmu__crc32(const uint8_t *p, size_t n)
+{
+	return (vpmu_crc32(0, p, n));
+}
+/*
+ * A log's system calls and its writer thread, before the VM lock:
+ * prepare (fd checked and duplicated, buffers, writer; EBADF, EMFILE,
+ * ENOMEM, EAGAIN), then either vpmu__log_configure() gives it to an owner
+ * under the lock, or vpmu__log_discard() undoes it with no lock held
+ * (NULL: nothing).
+ */
+int	vpmu__log_prepare(struct vpmu_vm *vm, int fd, struct vpmu_log **lp);
+void	vpmu__log_discard(struct vpmu_log *l);
+/* Snapshot restore: a prepared log to its owner, VM lock held (logfd >= 0). */
 int	vpmu__log_configure(struct vpmu_vm *vm, const struct vpmu_cred *cr,
-	    const struct vpmu_op_configurelog *cl);
-/* The log's own (duplicated) descriptor, for snapshots. */
-int	vpmu__log_fd(const struct vpmu_log *l);
+	    const struct vpmu_op_configurelog *cl, struct vpmu_log **prep);
+/* The file the log writes (its device and inode), for snapshots; false: unknown. */
+bool	vpmu__log_file(const struct vpmu_log *l, uint64_t *dev, uint64_t *ino);
 int	vpmu_do_op_writelog(struct vpmu_vm *, const struct vpmu_cred *, void *);
 
 /* pmc.c: the op bodies, called by vpmu_vm_op() with the lock held */

@@ -32,6 +32,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,6 +59,10 @@ struct vpmu_log {
 	int error;			/* first write error: logging stopped */
 	unsigned refs;			/* the owner (or the closer), and each waiter */
 	pthread_t writer;
+	uint64_t tsc_hz;		/* for INITIALIZE, measured before the lock */
+	struct timespec opened;		/* ...and the wall-clock time */
+	bool file_known;		/* fd's file, fstat() before the lock (snapshots) */
+	uint64_t dev, ino;
 	uint64_t dropped;
 	struct vpmu_log *next_closing;	/* a caller's list of logs to finish */
 };
@@ -68,16 +73,20 @@ tsc(void)
 	return (__builtin_ia32_rdtsc());
 }
 
-/* The TSC's rate, measured once against CLOCK_MONOTONIC (about 5 ms). */
-static uint64_t
-tsc_freq(void)
+/*
+ * The TSC's rate, measured once per process against CLOCK_MONOTONIC: a
+ * busy-wait of about 5 ms, so never with the VM lock held.  pthread_once
+ * makes the first caller measure and every other wait for its result.
+ */
+static uint64_t tsc_hz;
+static pthread_once_t tsc_once = PTHREAD_ONCE_INIT;
+
+static void
+tsc_calibrate(void)
 {
-	static uint64_t hz;
 	struct timespec a, b;
 	uint64_t t0, t1, ns;
 
-	if (hz != 0)
-		return (hz);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	t0 = tsc();
 	do {
@@ -86,8 +95,14 @@ tsc_freq(void)
 		    (uint64_t)b.tv_nsec - (uint64_t)a.tv_nsec;
 	} while (ns < 5000000);
 	t1 = tsc();
-	hz = (uint64_t)((unsigned __int128)(t1 - t0) * 1000000000u / ns);
-	return (hz);
+	tsc_hz = (uint64_t)((unsigned __int128)(t1 - t0) * 1000000000u / ns);
+}
+
+static uint64_t
+tsc_freq(void)
+{
+	pthread_once(&tsc_once, tsc_calibrate);
+	return (tsc_hz);
 }
 
 /* ---- the writer thread ----------------------------------------------------- */
@@ -340,31 +355,53 @@ vpmu__log_defer(struct vpmu_log **list, struct vpmu_log *l)
 	}
 }
 
-int
-vpmu__log_fd(const struct vpmu_log *l)
+bool
+vpmu__log_file(const struct vpmu_log *l, uint64_t *dev, uint64_t *ino)
 {
-	return (l->fd);
+	*dev = l->dev;
+	*ino = l->ino;
+	return (l->file_known);
 }
 
-static int
-log_open(struct vpmu_vm *vm, struct vpmu_owner *o, int fd)
+/*
+ * A log made ready without the VM lock, as every part of opening one that
+ * makes a system call or waits is: the caller's descriptor checked (open
+ * for writing) and duplicated, the buffers, the writer thread, the TSC's
+ * rate.  *lp is then either given to an owner with log_attach() (VM lock
+ * held) or undone with vpmu__log_discard() (no lock held).  The errors are
+ * CONFIGURELOG's: EBADF (fd not open for writing), EMFILE, ENOMEM, EAGAIN
+ * (no writer thread: hwpmc's helper process creation failed).
+ */
+int
+vpmu__log_prepare(struct vpmu_vm *vm, int fd, struct vpmu_log **lp)
 {
-	struct vpmu_pmclog_ev ev = { .type = VPMU_PMCLOG_INITIALIZE };
 	struct vpmu_log *l;
 	struct logbuf *b;
-	struct timespec ts;
+	struct stat st;
 	unsigned i, n;
+	int fl;
 
-	if ((l = calloc(1, sizeof(*l))) == NULL)
+	*lp = NULL;
+	if ((fl = fcntl(fd, F_GETFL)) < 0 ||
+	    ((fl & O_ACCMODE) != O_WRONLY && (fl & O_ACCMODE) != O_RDWR))
+		return (EBADF);
+	/* Its own descriptor: the caller may close or reuse its number. */
+	if ((fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0)
+		return (errno == EMFILE ? EMFILE : EBADF);
+	if ((l = calloc(1, sizeof(*l))) == NULL) {
+		close(fd);
 		return (ENOMEM);
+	}
 	l->fd = fd;
 	l->refs = 1;			/* the owner's */
+	/* Both tunables are read-only, fixed at creation: no lock. */
 	l->bufsize = (size_t)vm->tun.v[VPMU_T_LOGBUFFERSIZE] * 1024;
 	pthread_mutex_init(&l->mtx, NULL);
 	pthread_cond_init(&l->cv, NULL);
 	n = (unsigned)vm->tun.v[VPMU_T_NBUFFERS_PCPU] * vm->nvcpus;
 	for (i = 0; i < n; i++) {
 		if ((b = malloc(sizeof(*b) + l->bufsize)) == NULL) {
+			close(fd);
 			log_free(l);
 			return (ENOMEM);
 		}
@@ -373,39 +410,70 @@ log_open(struct vpmu_vm *vm, struct vpmu_owner *o, int fd)
 		l->free = b;
 	}
 	if (pthread_create(&l->writer, NULL, writer_main, l) != 0) {
+		close(l->fd);
 		log_free(l);
 		return (EAGAIN);		/* hwpmc: helper process creation failed */
 	}
+	l->tsc_hz = tsc_freq();
+	clock_gettime(CLOCK_REALTIME, &l->opened);
+	if (fstat(l->fd, &st) == 0) {
+		l->file_known = true;
+		l->dev = (uint64_t)st.st_dev;
+		l->ino = (uint64_t)st.st_ino;
+	}
+	*lp = l;
+	return (0);
+}
+
+/* Undo vpmu__log_prepare() for a log no owner got (no lock held). */
+void
+vpmu__log_discard(struct vpmu_log *l)
+{
+	if (l == NULL)
+		return;
+	pthread_mutex_lock(&l->mtx);
+	l->stop = true;
+	pthread_cond_broadcast(&l->cv);
+	pthread_mutex_unlock(&l->mtx);
+	(void)vpmu__log_finish(l);
+}
+
+/* A prepared log becomes o's, VM lock held: INITIALIZE is its first record. */
+static void
+log_attach(struct vpmu_vm *vm, struct vpmu_owner *o, struct vpmu_log *l)
+{
+	struct vpmu_pmclog_ev ev = { .type = VPMU_PMCLOG_INITIALIZE };
+
 	o->log = l;
 	o->has_log = true;
 	/* INITIALIZE first: the version, the CPU type, how to read the TSC. */
-	clock_gettime(CLOCK_REALTIME, &ts);
 	ev.u.initialize.version = VPMU_PMC_VERSION;
 	ev.u.initialize.cputype = vm->cputype;
-	ev.u.initialize.tsc_freq = tsc_freq();
-	ev.u.initialize.sec = ts.tv_sec;
-	ev.u.initialize.nsec = ts.tv_nsec;
+	ev.u.initialize.tsc_freq = l->tsc_hz;
+	ev.u.initialize.sec = l->opened.tv_sec;
+	ev.u.initialize.nsec = l->opened.tv_nsec;
 	snprintf(ev.u.initialize.cpuid, sizeof(ev.u.initialize.cpuid), "libvpmu %s",
 	    vpmu_version());
 	vpmu__log_emit(vm, o, &ev);
-	return (0);
 }
 
 /* ---- the operations ---------------------------------------------------------- */
 
 /*
  * PMC_OP_CONFIGURELOG, VM lock held: fd >= 0 gives the caller a log (EBUSY
- * if it has one; EBADF unless fd is open for writing); fd < 0 closes it,
- * after stopping its running PMCs that need a log (EINVAL if it has none):
- * *closing is then the detached log, for vpmu__log_finish().
+ * if it has one; else the error of vpmu__log_prepare(), made before the
+ * lock: prep_error, or the log *prep, which the owner takes (*prep NULL));
+ * fd < 0 closes it, after stopping its running PMCs that need a log
+ * (EINVAL if it has none): *closing is then the detached log, for
+ * vpmu__log_finish().
  */
 static int
 configurelog(struct vpmu_vm *vm, const struct vpmu_cred *cr,
-    const struct vpmu_op_configurelog *cl, struct vpmu_log **closing)
+    const struct vpmu_op_configurelog *cl, struct vpmu_log **prep, int prep_error,
+    struct vpmu_log **closing)
 {
 	struct vpmu_owner *o;
 	struct vpmu_pmc *pm;
-	int fl, error;
 
 	if (cl->flags != 0)
 		return (EINVAL);
@@ -425,34 +493,29 @@ configurelog(struct vpmu_vm *vm, const struct vpmu_cred *cr,
 		return (ENOMEM);
 	if (o->log != NULL)
 		return (EBUSY);
-	if ((fl = fcntl(cl->logfd, F_GETFL)) < 0 ||
-	    ((fl & O_ACCMODE) != O_WRONLY && (fl & O_ACCMODE) != O_RDWR)) {
+	if (prep_error != 0) {
 		vpmu__owner_maybe_free(vm, o);
-		return (EBADF);
+		return (prep_error);
 	}
-	/* Its own descriptor: the caller may close or reuse its number. */
-	if ((fl = fcntl(cl->logfd, F_DUPFD_CLOEXEC, 3)) < 0) {
-		vpmu__owner_maybe_free(vm, o);
-		return (errno == EMFILE ? EMFILE : EBADF);
-	}
-	if ((error = log_open(vm, o, fl)) != 0) {
-		close(fl);
-		vpmu__owner_maybe_free(vm, o);
-	}
-	return (error);
+	log_attach(vm, o, *prep);
+	*prep = NULL;
+	return (0);
 }
 
-/* A new log, VM lock held (snapshot restore): opening never waits. */
+/*
+ * A new log from vpmu__log_prepare(), VM lock held (snapshot restore): the
+ * owner takes *prep (then NULL) unless this fails.
+ */
 int
 vpmu__log_configure(struct vpmu_vm *vm, const struct vpmu_cred *cr,
-    const struct vpmu_op_configurelog *cl)
+    const struct vpmu_op_configurelog *cl, struct vpmu_log **prep)
 {
 	struct vpmu_log *l = NULL;
 	int error;
 
-	if (cl->logfd < 0)
+	if (cl->logfd < 0 || *prep == NULL)
 		return (EINVAL);
-	error = configurelog(vm, cr, cl, &l);
+	error = configurelog(vm, cr, cl, prep, 0, &l);
 	VPMU_ASSERT(l == NULL);
 	return (error);
 }
@@ -513,10 +576,12 @@ vpmu_log_map_in(vpmu_vm *vm, const struct vpmu_cred *cr, int32_t pid, uint64_t s
 
 /*
  * CONFIGURELOG, FLUSHLOG and CLOSELOG, called by vpmu_vm_op() without the
- * VM lock, because they wait for the writer.  In order:
+ * VM lock, because they wait for the writer or make system calls.  In order:
  *   1. the samples still in the rings go into the logs (FLUSHLOG and the
  *      closes: vpmu__sample_drain(), which takes the sweeper's drain mutex
- *      and the VM lock for each record);
+ *      and the VM lock for each record); a CONFIGURELOG that opens a log
+ *      prepares it (vpmu__log_prepare(): the descriptor's checks and
+ *      duplicate, the writer thread, the TSC's rate);
  *   2. under the VM lock, the checks vpmu_vm_op() makes for every
  *      operation and the operation's own part: FLUSHLOG queues the current
  *      buffer and pins the log; a close emits CLOSELOG and detaches it;
@@ -530,21 +595,23 @@ int
 vpmu__log_op(struct vpmu_vm *vm, const struct vpmu_cred *cr, int op, void *arg)
 {
 	struct vpmu_op_configurelog *cl = arg;
-	struct vpmu_log *l = NULL;
+	struct vpmu_log *l = NULL, *prep = NULL;
 	struct vpmu_owner *o;
 	uint64_t ticket = 0;
 	bool closing = false;
-	int error;
+	int error, prep_error = 0;
 
 	if (op != VPMU_OP_CONFIGURELOG || (cl != NULL && cl->logfd < 0))
 		vpmu__sample_drain(vm);		/* the samples taken so far, too */
+	else if (cl != NULL && cl->flags == 0)
+		prep_error = vpmu__log_prepare(vm, cl->logfd, &prep);
 	vpmu__vm_lock(vm);
 	if (op == VPMU_OP_CONFIGURELOG && cl == NULL)
 		error = EFAULT;
 	else if ((error = vpmu__cred_check(cr)) != 0)
 		;
 	else if (op == VPMU_OP_CONFIGURELOG) {
-		error = configurelog(vm, cr, cl, &l);
+		error = configurelog(vm, cr, cl, &prep, prep_error, &l);
 		closing = true;
 	} else if ((o = vpmu__owner_get(vm, cr, false)) == NULL || o->log == NULL)
 		error = EINVAL;
@@ -560,6 +627,7 @@ vpmu__log_op(struct vpmu_vm *vm, const struct vpmu_cred *cr, int op, void *arg)
 	if (error != 0)
 		vm->stats.syscall_errors++;
 	vpmu__vm_unlock(vm);
+	vpmu__log_discard(prep);		/* a log no owner took */
 	if (l == NULL)
 		return (error);
 	if ((error = closing ? vpmu__log_finish(l) : flush_wait(l, ticket)) != 0) {

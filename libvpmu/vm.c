@@ -211,14 +211,15 @@ vpmu__vm_lock_wait(struct vpmu_vm *vm)
 int
 vpmu_vm_get_tunable(const vpmu_vm *vm, const char *name, long *value)
 {
-	struct vpmu_vm *w = (struct vpmu_vm *)(uintptr_t)vm;	/* for the lock only */
 	int id;
 
 	if (vm == NULL || value == NULL || (id = vpmu__tunable_find(name)) < 0)
 		return (EINVAL);
-	vpmu__vm_lock(w);
-	*value = vm->tun.v[id];
-	vpmu__vm_unlock(w);
+	/*
+	 * No lock: a tunable is one long, and vpmu_vm_set_tunable() stores it
+	 * atomically (under the lock, which orders it for the lock's holders).
+	 */
+	*value = __atomic_load_n(&vm->tun.v[id], __ATOMIC_RELAXED);
 	return (0);
 }
 
@@ -232,10 +233,8 @@ vpmu_vm_set_tunable(vpmu_vm *vm, const char *name, long value)
 	if (!vpmu__tunable_is_rw(id))
 		return (EPERM);		/* a read-only sysctl */
 	vpmu__vm_lock(vm);
-	if (id == VPMU_T_MINCOUNT)
-		vm->tun.v[id] = value;
-	else
-		vm->tun.v[id] = value != 0;
+	__atomic_store_n(&vm->tun.v[id], id == VPMU_T_MINCOUNT ? value : value != 0,
+	    __ATOMIC_RELAXED);		/* the getter reads it without the lock */
 	vpmu__vm_unlock(vm);
 	return (0);
 }

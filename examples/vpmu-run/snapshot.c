@@ -60,28 +60,6 @@
 #define TAG(s)		((uint32_t)(s)[0] | (uint32_t)(s)[1] << 8 | \
 			 (uint32_t)(s)[2] << 16 | (uint32_t)(s)[3] << 24)
 
-/* ---- CRC-32, by table: RAM is megabytes ------------------------------------------- */
-
-static uint32_t crctab[256];
-
-static uint32_t
-crc_update(uint32_t crc, const uint8_t *p, size_t n)
-{
-	uint32_t c, k;
-	unsigned i;
-
-	if (crctab[1] == 0)
-		for (i = 0; i < 256; i++) {
-			for (c = i, k = 0; k < 8; k++)
-				c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
-			crctab[i] = c;
-		}
-	crc = ~crc;
-	while (n-- > 0)
-		crc = crctab[(crc ^ *p++) & 0xFF] ^ (crc >> 8);
-	return (~crc);
-}
-
 uint64_t
 vr_snapshot_hash(const void *p, size_t n)
 {
@@ -106,7 +84,7 @@ put(struct out *o, const void *p, size_t n)
 {
 	if (o->err || n == 0)
 		return;
-	o->crc = crc_update(o->crc, p, n);
+	o->crc = vpmu_crc32(o->crc, p, n);
 	if (fwrite(p, 1, n, o->f) != n)
 		o->err = true;
 }
@@ -559,7 +537,7 @@ vr_snapshot_resume(struct vr_vm *vm, const char *path, const struct vr_snapconf 
 	/* The whole file is checked before anything is applied. */
 	if (len < HDR_LEN + 20 || vr_get32(b + len - 20) != TAG("END_") ||
 	    vr_get32(b + len - 16) != VM_REC || vr_get64(b + len - 12) != 4 ||
-	    crc_update(0, b, len - 4) != vr_get32(b + len - 4)) {
+	    vpmu_crc32(0, b, len - 4) != vr_get32(b + len - 4)) {
 		r = bad(path, "truncated or corrupted (its CRC does not match)");
 		goto out;
 	}

@@ -59,6 +59,13 @@ VPMU_EXTERN int vpmu_vm_save(struct vpmu_vm *vm, void *buf, size_t *len);
  * restored registers: the exact source goes on from the saved point.
  */
 VPMU_EXTERN int vpmu_vm_restore(struct vpmu_vm *vm, const void *buf, size_t len);
+/*
+ * CRC-32 (IEEE 802.3, reflected; zlib's crc32()) of n bytes at buf,
+ * continuing crc: 0 to start, then each result with the next piece.  The
+ * blob's header holds this CRC of its payload; a VMM can check the files
+ * it keeps a blob in with it, as vpmu-run does.  Thread-safe.
+ */
+VPMU_EXTERN uint32_t vpmu_crc32(uint32_t crc, const void *buf, size_t n);
 
 #ifdef __cplusplus
 }
