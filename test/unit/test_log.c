@@ -466,6 +466,73 @@ map_in_names_the_image(void **state)
 	close(lf.fd);
 }
 
+/* ---- the VM lock: a log's set-up happens outside it (issue 33) ------------------ */
+
+struct cl_call {
+	struct fx *f;
+	int fd;
+	int result;
+};
+
+static void *
+configure_thread(void *arg)
+{
+	struct cl_call *c = arg;
+
+	c->result = configure(c->f, &USER, c->fd);
+	return (NULL);
+}
+
+static unsigned
+open_fds(void)
+{
+	char path[64];
+	unsigned n = 0;
+	int fd;
+
+	for (fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n += access(path, F_OK) == 0;
+	}
+	return (n);
+}
+
+/*
+ * CONFIGURELOG duplicates the descriptor and starts the writer before it
+ * takes the VM lock: while this thread holds the lock, the call's
+ * duplicate appears (within 5 s, else the set-up waited for the lock);
+ * vpmu_vm_get_tunable() takes no lock at all.  Once the lock is let go,
+ * the call completes and the log starts with INITIALIZE.
+ */
+static void
+configurelog_prepares_outside_the_vm_lock(void **state)
+{
+	struct fx *f = *state;
+	struct logfile lf;
+	struct cl_call c = { f, -1, -1 };
+	pthread_t t;
+	unsigned before, i;
+	long v;
+
+	logfile_open(&lf);
+	c.fd = lf.fd;
+	before = open_fds();
+	vpmu__vm_lock(f->vm);
+	assert_int_equal(vpmu_vm_get_tunable(f->vm, "mincount", &v), 0);
+	assert_int_equal(pthread_create(&t, NULL, configure_thread, &c), 0);
+	for (i = 0; i < 5000 && open_fds() == before; i++)
+		usleep(1000);
+	vpmu__vm_unlock(f->vm);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(i < 5000);
+	assert_int_equal(c.result, 0);
+	assert_int_equal(vpmu_vm_op(f->vm, &USER, VPMU_OP_CLOSELOG, NULL), 0);
+	assert_true(logfile_read(&lf, evs, 256) >= 2);
+	assert_int_equal(evs[0].type, VPMU_PMCLOG_INITIALIZE);
+	assert_true(evs[0].u.initialize.tsc_freq != 0);
+	close(lf.fd);
+}
+
 #define T(fn)	cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int
@@ -481,6 +548,7 @@ main(void)
 		cmocka_unit_test(samples_never_overflow_the_ring),
 		T(ts_samples_follow_the_process),
 		T(map_in_names_the_image),
+		T(configurelog_prepares_outside_the_vm_lock),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
