@@ -696,4 +696,5 @@ const struct vpmu_source_ops vpmu_source_exact = {
 	.clock = x_clock,
 	.params_size = sizeof(struct vpmu_exact_params),
 	.param = x_param,
+	.exec_stats = vpmu__exact_get_stats,
 };

@@ -33,7 +33,7 @@
 #include "gpmu.h"
 #include <vpmu/kvm.h>
 
-#include "exact.h"
+#include "exact_stats.h"
 #include "kvm_kick.h"
 #include "kvm_mode.h"
 #include "kvm_stats.h"
@@ -299,7 +299,7 @@ vpmu_kvm_resolve_pmu_mode(struct vpmu_vm *vm, int *mode, char *why, size_t whyle
 	} else {
 		if ((error = vpmu_host_open(&host)) != 0)
 			return (error);
-		has_filter = vm->gpmu != NULL && vpmu_vm_get_event_filter(vm, &f) == 0;
+		has_filter = vpmu_vm_get_event_filter(vm, &f) == 0;
 		error = vpmu__kvm_mode_resolve(vpmu_host_get_info(host), &m, vm->pmu_mode,
 		    has_filter ? &f : NULL, mode, why, whylen);
 		vpmu_host_close(host);
@@ -407,10 +407,13 @@ static int
 kvm_mode_setup(struct vpmu_kvm *k)
 {
 	struct kvm_cpuid2 *c = NULL;
+	struct vpmu_model m;
 	unsigned nent = 128;
 	uint32_t r[4], sup[4];
 	int fd, error = 0;
 
+	if ((error = vpmu_vm_get_model(k->vm, &m)) != 0)
+		return (error);
 	if ((fd = open("/dev/kvm", O_RDWR | O_CLOEXEC)) < 0)
 		return (errno);
 	for (;;) {
@@ -437,7 +440,7 @@ kvm_mode_setup(struct vpmu_kvm *k)
 		(void)vpmu_cpuid_leaf(k->vm, 0x80000022, 0, r);
 		vpmu__kvm_mode_leaf(0x80000022, r, sup, k->leaf_80000022);
 		supported_leaf(c, 0x80000001, r);
-		vpmu__kvm_mode_model(&k->vm->gpmu->model, k->leaf_0a, k->leaf_80000022,
+		vpmu__kvm_mode_model(&m, k->leaf_0a, k->leaf_80000022,
 		    (r[2] >> 23) & 1, &k->eff);
 	}
 	free(c);
@@ -2029,7 +2032,10 @@ vpmu_kvm_vcpu_resync(vpmu_kvm *k, unsigned cpu)
 	return (0);
 }
 
-/* The exact source's figures, and insn_emulation over the time it followed. */
+/*
+ * The figures of a source that follows the guest (exec_stats: the exact
+ * source's), and insn_emulation over the time it followed.
+ */
 static void
 kvm_stats_exact(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st)
 {
@@ -2037,9 +2043,9 @@ kvm_stats_exact(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st)
 	struct vpmu_exact_stats xs;
 	uint64_t now;
 
-	if (k->vm->src == &vpmu_source_exact) {
+	if (k->vm->src->exec_stats != NULL) {
 		vpmu__vm_lock(k->vm);
-		if (vpmu__exact_get_stats(k->vm->src_state, cpu, &xs) == 0) {
+		if (k->vm->src->exec_stats(k->vm->src_state, cpu, &xs) == 0) {
 			st->exact_retired = xs.retired;
 			st->exact_completed = xs.completed;
 			st->exact_ff_loops = xs.ff_loops;

@@ -20,6 +20,7 @@
 
 struct vpmu_model;
 struct vpmu_gmem;		/* guest memory, opaque to sources outside libvpmu */
+struct vpmu_exact_stats;	/* exec_stats' figures, opaque outside libvpmu */
 
 #ifdef __cplusplus
 extern "C" {
@@ -211,6 +212,15 @@ struct vpmu_source_ops {
 	size_t params_size;
 	int  (*param)(void *params, const char *key, const char *value, char *why,
 	    size_t whylen);
+
+	/*
+	 * --- statistics (optional) ---
+	 * exec_stats: what following vcpu has shown the source so far, for
+	 * the glue's reports (vpmu_kvm_stats): 0, or EINVAL.  Called under
+	 * the VM lock, on any thread.  Its structure is libvpmu's own (opaque
+	 * here), so only the built-in exact source sets this hook.
+	 */
+	int  (*exec_stats)(void *state, unsigned vcpu, struct vpmu_exact_stats *out);
 };
 
 /* exec_sync() flags */
