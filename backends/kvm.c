@@ -17,6 +17,14 @@
  *
  * Registers are given on request from kvm_run's synced registers
  * (KVM_CAP_SYNC_REGS) or KVM_GET_REGS/SREGS.
+ *
+ * Here: set-up, the PMU modes' hook-up, guest debugging, PMIs, the run
+ * loop and the statistics.  Elsewhere:
+ *   kvm_msr.c       the MSR filter merge, IA32_MISC_ENABLE
+ *   kvm_cpuid.c     the CPUID patch, steal time, the first entry's check
+ *   kvm_mode.c      the PMU modes' decisions (pure functions)
+ *   kvm_kick.c      the kick timer;  kvm_stats.c  KVM's statistics fd
+ *   kvm_internal.h  the shared state (struct vpmu_kvm, struct kvm_vcpu_ctx)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,216 +42,8 @@
 #include <vpmu/kvm.h>
 
 #include "exact_stats.h"
-#include "kvm_kick.h"
+#include "kvm_internal.h"
 #include "kvm_mode.h"
-#include "kvm_stats.h"
-
-#define APIC_ID		0x20		/* xAPIC register offsets (SDM Vol. 3A 11.4.1) */
-#define APIC_IRR	0x200		/* eight 32-bit words, 16 bytes apart */
-#define APIC_LVTPC	0x340
-#define MSR_X2APIC_LVTPC 0x834
-#define MSR_X2APIC_SELF_IPI 0x83F
-#define MSR_APIC_BASE	0x1B		/* IA32_APIC_BASE */
-#define APIC_BASE_EXTD	(1ull << 10)	/*  x2APIC mode */
-#define APIC_BASE_EN	(1ull << 11)	/*  the APIC is enabled */
-#define MSR_MISC_ENABLE	0x1A0		/* IA32_MISC_ENABLE */
-#define MISC_EMON	(1ull << 7)	/*  performance monitoring available */
-#define MISC_BTS_NA	(1ull << 11)	/*  branch trace storage unavailable */
-#define MISC_PEBS_NA	(1ull << 12)	/*  PEBS unavailable */
-#define MISC_PMU_BITS	(MISC_EMON | MISC_BTS_NA | MISC_PEBS_NA)
-#define EFER_LMA	(1u << 10)	/* long mode active */
-#define RFLAGS_TF	(1ull << 8)	/* single-step */
-#define RFLAGS_IF	(1ull << 9)	/* interrupts on */
-#define DR7_FIXED1	0x400u		/* DR7 bit 10 reads as 1 */
-#define DR7_ENABLES	0xFFu		/* L0-L3 and G0-G3 */
-#define DR6_FIXED1	0xFFFF0FF0ull	/* DR6 bits that read as 1 (SDM 18.2.3) */
-
-/* How KVM single-steps a vCPU (park_step()). */
-enum { STEP_BY_UNKNOWN, STEP_BY_TF, STEP_BY_EMULATOR };
-
-struct kvm_vcpu_ctx {
-	int fd;
-	struct kvm_run *run;
-	bool lapic;			/* the VMM created an in-kernel irqchip */
-	bool resync;			/* the VMM moved the vCPU */
-	unsigned debug;			/* VPMU_DEBUG_* libvpmu wants */
-	unsigned nbp;			/* VPMU_DEBUG_BREAK: its breakpoints */
-	unsigned need;			/* the ones the run needs (vpmu_entry) */
-	uint64_t bp[VPMU_DEBUG_BP_MAX];
-	bool applied_ok;		/* `applied` is what KVM has */
-	struct kvm_guest_debug applied;	/* the last KVM_SET_GUEST_DEBUG */
-	int injected;			/* vector injected before this run, -1: none */
-	bool db_pending;		/* a #DB of the guest's own was injected at the
-					   last exit: the next run delivers it */
-	int carried;			/* -1, or the vector of an event libvpmu
-					   injected that KVM still holds (an
-					   interrupt shadow, NMIs masked, IF clear):
-					   reported at every exit until delivered,
-					   the vCPU single-stepped meanwhile */
-	bool carry_applied;		/* apply_debug() saw carried >= 0 */
-	bool rearm;			/* apply the debugging again at the next
-					   entry: the VMM moved the vCPU */
-	int step_by;			/* how KVM single-steps it (park_step()) */
-	bool stepped;			/* the last exit was a single step */
-	bool probing;			/* insn_emulation read at this entry */
-	uint64_t probe_at;		/*  its value then */
-	unsigned probe_n, probe_yes;	/* steps probed; those KVM emulated */
-	bool fresh;			/* kvm_run's synced registers are the
-					   vCPU's: an exit came, the VMM moved
-					   nothing since (vpmu_kvm_vcpu_resync) */
-	uint64_t held_steps;		/* entries stepped for it, where libvpmu
-					   wanted breakpoints (VPMU_STEP_EVENT_HELD) */
-	bool breaking;			/* libvpmu's breakpoints are what KVM has */
-	uint64_t dr_steps;		/* entries that stepped where libvpmu wanted
-					   breakpoints (VPMU_STEP_DEBUG_REGS) */
-	bool guest_bp;			/* the guest's DR7 enables a breakpoint (read
-					   when libvpmu's last began) */
-	struct kvm_guest_debug vmm_dbg;	/* the VMM's own guest debugging */
-	uint64_t pmis_masked;
-	struct vpmu_kvm_stat emul;	/* KVM's "insn_emulation"; fd -1: none */
-	bool	 emul_on;		/* following the guest since emul_start */
-	uint64_t emul_start;		/* insn_emulation when following started */
-	uint64_t emul_sum;		/* its increase over the earlier windows */
-	uint64_t idt_base;		/* the guest's IDT register at the last look */
-	uint16_t idt_limit;		/*  (a change moves RDPMC's catch, rdpmc.c) */
-	struct vpmu_kick kick;		/* ends a run when a time sample is due */
-	bool entered;			/* pre_run done, handle_exit not yet */
-	int vmm_injected;		/* -1, or an event the VMM injected before
-					   pre_run (vpmu_kvm_note_injected) */
-	bool started;			/* the first pre_run checked CPUID and took
-					   the thread */
-};
-
-struct vpmu_kvm {
-	struct vpmu_vm *vm;
-	unsigned nvcpus;
-	int vm_fd;
-	bool sync_regs;			/* KVM_CAP_SYNC_REGS: regs come with the exit */
-	bool blockirq;			/* KVM_GUESTDBG_BLOCKIRQ is supported */
-	int kick_signo;			/* vpmu_kvm_set_kick_signal() (atomic) */
-	struct kvm_vcpu_ctx *vcpu;
-	int mode;			/* VPMU_PMU_MODE_TRAP or _KVM (kvm_mode.c) */
-	/*
-	 * Kvm mode: the guest's PMU leaves, what both the model and KVM
-	 * (KVM_GET_SUPPORTED_CPUID) offer; that PMU as a model (the counter
-	 * report's, and PerfCtrExtCore's); the hooks the core calls.
-	 */
-	uint32_t leaf_0a[4], leaf_80000022[4];
-	struct vpmu_model eff;
-	struct vpmu__gpmu_ext ext;
-	bool ext_on;			/* the core has ext */
-	bool owns_vm;			/* vpmu_kvm_open() made vm: destroyed with k */
-	uint64_t misc_pmu;		/* IA32_MISC_ENABLE's PMU bits as the model
-					   says (trap mode, Intel models) */
-	bool misc_owned;		/*  ... which libvpmu answers */
-};
-
-/* ---- the MSR filter -------------------------------------------------------------- */
-
-/* KVM's verdict on msr (read or write) under filter f: allowed to KVM? */
-static bool
-filter_allows(const struct kvm_msr_filter *f, uint32_t msr, uint32_t type)
-{
-	unsigned i;
-
-	for (i = 0; i < KVM_MSR_FILTER_MAX_RANGES; i++) {
-		const struct kvm_msr_filter_range *r = &f->ranges[i];
-
-		if (r->nmsrs == 0 || r->bitmap == NULL)
-			break;			/* the first empty range ends the list */
-		if ((r->flags & type) && msr - r->base < r->nmsrs)
-			return ((r->bitmap[(msr - r->base) / 8] >> ((msr - r->base) % 8)) & 1);
-	}
-	return (!(f->flags & KVM_MSR_FILTER_DEFAULT_DENY));
-}
-
-/*
- * The filter KVM gets: one range per span of the library's MSRs (per
- * access type when the VMM's filter treats reads and writes differently
- * there) whose bitmap denies every PMU MSR and, for every other MSR in the
- * span, says what the VMM's filter says; then the VMM's ranges.  KVM takes
- * the first range that holds an MSR, so the result is the VMM's filter
- * with the PMU MSRs sent to user space.  Without ours (kvm mode) it is the
- * VMM's filter alone.
- */
-static int
-filter_merge(const struct kvm_msr_filter *vmm, bool ours, bool misc_owned,
-    struct kvm_msr_filter *out, uint8_t *bits, size_t bitslen)
-{
-	struct vpmu_msr_range lib[32];
-	unsigned nlib = VPMU_ARRAY_SIZE(lib), nvmm = 0, nr = 0, i, j, t;
-	size_t used = 0;
-
-	if (ours)
-		(void)vpmu_msr_ranges(lib, &nlib);
-	else
-		nlib = 0;		/* kvm mode: KVM's vPMU keeps the PMU MSRs */
-	while (nvmm < KVM_MSR_FILTER_MAX_RANGES && vmm->ranges[nvmm].nmsrs != 0 &&
-	    vmm->ranges[nvmm].bitmap != NULL)
-		nvmm++;
-	memset(out, 0, sizeof(*out));
-	out->flags = vmm->flags;
-	for (i = 0; i < nlib; i++) {
-		uint32_t n = lib[i].count;
-		size_t len = (n + 7) / 8;
-		bool same = true;
-		uint8_t *b[2];
-
-		if (used + 2 * len > bitslen)
-			return (ENOSPC);
-		b[0] = bits + used;
-		b[1] = bits + used + len;
-		memset(b[0], 0, 2 * len);
-		for (j = 0; j < n; j++) {
-			uint32_t msr = lib[i].base + j;
-			bool pmu = vpmu_msr_is_pmu(msr) ||
-			    (msr == MSR_MISC_ENABLE && misc_owned);
-			bool rd = !pmu && filter_allows(vmm, msr, KVM_MSR_FILTER_READ);
-			bool wr = !pmu && filter_allows(vmm, msr, KVM_MSR_FILTER_WRITE);
-
-			b[0][j / 8] |= (uint8_t)(rd << (j % 8));
-			b[1][j / 8] |= (uint8_t)(wr << (j % 8));
-			same = same && rd == wr;
-		}
-		used += same ? len : 2 * len;
-		for (t = 0; t < (same ? 1u : 2u); t++) {
-			if (nr == KVM_MSR_FILTER_MAX_RANGES)
-				return (E2BIG);
-			out->ranges[nr].flags = same ? KVM_MSR_FILTER_READ | KVM_MSR_FILTER_WRITE :
-			    t == 0 ? KVM_MSR_FILTER_READ : KVM_MSR_FILTER_WRITE;
-			out->ranges[nr].base = lib[i].base;
-			out->ranges[nr].nmsrs = n;
-			out->ranges[nr].bitmap = b[t];
-			nr++;
-		}
-	}
-	if (nr + nvmm > KVM_MSR_FILTER_MAX_RANGES)
-		return (E2BIG);
-	for (i = 0; i < nvmm; i++)
-		out->ranges[nr++] = vmm->ranges[i];
-	return (0);
-}
-
-int
-vpmu_kvm_set_msr_filter(vpmu_kvm *k, const struct kvm_msr_filter *vmm)
-{
-	static const struct kvm_msr_filter allow_all = { .flags = KVM_MSR_FILTER_DEFAULT_ALLOW };
-	struct kvm_msr_filter f;
-	uint8_t *bits;
-	size_t bitslen = 4096;
-	int error;
-
-	if (k == NULL || (vmm != NULL && (vmm->flags & ~KVM_MSR_FILTER_DEFAULT_DENY) != 0))
-		return (EINVAL);
-	if ((bits = malloc(bitslen)) == NULL)
-		return (ENOMEM);
-	error = filter_merge(vmm != NULL ? vmm : &allow_all, k->mode == VPMU_PMU_MODE_TRAP,
-	    k->misc_owned, &f, bits, bitslen);
-	if (error == 0 && ioctl(k->vm_fd, KVM_X86_SET_MSR_FILTER, &f) < 0)
-		error = errno;
-	free(bits);			/* KVM copies the bitmaps */
-	return (error);
-}
 
 /* ---- PMU modes (kvm_mode.c decides) ------------------------------------------- */
 
@@ -629,132 +429,6 @@ vpmu_kvm_add_region(vpmu_kvm *k, const struct kvm_userspace_memory_region *r)
 		return (EINVAL);
 	return (vpmu_vm_add_memory(k->vm, r->guest_phys_addr, r->memory_size,
 	    (void *)(uintptr_t)r->userspace_addr));
-}
-
-/* The index of leaf (subleaf 0) in c, or c->nent. */
-static unsigned
-cpuid_find(const struct kvm_cpuid2 *c, uint32_t leaf)
-{
-	unsigned i;
-
-	for (i = 0; i < c->nent; i++)
-		if (c->entries[i].function == leaf && c->entries[i].index == 0)
-			break;
-	return (i);
-}
-
-static struct kvm_cpuid_entry2 *
-cpuid_entry(struct kvm_cpuid2 *c, unsigned max, uint32_t leaf, bool add)
-{
-	unsigned i = cpuid_find(c, leaf);
-
-	if (i < c->nent)
-		return (&c->entries[i]);
-	if (!add || c->nent >= max)
-		return (NULL);
-	memset(&c->entries[c->nent], 0, sizeof(c->entries[0]));
-	c->entries[c->nent].function = leaf;
-	return (&c->entries[c->nent++]);
-}
-
-static void
-entry_regs(struct kvm_cpuid_entry2 *e, uint32_t r[4], bool store)
-{
-	uint32_t *f[4] = { &e->eax, &e->ebx, &e->ecx, &e->edx };
-	int i;
-
-	for (i = 0; i < 4; i++) {
-		if (store)
-			*f[i] = r[i];
-		else
-			r[i] = *f[i];
-	}
-}
-
-/*
- * KVM's steal-time feature off, in every KVM signature leaf's feature
- * leaf ("KVMKVMKVM\0\0\0" at 0x40000000, or a multiple of 0x100 above it
- * behind another hypervisor's leaves).  KVM rewrites the steal-time
- * record, version first, at every KVM_RUN; a guest reads it in a
- * seqcount loop, retried while the version moved, and a loop whose
- * every pass holds an exit of the stepping source retries for ever.
- */
-static void
-cpuid_hide_steal_time(struct kvm_cpuid2 *c)
-{
-	struct kvm_cpuid_entry2 *sig, *feat;
-	uint32_t base, r[4];
-
-	for (base = KVM_CPUID_SIGNATURE; base <= KVM_CPUID_SIGNATURE + 0xff00; base += 0x100) {
-		if ((sig = cpuid_entry(c, 0, base, false)) == NULL)
-			continue;
-		entry_regs(sig, r, false);	/* EBX, ECX, EDX: the signature */
-		if (memcmp(&r[1], "KVMKVMKVM\0\0\0", 12) == 0 &&
-		    (feat = cpuid_entry(c, 0, base + 1, false)) != NULL)
-			feat->eax &= ~(1u << KVM_FEATURE_STEAL_TIME);
-	}
-}
-
-/* The leaves vpmu_kvm_cpuid_patch() sets whole, adding them if missing. */
-static const uint32_t owned_leaves[] = { 0xA, 0x80000022 };
-
-int
-vpmu_kvm_cpuid_need(const vpmu_kvm *k, const struct kvm_cpuid2 *cpuid, unsigned *nent)
-{
-	size_t i;
-
-	if (k == NULL || cpuid == NULL || nent == NULL)
-		return (EINVAL);
-	*nent = cpuid->nent;
-	for (i = 0; i < VPMU_ARRAY_SIZE(owned_leaves); i++)
-		if (cpuid_find(cpuid, owned_leaves[i]) == cpuid->nent)
-			(*nent)++;
-	return (0);
-}
-
-int
-vpmu_kvm_cpuid_patch(vpmu_kvm *k, struct kvm_cpuid2 *cpuid, unsigned max_entries)
-{
-	static const uint32_t adjusted[] = { 0x0, 0x1, 0x80000000, 0x80000001 };
-	struct kvm_cpuid_entry2 *e;
-	uint32_t r[4];
-	unsigned need;
-	size_t i;
-
-	if (k == NULL || cpuid == NULL || cpuid->nent > max_entries)
-		return (EINVAL);
-	/* All or nothing: no room, no change. */
-	if (vpmu_kvm_cpuid_need(k, cpuid, &need) == 0 && need > max_entries)
-		return (ENOSPC);
-	for (i = 0; i < VPMU_ARRAY_SIZE(owned_leaves); i++) {
-		if (k->mode == VPMU_PMU_MODE_KVM)	/* what KVM's vPMU can also give */
-			memcpy(r, owned_leaves[i] == 0xA ? k->leaf_0a : k->leaf_80000022, sizeof(r));
-		else
-			(void)vpmu_cpuid_leaf(k->vm, owned_leaves[i], 0, r);
-		if ((e = cpuid_entry(cpuid, max_entries, owned_leaves[i], true)) == NULL)
-			return (ENOSPC);
-		entry_regs(e, r, true);
-	}
-	if (k->mode == VPMU_PMU_MODE_KVM) {
-		/* PerfCtrExtCore where the model and KVM both have it; the rest is KVM's. */
-		if ((e = cpuid_entry(cpuid, max_entries, 0x80000001, false)) != NULL)
-			e->ecx = (e->ecx & ~(1u << 23)) | (k->eff.core_ext ? 1u << 23 : 0);
-		if (k->vm->src->exec_wants != NULL)
-			cpuid_hide_steal_time(cpuid);
-		return (0);
-	}
-	for (i = 0; i < VPMU_ARRAY_SIZE(adjusted); i++)
-		if ((e = cpuid_entry(cpuid, max_entries, adjusted[i], false)) != NULL) {
-			entry_regs(e, r, false);
-			vpmu_cpuid_adjust(k->vm, adjusted[i], 0, r);
-			entry_regs(e, r, true);
-		}
-	if (k->vm->src->exec_wants != NULL)	/* a source that watches the guest run */
-		cpuid_hide_steal_time(cpuid);
-	/* HLE (7.EBX[4]) or RTM (7.EBX[11]): the guest may set IN_TX, IN_TXCP. */
-	e = cpuid_entry(cpuid, max_entries, 0x7, false);
-	vpmu__gpmu_set_tsx(k->vm, e != NULL && (e->ebx & (1u << 4 | 1u << 11)) != 0);
-	return (0);
 }
 
 /* Registers on request: kvm_run's synced copy, or two ioctls. */
@@ -1269,12 +943,6 @@ vpmu_kvm_set_guest_debug(vpmu_kvm *k, unsigned cpu, const struct kvm_guest_debug
 	return (error);
 }
 
-/* A KVM_GET_MSRS or KVM_SET_MSRS of up to two MSRs (entries[] is a flexible array). */
-union msrs2 {
-	struct kvm_msrs h;
-	uint8_t buf[sizeof(struct kvm_msrs) + 2 * sizeof(struct kvm_msr_entry)];
-};
-
 /*
  * A PMI with an in-kernel LAPIC, as the guest programmed LVTPC; none while
  * the APIC is disabled (IA32_APIC_BASE.EN clear), as on hardware.  In
@@ -1393,68 +1061,6 @@ pre_run_work(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, const struct vpm
 	return (error);
 }
 
-/*
- * The CPUID entry of leaf in the vCPU's table (KVM_GET_CPUID2), zeros if
- * it has none; false if the table cannot be read.
- */
-static bool
-vcpu_leaf(const struct kvm_vcpu_ctx *c, uint32_t leaf, uint32_t r[4])
-{
-	struct kvm_cpuid2 *t = NULL, *nt;
-	unsigned n = 128, i;
-	bool ok = false;
-
-	memset(r, 0, 4 * sizeof(r[0]));
-	for (;;) {
-		if ((nt = realloc(t, sizeof(*t) + n * sizeof(t->entries[0]))) == NULL)
-			break;
-		t = nt;
-		t->nent = n;
-		if (ioctl(c->fd, KVM_GET_CPUID2, t) == 0) {
-			for (i = 0; i < t->nent; i++)
-				if (t->entries[i].function == leaf && t->entries[i].index == 0)
-					entry_regs(&t->entries[i], r, false);
-			ok = true;
-			break;
-		}
-		if (errno != E2BIG || n >= 4096)
-			break;
-		n *= 2;
-	}
-	free(t);
-	return (ok);
-}
-
-/*
- * A vCPU's first entry: its thread, unless the VMM named one
- * (vpmu_vcpu_set_thread()); and the CPUID KVM has for it must describe
- * the model's PMU -- a VMM that filtered its CPUID after
- * vpmu_kvm_cpuid_patch(), or never patched it, would hide the PMU from
- * the guest without a word.  EPROTO then.
- */
-static int
-first_entry(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
-{
-	uint32_t want[4], have[4];
-	size_t i;
-
-	vpmu__vm_lock(k->vm);
-	if (k->vm->vcpu[cpu].tid == 0)
-		k->vm->vcpu[cpu].tid = (pid_t)syscall(SYS_gettid);
-	vpmu__vm_unlock(k->vm);
-	for (i = 0; i < VPMU_ARRAY_SIZE(owned_leaves); i++) {
-		if (k->mode == VPMU_PMU_MODE_KVM)
-			memcpy(want, owned_leaves[i] == 0xA ? k->leaf_0a : k->leaf_80000022,
-			    sizeof(want));
-		else
-			(void)vpmu_cpuid_leaf(k->vm, owned_leaves[i], 0, want);
-		if (vcpu_leaf(c, owned_leaves[i], have) && memcmp(want, have, sizeof(want)) != 0)
-			return (EPROTO);
-	}
-	c->started = true;
-	return (0);
-}
-
 static int enter(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c);
 
 int
@@ -1465,7 +1071,7 @@ vpmu_kvm_pre_run(vpmu_kvm *k, unsigned cpu)
 
 	if ((c = ctx_of(k, cpu)) == NULL)
 		return (EINVAL);
-	if (!c->started && (error = first_entry(k, cpu, c)) != 0)
+	if (!c->started && (error = vpmu__kvm_first_entry(k, cpu, c)) != 0)
 		return (error);
 	/*
 	 * What handle_exit() finds if the VMM's KVM_RUN does not happen (a
@@ -1829,40 +1435,6 @@ debug_stops(const struct kvm_vcpu_ctx *c, struct vpmu_exit *x)
 }
 
 /* An exit reported in full through struct vpmu_exit. */
-/*
- * IA32_MISC_ENABLE of an Intel model's guest (trap mode): KVM keeps the
- * register, and its PMU bits read as the model says (EMON: a PMU; BTS and
- * PEBS unavailable).  As with KVM's own vPMU, a write that changes BTS or
- * PEBS unavailable #GPs and a write to EMON is ignored.  True for a #GP.
- */
-static bool
-misc_enable(const vpmu_kvm *k, const struct kvm_vcpu_ctx *c, bool write, uint64_t *val)
-{
-	union msrs2 m;
-	uint64_t now;
-
-	memset(&m, 0, sizeof(m));
-	m.h.nmsrs = 1;
-	m.h.entries[0].index = MSR_MISC_ENABLE;
-	if (ioctl(c->fd, KVM_GET_MSRS, &m) != 1)
-		return (true);
-	now = (m.h.entries[0].data & ~MISC_PMU_BITS) | k->misc_pmu;
-	if (!write) {
-		*val = now;
-		return (false);
-	}
-	if ((*val ^ now) & (MISC_BTS_NA | MISC_PEBS_NA))
-		return (true);
-	m.h.entries[0].data = (*val & ~MISC_EMON) | (now & MISC_EMON);
-	return (ioctl(c->fd, KVM_SET_MSRS, &m) != 1);
-}
-
-static bool
-is_misc_enable(const vpmu_kvm *k, const struct kvm_run *run)
-{
-	return (k->misc_owned && (run->exit_reason == KVM_EXIT_X86_RDMSR ||
-	    run->exit_reason == KVM_EXIT_X86_WRMSR) && run->msr.index == MSR_MISC_ENABLE);
-}
 
 static __attribute__((noinline)) int
 handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
@@ -1927,8 +1499,8 @@ handle_full(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c, bool *handled)
 	}
 	if ((error = vpmu__vcpu_exit(k->vm, cpu, &x)) != 0)
 		return (error);
-	if (!x.handled && is_misc_enable(k, run)) {
-		x.fault = misc_enable(k, c, x.reason == VPMU_EXIT_MSR_WRITE, &x.data);
+	if (!x.handled && vpmu__kvm_is_misc_enable(k, run)) {
+		x.fault = vpmu__kvm_misc_enable(k, c, x.reason == VPMU_EXIT_MSR_WRITE, &x.data);
 		x.handled = true;
 	}
 	c->resync = false;
@@ -2006,8 +1578,8 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 
 		if (res < 0)
 			return (-res);
-		if (res == VPMU_MSR_NOT_PMU && is_misc_enable(k, run))
-			res = misc_enable(k, c, write, &val) ? VPMU_MSR_GP : VPMU_MSR_OK;
+		if (res == VPMU_MSR_NOT_PMU && vpmu__kvm_is_misc_enable(k, run))
+			res = vpmu__kvm_misc_enable(k, c, write, &val) ? VPMU_MSR_GP : VPMU_MSR_OK;
 		if (res == VPMU_MSR_NOT_PMU)
 			return (0);
 		if (!write)
