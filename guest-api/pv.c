@@ -255,8 +255,8 @@ vpmu__pv_proc_exit(struct vpmu_pv *pv, int32_t pid)
 			personalities[p]->proc_exit(pv, pid);
 }
 
-void
-vpmu__pv_vcpu_exit(struct vpmu_vm *vm, unsigned cpu)
+static void
+pv_vcpu_exit(struct vpmu_vm *vm, unsigned cpu)
 {
 	size_t p;
 
@@ -267,8 +267,8 @@ vpmu__pv_vcpu_exit(struct vpmu_vm *vm, unsigned cpu)
 			personalities[p]->vcpu_exit(vm->pv, cpu);
 }
 
-int
-vpmu__pv_create(struct vpmu_vm *vm)
+static int
+pv_create(struct vpmu_vm *vm, const struct vpmu_config *cfg)
 {
 	struct vpmu_pv *pv;
 	size_t p;
@@ -279,6 +279,7 @@ vpmu__pv_create(struct vpmu_vm *vm)
 		free(pv);
 		return (ENOMEM);
 	}
+	(void)cfg;				/* vm->pv_port is set already */
 	pv->vm = vm;
 	pthread_mutex_init(&pv->lock, NULL);
 	for (i = 0; i < VPMU_PV_MAX_LOGFDS; i++)
@@ -393,4 +394,13 @@ static const struct pv_personality pv_channel = {
 	.name = "channel",
 	.ops = null_ops,
 	.nops = VPMU_ARRAY_SIZE(null_ops),
+};
+
+/* The channel as a layer of the VM (libvpmu/layer.c lists it). */
+const struct vpmu__layer vpmu__pv_layer = {
+	.name = "pv",
+	.create = pv_create,
+	.destroy = vpmu__pv_destroy,
+	.port_io = vpmu_pv_port_io,
+	.vcpu_exit = pv_vcpu_exit,
 };

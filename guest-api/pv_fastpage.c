@@ -342,7 +342,7 @@ page_free(struct vpmu_pv *pv, struct fp_page *fp)
 			break;
 		}
 	__atomic_store_n(&st->npages, st->npages - 1, __ATOMIC_RELAXED);
-	__atomic_fetch_sub(&pv->exit_work, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&pv->vm->exit_work, 1, __ATOMIC_RELAXED);
 	free(fp);
 }
 
@@ -375,7 +375,7 @@ op_set(struct pv_call *c)
 		fp->next = st->pages;
 		st->pages = fp;
 		__atomic_store_n(&st->npages, st->npages + 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&c->pv->exit_work, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&c->pv->vm->exit_work, 1, __ATOMIC_RELAXED);
 	} else if (fp->gpa != a->gpa)
 		page_retire(fp);
 	fp->gpa = a->gpa;

@@ -82,11 +82,6 @@ struct vpmu_pv {
 	void *pctr;			/* pv_pctr.c's */
 	void *fast;			/* pv_fastpage.c's */
 	struct vpmu_pv_stats st;	/* under lock */
-	/*
-	 * What the vcpu_exit hooks have to serve (the fast pages: pages
-	 * registered); changed under lock, read without it at every exit.
-	 */
-	unsigned exit_work;
 };
 
 /*
@@ -128,19 +123,14 @@ struct pv_fd *vpmu__pv_fd_find(const struct pv_fdtab *t, int32_t fd, int32_t pid
 struct pv_fd *vpmu__pv_fd_of_pid(const struct pv_fdtab *t, int32_t pid);
 void	vpmu__pv_fd_free(struct pv_fdtab *t, struct pv_fd *f);
 
-/* vm.c calls these. */
-int	vpmu__pv_create(struct vpmu_vm *vm);
+/*
+ * The channel is a layer of the VM (vpmu__pv_layer, libvpmu/internal.h):
+ * created and destroyed with it, its ports and its exit hook served
+ * through that descriptor.  Work for the exit hook (the fast pages: pages
+ * registered) is counted in vm->exit_work, changed under pv->lock, read
+ * without it at every exit.
+ */
 void	vpmu__pv_destroy(struct vpmu_vm *vm);
-/* After every exit of cpu (the fast pages). */
-void	vpmu__pv_vcpu_exit(struct vpmu_vm *vm, unsigned cpu);
-
-/* vcpu.c: the hooks, called only while some hook has work (one load if none). */
-static inline void
-vpmu__pv_exit_hooks(struct vpmu_vm *vm, unsigned cpu)
-{
-	if (vm->pv != NULL && __atomic_load_n(&vm->pv->exit_work, __ATOMIC_RELAXED) != 0)
-		vpmu__pv_vcpu_exit(vm, cpu);
-}
 
 /* For the personalities. */
 /* Guest RAM: 0, or EFAULT when [gpa, gpa+len) is not inside one RAM slot. */

@@ -346,6 +346,8 @@ struct vpmu_vm {
 	unsigned nlayers;		/* vpmu__layers[] created, in order (layer.c) */
 	uint16_t pv_port;		/* its first port (fixed at creation); 0: off */
 	int pmu_mode;			/* VPMU_PMU_MODE_* asked for (the KVM glue decides) */
+	unsigned exit_work;		/* the layers' vcpu_exit work (atomic): the
+					   hooks run after every exit while not 0 */
 	bool uncounted_ok;		/* a source that cannot count the model's
 					   events is no error (the KVM glue checks) */
 
@@ -395,10 +397,6 @@ int	vpmu__sweeper_start(struct vpmu_vm *vm);
 void	vpmu__sweeper_stop(struct vpmu_vm *vm);
 
 struct gpmu;
-/* guest-api/pv.c: the paravirtual channel */
-int	vpmu__pv_create(struct vpmu_vm *vm);
-void	vpmu__pv_destroy(struct vpmu_vm *vm);
-void	vpmu__pv_vcpu_exit(struct vpmu_vm *vm, unsigned cpu);	/* after every exit */
 /* gpmu.c: the guest-visible PMU */
 int	vpmu__gpmu_init(struct vpmu_vm *vm, const struct vpmu_model *m);
 /*
@@ -427,9 +425,26 @@ struct vpmu__layer {
 	const char *name;
 	int	(*create)(struct vpmu_vm *vm, const struct vpmu_config *cfg);
 	void	(*destroy)(struct vpmu_vm *vm);
+	/*
+	 * Optional: the I/O ports the layer serves (*handled says whether
+	 * port is one: an access of size bytes, 0 for a string access; data
+	 * in or out), as kvmtool's devices register their ports; and its
+	 * hook after every exit of cpu, called while vm->exit_work is not 0
+	 * (a layer counts its own work there, atomically).
+	 */
+	int	(*port_io)(struct vpmu_vm *vm, unsigned cpu, uint16_t port, bool out,
+		    unsigned size, uint32_t *data, bool *handled);
+	void	(*vcpu_exit)(struct vpmu_vm *vm, unsigned cpu);
 };
-extern const struct vpmu__layer vpmu__layers[];
+/*
+ * The layers besides the PMCs, in creation order (layer.c): the core's
+ * guest-visible PMU, then the paravirtual channel's, which guest-api/
+ * defines (vpmu__pv_layer) -- the one name of guest-api/ in the core, the
+ * layer list (test/core_names.sh holds it to that).
+ */
+extern const struct vpmu__layer *const vpmu__layers[];
 extern const unsigned vpmu__nlayers;
+extern const struct vpmu__layer vpmu__pv_layer;
 
 /* vcpu.c: the exit contract for the KVM glue, arguments already checked. */
 void	vpmu__vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e);

@@ -1,7 +1,9 @@
 /*
  * layer.c -- the layers a VM is built of besides its PMCs, in creation
  * order: the guest-visible PMU (gpmu.c), then the paravirtual channel
- * (guest-api/pv.c), whose pctr personality reads the guest PMU.
+ * (guest-api/pv.c, vpmu__pv_layer), whose pctr personality reads the
+ * guest PMU.  A layer serves its I/O ports and its exit hook through its
+ * descriptor (struct vpmu__layer): vcpu.c names no layer either.
  *
  * vm.c creates them in this order and destroys them in the reverse one;
  * it names no layer.  A create() that fails leaves nothing of its own
@@ -22,15 +24,12 @@ gpmu_create(struct vpmu_vm *vm, const struct vpmu_config *cfg)
 	return (error);
 }
 
-static int
-pv_create(struct vpmu_vm *vm, const struct vpmu_config *cfg)
-{
-	(void)cfg;				/* vm->pv_port is set already */
-	return (vpmu__pv_create(vm));
-}
+static const struct vpmu__layer gpmu_layer = {
+	.name = "gpmu", .create = gpmu_create, .destroy = vpmu__gpmu_fini,
+};
 
-const struct vpmu__layer vpmu__layers[] = {
-	{ "gpmu", gpmu_create, vpmu__gpmu_fini },
-	{ "pv", pv_create, vpmu__pv_destroy },
+const struct vpmu__layer *const vpmu__layers[] = {
+	&gpmu_layer,
+	&vpmu__pv_layer,
 };
 const unsigned vpmu__nlayers = VPMU_ARRAY_SIZE(vpmu__layers);

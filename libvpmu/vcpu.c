@@ -40,7 +40,6 @@
 #include "internal.h"
 #include "gpmu.h"
 #include "regs.h"
-#include "../guest-api/pvchan.h"
 #include <vpmu/pmclog.h>
 #include <vpmu/pv.h>
 #include <vpmu/source.h>
@@ -367,22 +366,25 @@ msr_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 }
 
 /*
- * A port access: the paravirtual channel's if the port is (vpmu_pv(4)).
- * The channel takes single accesses only: a string access to its ports
- * is ignored, an IN of one reads all ones.
+ * A port access: a layer's if the port is one it serves (the paravirtual
+ * channel's, vpmu_pv(4)).  The channel takes single accesses only: a
+ * string access to its ports is ignored, an IN of one reads all ones.
  */
 static __attribute__((noinline)) int
 io_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 {
-	bool out = (x->flags & VPMU_EXITF_OUT) != 0, handled;
-	unsigned size = (x->flags & VPMU_EXITF_STRING) ? 0 : x->size;
+	bool out = (x->flags & VPMU_EXITF_OUT) != 0, handled = false;
+	unsigned size = (x->flags & VPMU_EXITF_STRING) ? 0 : x->size, i;
 	uint32_t d = (uint32_t)x->data;
-	int error;
+	int error = 0;
 
 	if (x->size > sizeof(d))
 		return (0);
-	if ((error = vpmu_pv_port_io(vm, cpu, (uint16_t)x->index, out, size, &d,
-	    &handled)) != 0 || !handled)
+	for (i = 0; i < vm->nlayers && !handled && error == 0; i++)
+		if (vpmu__layers[i]->port_io != NULL)
+			error = vpmu__layers[i]->port_io(vm, cpu, (uint16_t)x->index, out,
+			    size, &d, &handled);
+	if (error != 0 || !handled)
 		return (error);
 	x->handled = 1;
 	vm->vcpu[cpu].xst.port_io++;
@@ -605,7 +607,11 @@ vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 		ran = 0;		/* not the entering thread: its CPU time is not ours */
 	v->entered = 0;
 
-	vpmu__pv_exit_hooks(vm, cpu);	/* the fast-read page of who runs here */
+	/* The layers' exit hooks (the fast-read page of who runs here). */
+	if (__atomic_load_n(&vm->exit_work, __ATOMIC_RELAXED) != 0)
+		for (unsigned i = 0; i < vm->nlayers; i++)
+			if (vpmu__layers[i]->vcpu_exit != NULL)
+				vpmu__layers[i]->vcpu_exit(vm, cpu);
 	if (x->regs != NULL)
 		vpmu__rdpmc_refresh(vm, cpu, x->regs);
 	/*
@@ -666,7 +672,7 @@ vpmu__vcpu_msr(struct vpmu_vm *vm, unsigned cpu, bool write, uint32_t index, uin
 	if (v->entered == 0 && vm->src->exec_sync == NULL &&
 	    vm->gpmu->vcpu[cpu].running == 0 &&
 	    __atomic_load_n(&v->nact, __ATOMIC_RELAXED) == 0 &&
-	    (vm->pv == NULL || __atomic_load_n(&vm->pv->exit_work, __ATOMIC_RELAXED) == 0)) {
+	    __atomic_load_n(&vm->exit_work, __ATOMIC_RELAXED) == 0) {
 		v->xst.exits++;
 		v->faulted = false;
 		return (msr_access(vm, cpu, write, index, data));

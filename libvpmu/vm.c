@@ -132,7 +132,7 @@ vpmu_vm_create(const vpmu_config *cfg, vpmu_vm **vmp)
 	if (vm->src->model != NULL)
 		vm->src->model(vm->src_state, &cfg->model);
 	for (i = 0; i < vpmu__nlayers; i++) {
-		if ((error = vpmu__layers[i].create(vm, cfg)) != 0)
+		if ((error = vpmu__layers[i]->create(vm, cfg)) != 0)
 			goto err;
 		vm->nlayers = i + 1;
 	}
@@ -158,7 +158,7 @@ vpmu_vm_destroy(vpmu_vm *vm)
 		return;
 	vpmu__sweeper_stop(vm);			/* the rings swept into the logs */
 	while (vm->nlayers > 0)			/* the guest's devices, pages, PMU */
-		vpmu__layers[--vm->nlayers].destroy(vm);
+		vpmu__layers[--vm->nlayers]->destroy(vm);
 	vpmu__vm_lock(vm);
 	for (o = vm->owners; o != NULL; o = o->next) {
 		if (o->pid != 0)		/* 0: the guest's own MSR counters */

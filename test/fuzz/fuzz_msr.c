@@ -1,6 +1,6 @@
 /*
  * fuzz_msr.c -- libFuzzer target for the guest-visible models' MSR
- * handlers (guest-api/intel.c, amd.c, libvpmu/gpmu.c) reached through
+ * handlers (libvpmu/intel.c, amd.c, gpmu.c) reached through
  * the exit contract (vpmu_vcpu_exit, vpmu_vcpu_enter) and the direct
  * entry points (vpmu_msr_read, vpmu_msr_write), with multiplexing on and
  * off, on the synthetic and the exact source.

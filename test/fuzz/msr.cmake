@@ -1,8 +1,8 @@
 # The models' MSR handlers through the exit contract and the direct entry
 # points, every model, multiplexing on and off, synthetic and exact sources.
 vpmu_fuzz(msr SOURCES fuzz_msr.c
-    ${PROJECT_SOURCE_DIR}/guest-api/intel.c ${PROJECT_SOURCE_DIR}/guest-api/amd.c
-    ${PROJECT_SOURCE_DIR}/guest-api/model.c ${PROJECT_SOURCE_DIR}/libvpmu/gpmu.c
+    ${PROJECT_SOURCE_DIR}/libvpmu/intel.c ${PROJECT_SOURCE_DIR}/libvpmu/amd.c
+    ${PROJECT_SOURCE_DIR}/libvpmu/model.c ${PROJECT_SOURCE_DIR}/libvpmu/gpmu.c
     ${PROJECT_SOURCE_DIR}/libvpmu/vcpu.c ${PROJECT_SOURCE_DIR}/libvpmu/rdpmc.c
     ${PROJECT_SOURCE_DIR}/libvpmu/count.c ${PROJECT_SOURCE_DIR}/libvpmu/pmc.c
   INCLUDES ${PROJECT_SOURCE_DIR}/libvpmu ${PROJECT_SOURCE_DIR}/guest-api

@@ -41,8 +41,9 @@ vpmu_pv_call(uint32_t op, void *arg, uint32_t arglen, int64_t *retval)
 }
 #include "../../guest-api/guest/fastpage.c"
 
-/* pvchan.h: what kvm.c calls after every exit. */
-void	vpmu__pv_vcpu_exit(struct vpmu_vm *vm, unsigned cpu);
+/* The channel's exit hook, which the core calls after every exit (layer.c). */
+#include "internal.h"
+#define vpmu__pv_vcpu_exit(vm, cpu)	vpmu__pv_layer.vcpu_exit((vm), (cpu))
 
 #define RAM_SIZE	(1u << 20)
 #define BLK		0x1000u		/* the request block */
