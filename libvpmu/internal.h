@@ -22,7 +22,7 @@
  * log's writer (log.c).  Order: drain_mtx, then vm->lock, then a log's
  * mutex; vm->lock then drain_mtx only through drain_want (sample.c).
  * State kept elsewhere has its own rules: the guest PMU's per-vCPU
- * registers and pmi_pending (gpmu.h), the exact source's per-vCPU nenabled (exact.c), the
+ * registers and pmi_pending (gpmu.h), the exact source's per-vCPU nenabled (exact_internal.h), the
  * paravirtual channel's pv->lock (pv.c) and each log's mutex (log.c).
  */
 #ifndef VPMU_INTERNAL_H

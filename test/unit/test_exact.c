@@ -2055,7 +2055,7 @@ blocks_run_through_calls(void **state)
 }
 
 /*
- * Branches inside runs (exact.c foresee(), alu.c).  From FORE with RCX 5
+ * Branches inside runs (exact_block.c foresee(), alu.c).  From FORE with RCX 5
  * the JZ after TEST RCX is not taken: the run goes on through it, INC RDX
  * and the JMP to the JNZ that closes the loop (its target is in the run:
  * the block's end).  An exit there with the registers the run implies
