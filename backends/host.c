@@ -1,9 +1,10 @@
 /*
  * host.c -- vpmu_host: probe once, then judge each counter source.
  *
- * The probes (host_cpuid.c, host_kvm.c, host_perf.c) record facts; this
+ * The probes (host_cpuid.c, kvm_probe.c, host_perf.c) record facts; this
  * file turns them into one verdict per source with a reason that names the
  * facts, so that "unavailable" always says which check failed and how.
+ * It calls the probes and they call nothing here: the arrows run one way.
  * The verdicts are computed at open time: the host does not change under
  * a running VMM often enough to re-probe, and vpmu-info(1) prints the very
  * facts the verdicts came from.  The reports are in host_report.c.
@@ -14,36 +15,6 @@
 #include <string.h>
 
 #include "host_internal.h"
-
-/* ---- errno names --------------------------------------------------------- */
-
-/* The codes the probes can meet; anything else prints as a number. */
-#define HOST_ERRNOS(X)							\
-	X(EPERM) X(ENOENT) X(ESRCH) X(EINTR) X(EIO) X(ENXIO) X(E2BIG)	\
-	X(EBADF) X(EAGAIN) X(ENOMEM) X(EACCES) X(EFAULT) X(EBUSY)	\
-	X(EEXIST) X(ENODEV) X(EINVAL) X(ENFILE) X(EMFILE) X(ENOSPC)	\
-	X(ENOSYS) X(ENODATA) X(EOPNOTSUPP) X(EOVERFLOW) X(ENOTTY)
-
-static const struct {
-	int	    err;
-	const char *name;
-} errnames[] = {
-#define ERRNAME_ROW(e)	{ e, #e },
-	HOST_ERRNOS(ERRNAME_ROW)
-#undef ERRNAME_ROW
-};
-
-const char *
-vpmu__host_errname(int err, char buf[VPMU_ERRNAME_MAX])
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(errnames) / sizeof(errnames[0]); i++)
-		if (errnames[i].err == err)
-			return (errnames[i].name);
-	snprintf(buf, VPMU_ERRNAME_MAX, "errno %d", err);
-	return (buf);
-}
 
 /* ---- reason strings ------------------------------------------------------ */
 
@@ -71,13 +42,6 @@ sb_printf(struct sbuf *sb, const char *fmt, ...)
 	if (n > 0)
 		sb->used += (size_t)n < sb->len - sb->used ? (size_t)n :
 		    sb->len - sb->used - 1;
-}
-
-int
-vpmu__host_is_amd(const struct vpmu_host_cpu *cpu)
-{
-	return (strcmp(cpu->vendor, "AuthenticAMD") == 0 ||
-	    strcmp(cpu->vendor, "HygonGenuine") == 0);
 }
 
 /* Whether CPUID itself says there are counters (AMD's legacy four aside). */
@@ -142,7 +106,7 @@ perf_failure(const struct vpmu_host_info *hi, struct sbuf *sb,
 	char buf[VPMU_ERRNAME_MAX];
 
 	sb_printf(sb, "perf_event_open(%s) failed with %s", event,
-	    vpmu__host_errname(e, buf));
+	    vpmu__errname(e, buf, sizeof(buf)));
 	if ((e == EACCES || e == EPERM) && hi->perf.paranoid_known)
 		sb_printf(sb, " (perf_event_paranoid is %d)", hi->perf.paranoid);
 	else if (e == ENOSYS)
@@ -163,7 +127,7 @@ kvm_problem(const struct vpmu_host_info *hi, struct sbuf *sb)
 	}
 	if (!kvm->opened) {
 		sb_printf(sb, "open(/dev/kvm) failed with %s",
-		    vpmu__host_errname(kvm->open_errno, buf));
+		    vpmu__errname(kvm->open_errno, buf, sizeof(buf)));
 		if (kvm->open_errno == EACCES || kvm->open_errno == EPERM)
 			sb_printf(sb, " (read-write access is needed; often "
 			    "through the kvm group)");

@@ -6,6 +6,9 @@
  * dump and are executed directly with cpu_exec_cpuid(): 0x40000000 (the
  * dump has no hypervisor range) and 0x80000022 (the extended dump stops at
  * 0x8000001F).
+ *
+ * It names nothing of host.c: host.c, host_report.c, kvm_mode.c and the
+ * perf source (perf.c) call it, for the facts and the decoders.
  */
 #include <string.h>
 
@@ -24,6 +27,13 @@ enum { R_EAX, R_EBX, R_ECX, R_EDX };
 _Static_assert(LEAF_PMU_INTEL < MAX_CPUID_LEVEL, "leaf 0xA outside the dump");
 _Static_assert(LEAF_EXT_FEATURES - 0x80000000u < MAX_EXT_CPUID_LEVEL,
     "leaf 0x80000001 outside the dump");
+
+int
+vpmu__host_is_amd(const struct vpmu_host_cpu *cpu)
+{
+	return (strcmp(cpu->vendor, "AuthenticAMD") == 0 ||
+	    strcmp(cpu->vendor, "HygonGenuine") == 0);
+}
 
 void
 vpmu__intel_pmu_decode(const uint32_t regs[4], struct vpmu_host_intel_pmu *out)

@@ -1,6 +1,7 @@
 /*
  * host_internal.h -- shared by host.c, host_cpuid.c, host_perf.c,
- * host_report.c, backends/kvm_probe.c and test/unit/test_host.c.
+ * host_report.c, backends/kvm_probe.c, kvm_mode.c, the perf source (perf.c)
+ * and test/unit/test_host.c.
  *
  * The CPUID decoders are pure (registers in, decoded struct out) so the
  * tests can feed them register values of CPUs this machine is not.
@@ -131,6 +132,31 @@ void	vpmu__host_probe_cpuid(struct vpmu_host_info *info);
 void	vpmu__host_probe_kvm(struct vpmu_host_info *info);
 void	vpmu__host_probe_perf(struct vpmu_host_info *info);
 
+/* ---- perf's sysfs, read in host_perf.c alone (perf.c uses it too) -------- */
+
+#define VPMU_PERF_SYSFS		"/sys/bus/event_source/devices"
+
+/*
+ * The name the core PMU registered under ("cpu"; "cpu_core" or "cpu_atom"
+ * on hybrid Intel parts), or NULL if the kernel drives none.
+ */
+const char *vpmu__perf_core_pmu(void);
+
+/* How far vpmu__perf_msr_tsc() got, in order. */
+enum {
+	VPMU_PERF_MSR_NONE,	/* no msr PMU (or its type is not a number) */
+	VPMU_PERF_MSR_NO_TSC,	/* the msr PMU lists no tsc event */
+	VPMU_PERF_MSR_BAD_TSC,	/* a term of its tsc event is not understood */
+	VPMU_PERF_MSR_OK,
+};
+/*
+ * The msr PMU's perf type (-1 with VPMU_PERF_MSR_NONE) and its tsc event's
+ * config (its terms placed where msr/format/ says).  why gets the reason, naming the file and the errno; "ok" with
+ * VPMU_PERF_MSR_OK.
+ */
+int	vpmu__perf_msr_tsc(int32_t *type, uint64_t *config, char *why,
+	    size_t whylen);
+
 /* The KVM capabilities the probe asks for, NULL-name terminated. */
 struct vpmu__kvm_cap {
 	int	    cap;		/* KVM_CAP_* */
@@ -145,11 +171,15 @@ int32_t	vpmu__kvm_cap_value(const struct vpmu_host_kvm *kvm,
 
 /* ---- helpers -------------------------------------------------------------- */
 
-/* "ENOENT" for ENOENT; an unknown code is written as "errno 123" to buf. */
+/*
+ * "ENOENT" for ENOENT, from the core's one errno table (libvpmu/error.c),
+ * which also names the codes only the kernel gives (EACCES...); any other
+ * code is written as "errno 123" to buf.  VPMU_ERRNAME_MAX fits them all.
+ */
 #define VPMU_ERRNAME_MAX	16
-const char *vpmu__host_errname(int err, char buf[VPMU_ERRNAME_MAX]);	/* host.c */
+const char *vpmu__errname(int err, char *buf, size_t len);	/* libvpmu/error.c */
 /* AMD and Hygon describe their counters in the extended leaves. */
-int	vpmu__host_is_amd(const struct vpmu_host_cpu *cpu);		/* host.c */
+int	vpmu__host_is_amd(const struct vpmu_host_cpu *cpu);		/* host_cpuid.c */
 /*
  * s as a JSON string with its quotes.  Control bytes other than \n and \t,
  * and bytes >= 0x7f (read as Latin-1), become \u00XX, so the output is

@@ -155,7 +155,7 @@ text_kvm(const struct vpmu_host_info *hi, FILE *f)
 		row(f, "/dev/kvm", "absent");
 	else if (!kvm->opened)
 		row(f, "/dev/kvm", "present, open failed with %s",
-		    vpmu__host_errname(kvm->open_errno, buf));
+		    vpmu__errname(kvm->open_errno, buf, sizeof(buf)));
 	else
 		row(f, "/dev/kvm", "present, opened read-write");
 	if (kvm->opened) {
@@ -183,7 +183,7 @@ text_open(FILE *f, const char *label, int e)
 	if (e == 0)
 		row(f, label, "opens");
 	else
-		row(f, label, "fails with %s (%s)", vpmu__host_errname(e, buf),
+		row(f, label, "fails with %s (%s)", vpmu__errname(e, buf, sizeof(buf)),
 		    strerror(e));
 }
 
@@ -365,7 +365,7 @@ j_errno(struct json *j, const char *key, int e)
 	if (e == 0)
 		j_null(j, key);
 	else
-		j_str(j, key, vpmu__host_errname(e, buf));
+		j_str(j, key, vpmu__errname(e, buf, sizeof(buf)));
 }
 
 static void

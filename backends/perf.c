@@ -20,6 +20,11 @@
  * event once on the calling thread and keeps the answer in the state.
  * The answers are the only state that changes after init(); they are
  * atomics, so vCPU threads may call any hook at once without a lock.
+ *
+ * What init() learns of the host it learns as the host probe does, from
+ * the same code (host_internal.h): perf's sysfs (the core PMU, the msr
+ * PMU's tsc event) from host_perf.c, the counters CPUID reports from
+ * host_cpuid.c's decoders, and errno names from the core's one table.
  */
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -31,7 +36,6 @@
 #include <cpuid.h>
 #endif
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -43,7 +47,7 @@
 
 #include <vpmu/source.h>
 
-#define PERF_SYSFS	"/sys/bus/event_source/devices"
+#include "host_internal.h"
 
 #define PERF_EVF_ALL	(VPMU_EVF_USR | VPMU_EVF_OS | VPMU_EVF_EDGE | VPMU_EVF_INV)
 #define PERF_EVF_MODES	(VPMU_EVF_USR | VPMU_EVF_OS)
@@ -155,7 +159,7 @@ struct perf_state {
 	int		 vendor;	/* enum perf_vendor */
 	bool		 hwpmu;		/* the kernel has a core PMU ("cpu") */
 	unsigned	 capacity;	/* its counters; 0 without one */
-	int		 msr_type;	/* the msr PMU's perf type; -1: absent */
+	int32_t		 msr_type;	/* the msr PMU's perf type; -1: absent */
 	uint64_t	 tsc_config;	/* its tsc event */
 	char		 msr_why[160];	/* why msr_type is -1 */
 	atomic_int	 probe[PERF_NEVMAP][4];
@@ -182,20 +186,6 @@ perf_why(char *why, size_t whylen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, whylen, fmt, ap);
 	va_end(ap);
-}
-
-static const char *
-perf_errname(int err, char *buf, size_t len)
-{
-#if defined(__GLIBC__) && \
-    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
-	const char *s = strerrorname_np(err);
-
-	if (s != NULL)
-		return (s);
-#endif
-	snprintf(buf, len, "errno %d", err);
-	return (buf);
 }
 
 /* What perf_event_open(2)'s errors mean for one of our events. */
@@ -238,164 +228,7 @@ perf_hint(const struct perf_state *st, const struct perf_evmap *map, int err)
 
 /* ---- host discovery (init only) -------------------------------------- */
 
-/* Read a small sysfs file; 0 or errno.  The trailing newline is cut. */
-static int
-perf_sysfs_read(const char *path, char *buf, size_t len)
-{
-	ssize_t n;
-	int fd, err;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return (errno);
-	do
-		n = read(fd, buf, len - 1);
-	while (n < 0 && errno == EINTR);
-	err = n < 0 ? errno : 0;
-	close(fd);
-	if (err != 0)
-		return (err);
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return (0);
-}
-
-/*
- * Put one "term=value" of a sysfs event description into *config, where
- * format/<term> ("config:lo-hi" or "config:bit") says.  0 or EINVAL.
- */
-static int
-perf_sysfs_term(const char *pmu, const char *term, uint64_t *config)
-{
-	char path[256], fmt[64], name[32];
-	unsigned long long val;
-	unsigned lo, hi, width;
-	const char *eq;
-	char *end;
-	size_t nlen;
-
-	eq = strchr(term, '=');
-	nlen = eq != NULL ? (size_t)(eq - term) : strlen(term);
-	/* The term names a file: letters, digits and '_' only. */
-	if (nlen == 0 || nlen >= sizeof(name) ||
-	    strspn(term, "abcdefghijklmnopqrstuvwxyz0123456789_") != nlen)
-		return (EINVAL);
-	memcpy(name, term, nlen);
-	name[nlen] = '\0';
-	val = 1;			/* a bare term is a flag */
-	if (eq != NULL) {
-		errno = 0;
-		val = strtoull(eq + 1, &end, 0);
-		if (errno != 0 || end == eq + 1 || *end != '\0')
-			return (EINVAL);
-	}
-	snprintf(path, sizeof(path), PERF_SYSFS "/%s/format/%s", pmu, name);
-	if (perf_sysfs_read(path, fmt, sizeof(fmt)) != 0)
-		return (EINVAL);
-	switch (sscanf(fmt, "config:%u-%u", &lo, &hi)) {
-	case 1:
-		hi = lo;
-		break;
-	case 2:
-		break;
-	default:
-		return (EINVAL);	/* config1/config2 are not ours */
-	}
-	if (hi < lo || hi > 63)
-		return (EINVAL);
-	width = hi - lo + 1;
-	if (width < 64 && val >> width != 0)
-		return (EINVAL);
-	*config |= (uint64_t)val << lo;
-	return (0);
-}
-
-/* The msr PMU's type and its tsc event, or why not. */
-static void
-perf_find_msr(struct perf_state *st)
-{
-	char buf[128], ebuf[32], *term, *save;
-	unsigned long type;
-	char *end;
-	int err;
-
-	st->msr_type = -1;
-	err = perf_sysfs_read(PERF_SYSFS "/msr/type", buf, sizeof(buf));
-	if (err != 0) {
-		snprintf(st->msr_why, sizeof(st->msr_why),
-		    "no msr PMU on this host (" PERF_SYSFS "/msr/type: %s)",
-		    perf_errname(err, ebuf, sizeof(ebuf)));
-		return;
-	}
-	errno = 0;
-	type = strtoul(buf, &end, 10);
-	if (errno != 0 || end == buf || *end != '\0' || type > INT32_MAX) {
-		snprintf(st->msr_why, sizeof(st->msr_why),
-		    "msr PMU type \"%.32s\" is not a number", buf);
-		return;
-	}
-	err = perf_sysfs_read(PERF_SYSFS "/msr/events/tsc", buf, sizeof(buf));
-	if (err != 0) {
-		snprintf(st->msr_why, sizeof(st->msr_why),
-		    "the msr PMU has no tsc event (" PERF_SYSFS
-		    "/msr/events/tsc: %s)", perf_errname(err, ebuf, sizeof(ebuf)));
-		return;
-	}
-	st->tsc_config = 0;
-	for (term = strtok_r(buf, ",", &save); term != NULL;
-	    term = strtok_r(NULL, ",", &save)) {
-		if (perf_sysfs_term("msr", term, &st->tsc_config) != 0) {
-			snprintf(st->msr_why, sizeof(st->msr_why),
-			    "the msr PMU's tsc event term \"%.32s\" is not "
-			    "understood", term);
-			return;
-		}
-	}
-	st->msr_type = (int)type;
-}
-
 #if defined(__x86_64__) || defined(__i386__)
-/* CPUID.0AH (SDM Vol. 2A, CPUID "Architectural Performance Monitoring Leaf"). */
-union cpuid_0a_eax {
-	struct {
-		unsigned version:8;
-		unsigned num_gp:8;	/* general-purpose counters per thread */
-		unsigned gp_width:8;
-		unsigned mask_length:8;
-	} split;
-	unsigned full;
-};
-
-union cpuid_0a_edx {
-	struct {
-		unsigned num_fixed:5;	/* fixed counters, version > 1 */
-		unsigned fixed_width:8;
-		unsigned reserved:19;
-	} split;
-	unsigned full;
-};
-
-/* CPUID Fn8000_0022 (APM Vol. 3, "Extended Performance Monitoring"). */
-union cpuid_80000022_eax {
-	struct {
-		unsigned perfmon_v2:1;
-		unsigned lbr_stack:1;
-		unsigned lbr_pmc_freeze:1;
-		unsigned reserved:29;
-	} split;
-	unsigned full;
-};
-
-union cpuid_80000022_ebx {
-	struct {
-		unsigned num_core:4;	/* core counters */
-		unsigned lbr_stack_size:6;
-		unsigned num_df:6;
-		unsigned reserved:16;
-	} split;
-	unsigned full;
-};
-
 static int
 perf_vendor(void)
 {
@@ -415,32 +248,33 @@ perf_vendor(void)
 	return (PV_OTHER);
 }
 
-/* General-purpose plus fixed counters one thread can use at once. */
+/*
+ * General-purpose plus fixed counters one thread can use at once, as the
+ * host probe's decoders (host_cpuid.c) read CPUID.
+ */
 static unsigned
 perf_hw_counters(int vendor)
 {
-	union cpuid_0a_eax ia;
-	union cpuid_0a_edx id;
-	union cpuid_80000022_eax aa;
-	union cpuid_80000022_ebx ab;
-	unsigned a, b, c, d, max;
+	struct vpmu_host_intel_pmu intel;
+	struct vpmu_host_amd_pmu amd;
+	uint32_t r[4], leaf22[4] = { 0 }, ecx1 = 0, max;
 
 	switch (vendor) {
 	case PV_INTEL:
-		if (!__get_cpuid_count(0xa, 0, &ia.full, &b, &c, &id.full))
+		if (!__get_cpuid_count(0xa, 0, &r[0], &r[1], &r[2], &r[3]))
 			return (0);
-		return (ia.split.num_gp +
-		    (ia.split.version > 1 ? id.split.num_fixed : 0));
+		vpmu__intel_pmu_decode(r, &intel);
+		return (intel.gp_count + intel.fixed_count);
 	case PV_AMD:
 		max = __get_cpuid_max(0x80000000, NULL);
-		if (max >= 0x80000022 &&
-		    __get_cpuid_count(0x80000022, 0, &aa.full, &ab.full, &c, &d) &&
-		    aa.split.perfmon_v2)
-			return (ab.split.num_core);
-		/* Fn8000_0001 ECX[23] PerfCtrExtCore: six counters, else four. */
-		if (__get_cpuid(0x80000001, &a, &b, &c, &d) && (c & (1u << 23)))
-			return (6);
-		return (4);
+		if (max >= 0x80000001 &&
+		    __get_cpuid(0x80000001, &r[0], &r[1], &r[2], &r[3]))
+			ecx1 = r[2];
+		if (max >= 0x80000022)
+			__get_cpuid_count(0x80000022, 0, &leaf22[0], &leaf22[1],
+			    &leaf22[2], &leaf22[3]);
+		vpmu__amd_pmu_decode(max, ecx1, leaf22, &amd);
+		return (amd.gp_count);
 	default:
 		return (0);
 	}
@@ -705,11 +539,11 @@ perf_init(void **statep, unsigned nvcpus, void *arg)
 		return (ENOMEM);
 	st->nvcpus = nvcpus;
 	st->vendor = perf_vendor();
-	/* perf registers the core PMU as "cpu" ("cpu_core" on hybrids). */
-	st->hwpmu = access(PERF_SYSFS "/cpu/type", F_OK) == 0 ||
-	    access(PERF_SYSFS "/cpu_core/type", F_OK) == 0;
+	st->hwpmu = vpmu__perf_core_pmu() != NULL;
 	st->capacity = st->hwpmu ? perf_hw_counters(st->vendor) : 0;
-	perf_find_msr(st);
+	if (vpmu__perf_msr_tsc(&st->msr_type, &st->tsc_config, st->msr_why,
+	    sizeof(st->msr_why)) != VPMU_PERF_MSR_OK)
+		st->msr_type = -1;
 	*statep = st;
 	return (0);
 }
@@ -741,7 +575,7 @@ perf_supports(void *state, const struct vpmu_event_spec *ev, char *why,
 	struct perf_state *st = state;
 	const struct perf_evmap *map;
 	struct perf_event_attr attr;
-	char ebuf[32], lbuf[64];
+	char ebuf[VPMU_ERRNAME_MAX], lbuf[64];
 	bool sampling;
 	int answer, err, fd;
 
@@ -768,7 +602,7 @@ perf_supports(void *state, const struct vpmu_event_spec *ev, char *why,
 	}
 	perf_why(why, whylen, "perf_event_open(%s) failed: %s (%s)",
 	    perf_label(map, &attr, lbuf, sizeof(lbuf)),
-	    perf_errname(answer, ebuf, sizeof(ebuf)), perf_hint(st, map, answer));
+	    vpmu__errname(answer, ebuf, sizeof(ebuf)), perf_hint(st, map, answer));
 	/* A passing shortage says nothing about the event: report it. */
 	return (perf_lasting(answer) ? EOPNOTSUPP : answer);
 }
