@@ -2,7 +2,8 @@
  * vpmu-run.h -- a small KVM VMM that embeds libvpmu: one VM, N vCPU threads,
  * a guest ELF booted by the vpmu-run guest boot protocol v1 (vpmu-run(1)).
  *
- *   main.c   vpmu-run's command line, the run, the report
+ *   main.c   vpmu-run's main(): the command line, the set-up, the run
+ *   report.c  vpmu-run's report: text or records (-j, -x), its file
  *   runopts.c  the run's options, one table with vpmustat: names, help
  *            text, parsers, usage lines (no KVM)
  *   setup.c  the image's kind and loading, the VM set up in <vpmu/kvm.h>'s
@@ -491,6 +492,20 @@ uint64_t vr_snapshot_hash(const void *p, size_t n);
 int  vr_snapshot_save(struct vr_vm *vm, const struct vr_snapconf *sc);
 /* After the vCPUs are set up as for a boot, before the run starts. */
 int  vr_snapshot_resume(struct vr_vm *vm, const char *path, const struct vr_snapconf *sc);
+
+/*
+ * report.c: vpmu-run's own (vpmu-run(1), THE REPORT).  vr_report_open():
+ * --report's file in *rep (NULL: none; "-": standard output); 0, or
+ * VR_EXIT_USAGE after a message.  vr_report(), after the run: unless -q,
+ * the report to rep (NULL: standard error), text or records; on standard
+ * error, what stopped the run and the exact source's warnings, where the
+ * report does not say them there.  vr_report_close(): rep written whole
+ * and closed, else a message and status VR_EXIT_HOST if it was 0; the
+ * status.
+ */
+int  vr_report_open(const struct vr_runopts *o, FILE **rep);
+void vr_report(FILE *rep, struct vr_vm *vm, const struct vr_setup *s);
+int  vr_report_close(FILE *rep, const struct vr_runopts *o, int status);
 
 /* emulate.c: instructions KVM's emulator failed on */
 /* n bytes at guest linear address la (within one page) into or from RAM. */

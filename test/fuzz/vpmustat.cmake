@@ -8,6 +8,7 @@ add_executable(vpmustat_seed vpmustat_seed.c ${vs_src}/symbols.c)
 target_include_directories(vpmustat_seed PRIVATE ${vs_src} ${LIBELF_INCLUDE_DIR})
 target_link_libraries(vpmustat_seed PRIVATE vpmu_static ${LIBELF_LIBRARY})
 vpmu_fuzz(vpmustat SOURCES fuzz_vpmustat.c pmclog_mutate.c ${vs_src}/profile.c
+  ${vs_src}/samples.c ${vs_src}/logread.c ${vs_src}/report.c ${vs_src}/map.c
   ${vs_src}/symbols.c ${vs_src}/ksyms.c ${vs_src}/flame.c ${vs_src}/formats.c
   ${PROJECT_SOURCE_DIR}/libvpmu/pmclog.c
   INCLUDES ${vs_src} ${LIBELF_INCLUDE_DIR} LIBS ${LIBELF_LIBRARY} z m SEED vpmustat_seed)
