@@ -15,6 +15,8 @@
 
 #include <vpmu/host.h>
 
+#include "internal.h"
+
 /* ---- CPUID register layouts ---------------------------------------------
  * Bit-fields are allocated from the least significant bit on every x86 ABI
  * gcc and clang support, so each union below reads like the SDM/APM table.
@@ -171,13 +173,7 @@ int32_t	vpmu__kvm_cap_value(const struct vpmu_host_kvm *kvm,
 
 /* ---- helpers -------------------------------------------------------------- */
 
-/*
- * "ENOENT" for ENOENT, from the core's one errno table (libvpmu/error.c),
- * which also names the codes only the kernel gives (EACCES...); any other
- * code is written as "errno 123" to buf.  VPMU_ERRNAME_MAX fits them all.
- */
-#define VPMU_ERRNAME_MAX	16
-const char *vpmu__errname(int err, char *buf, size_t len);	/* libvpmu/error.c */
+/* vpmu__errname(), VPMU_ERRNAME_MAX: the core's one errno table (internal.h). */
 /* AMD and Hygon describe their counters in the extended leaves. */
 int	vpmu__host_is_amd(const struct vpmu_host_cpu *cpu);		/* host_cpuid.c */
 /*

@@ -1,8 +1,7 @@
 /*
  * error.c -- the one errno table: names and messages for every code a
- * libvpmu function returns, and the names of the few more that the host
- * probe and the perf source meet from the kernel (backends/host*.c and
- * perf*.c print them through vpmu__errname()).
+ * libvpmu function returns or passes on from the kernel (the host probe
+ * and the perf source print theirs through vpmu__errname()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +12,11 @@
 /* The codes a libvpmu function returns: X(code, message). */
 #define VPMU_ERRORS(X)							\
 	X(EPERM,	"operation not permitted for this caller")	\
+	X(EACCES,	"permission denied")				\
+	X(E2BIG,	"too many entries")				\
+	X(ENODATA,	"no data")					\
+	X(EOVERFLOW,	"value too large")				\
+	X(EPROTO,	"the vCPU's CPUID does not describe the model")	\
 	X(ENOENT,	"no such entry")				\
 	X(ESRCH,	"no such process, or the caller owns no PMC")	\
 	X(EIO,		"input/output error")				\
@@ -36,39 +40,27 @@
 	X(VPMU_EPROGMISMATCH, "program version mismatch (EPROGMISMATCH)") \
 	X(VPMU_EDOOFUS,	"programming error: a log file is required (EDOOFUS)")
 
-/*
- * Codes the kernel gives the host probe and the perf source, named in
- * their reasons but returned by no libvpmu function: X(code).  To
- * vpmu_strerror() and vpmu_errname() they are unknown.
- */
-#define VPMU_KERNEL_ERRNOS(X)						\
-	X(E2BIG) X(EACCES) X(ENODATA) X(EOVERFLOW)
-
 struct errrow {
 	int code;
 	const char *name;
-	const char *msg;		/* NULL: a VPMU_KERNEL_ERRNOS code */
+	const char *msg;
 };
 
 static const struct errrow errtab[] = {
 #define VPMU_ERR_ROW(c, m)	{ c, #c, m },
-#define VPMU_KERNEL_ROW(c)	{ c, #c, NULL },
 	VPMU_ERRORS(VPMU_ERR_ROW)
-	VPMU_KERNEL_ERRNOS(VPMU_KERNEL_ROW)
-#undef VPMU_KERNEL_ROW
 #undef VPMU_ERR_ROW
 };
 
-/* err's row, or NULL; a kernel-only code's only if kernel is set. */
+/* err's row, or NULL. */
 static const struct errrow *
-errrow(int err, bool kernel)
+errrow(int err)
 {
 	size_t i;
 
 	for (i = 0; i < VPMU_ARRAY_SIZE(errtab); i++)
 		if (errtab[i].code == err)
-			return (errtab[i].msg != NULL || kernel ?
-			    &errtab[i] : NULL);
+			return (&errtab[i]);
 	return (NULL);
 }
 
@@ -86,7 +78,7 @@ vpmu_strerror(int err)
 
 	if (err == 0)
 		return ("success");
-	r = errrow(err, false);
+	r = errrow(err);
 	return (r != NULL ? r->msg : "unknown error");
 }
 
@@ -97,22 +89,18 @@ vpmu_errname(int err)
 
 	if (err == 0)
 		return ("0");
-	r = errrow(err, false);
+	r = errrow(err);
 	return (r != NULL ? errrow_name(r) : "EUNKNOWN");
 }
 
 /*
- * "ENOENT" for ENOENT, the kernel-only codes too; any other code is
- * written as "errno 123" to buf.  For the reasons the backends give.
- * Declared for them in backends/host_internal.h; the declaration here
- * stands in for one in internal.h.
+ * "ENOENT" for ENOENT; any other code is written as "errno 123" to buf.
+ * For the reasons the backends give.
  */
-const char *vpmu__errname(int err, char *buf, size_t len);
-
 const char *
 vpmu__errname(int err, char *buf, size_t len)
 {
-	const struct errrow *r = errrow(err, true);
+	const struct errrow *r = errrow(err);
 
 	if (r != NULL)
 		return (errrow_name(r));

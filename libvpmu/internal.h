@@ -53,6 +53,13 @@
 
 #define VPMU_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
+/*
+ * error.c: "ENOENT" for ENOENT, from the one errno table; any other code
+ * is written as "errno 123" to buf, which VPMU_ERRNAME_MAX bytes hold.
+ */
+#define VPMU_ERRNAME_MAX	16
+const char *vpmu__errname(int err, char *buf, size_t len);
+
 /* ---- tunables (tunable.c) ------------------------------------------------ */
 
 enum vpmu_tunable_id {
