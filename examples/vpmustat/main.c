@@ -6,7 +6,7 @@
  *   vpmustat -R LOG [--elf GUEST.elf] [-c CPUS] [-q] [-G FILE] [--folded FILE] [--svg FILE]
  *       [--perf-script FILE] [--pprof FILE]
  *
- * The first forms run the guest (live.c); -R reads a log (profile.c).
+ * The first forms run the guest (live.c); -R reads a log (logread.c).
  * The run's options (--pmu, --source, --vcpus, --mem, --initrd, --append,
  * --timeout, ...) are vpmu-run's: runopts.c's table, parser and usage
  * lines, with this file's own options before them in getopt_long's table.

@@ -7,7 +7,7 @@
  * address, a global one wins over a weak one, and a weak one over a local.
  *
  * The code: the executable PT_LOAD segments (p_vaddr, p_memsz), or, in a
- * file without them, the SHF_ALLOC | SHF_EXECINSTR sections; profile.c
+ * file without them, the SHF_ALLOC | SHF_EXECINSTR sections; samples.c
  * cuts a call chain at a return address outside it.
  */
 #include <errno.h>

@@ -7,8 +7,11 @@
  *   live.c     the run: vpmu-run's setup.c (every image kind vpmu-run
  *              boots, its run options from runopts.c), boot.c, run.c;
  *              PMCs, the log, the progress line, the counting table
- *   profile.c  the log read back: samples into a call tree; the report,
- *              the call graph, folded stacks, the record dump
+ *   profile.c  the profile: each record of the log into it, names, symbols
+ *   logread.c  the log read back (-R), the record dump (--dump)
+ *   samples.c  the samples counted: chains, functions, the call tree
+ *   report.c   the top-functions report, the call graph, folded stacks
+ *   map.c      the hash map and the growing arrays
  *   symbols.c  guest addresses to function names through libelf; the
  *              ELF's code, where a return address may point
  *   ksyms.c    a Linux guest's kernel symbols (--guest-symbols): a
@@ -62,7 +65,7 @@ struct vs_cpuset {
 	struct { uint32_t lo, hi; } r[VS_CPU_RANGES];
 };
 
-/* cpu is in c (every CPU is in NULL); profile.c. */
+/* cpu is in c (every CPU is in NULL); samples.c. */
 bool vs_cpuset_has(const struct vs_cpuset *c, uint32_t cpu);
 
 /* ---- events.c --------------------------------------------------------------- */
@@ -316,7 +319,7 @@ void vs_tasks_init_lazy(struct vs_tasks *t, vs_ksyms_loader *fn, void *arg);
 int  vs_tasks_attach(struct vs_tasks *t, struct vr_vm *vm);
 void vs_tasks_fini(struct vs_tasks *t);
 
-/* ---- profile.c ----------------------------------------------------------------- */
+/* ---- profile.c, samples.c, logread.c, report.c ---------------------------------- */
 
 /* A frame of the call tree: one function reached by one path from the root. */
 struct vs_node {
@@ -375,7 +378,7 @@ struct vs_cpucount {
 	uint64_t samples;
 };
 
-/* A hash map from 64-bit keys to 32-bit values (profile.c). */
+/* A hash map from 64-bit keys to 32-bit values (map.c). */
 struct vs_map {
 	uint64_t *keys;
 	uint32_t *vals;		/* value + 1; 0: a free slot */
@@ -612,7 +615,7 @@ struct vpmu_cred;
  */
 int  vs_image_id(const char *path, struct vs_image_id *id, uint64_t *start, char *err,
     size_t errlen);
-/* "build-id 0123..." / "file hash 0123..." (profile.c) */
+/* "build-id 0123..." / "file hash 0123..." (report.c) */
 void vs_image_id_format(const struct vs_image_id *id, char *buf, size_t len);
 /* A run: the guest image path into the caller's log (MAP_IN, WRITELOG).  0 or a status. */
 int  vs_log_image(struct vpmu_vm *vm, const struct vpmu_cred *caller, const char *path);
