@@ -59,7 +59,7 @@ struct kvm_vcpu_ctx {
 					   interrupt shadow, NMIs masked, IF clear):
 					   reported at every exit until delivered,
 					   the vCPU single-stepped meanwhile */
-	bool carry_applied;		/* apply_debug() saw carried >= 0 */
+	bool carry_applied;		/* apply_debug saw carried >= 0 */
 	bool rearm;			/* apply the debugging again at the next
 					   entry: the VMM moved the vCPU */
 	int step_by;			/* how KVM single-steps it (park_step()) */
@@ -131,5 +131,52 @@ bool	vpmu__kvm_is_misc_enable(const vpmu_kvm *k, const struct kvm_run *run);
 
 /* kvm_cpuid.c: a vCPU's first entry, its thread and its CPUID checked */
 int	vpmu__kvm_first_entry(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c);
+
+/* A vCPU's context, NULL when k or cpu is not valid or the vCPU not set up. */
+static inline struct kvm_vcpu_ctx *
+vpmu__kvm_ctx_of(vpmu_kvm *k, unsigned cpu)
+{
+	if (k == NULL || cpu >= k->nvcpus || k->vcpu[cpu].run == NULL)
+		return (NULL);
+	return (&k->vcpu[cpu]);
+}
+
+/* kvm_vpmu.c: kvm mode's set-up (KVM's vPMU, the hooks); the hooks let go */
+int	vpmu__kvm_vpmu_setup(vpmu_kvm *k);
+void	vpmu__kvm_vpmu_detach(vpmu_kvm *k);
+
+/* kvm_regs.c: registers on request (a vpmu_regs_fn, arg the vCPU's context) */
+int	vpmu__kvm_regs(void *arg, unsigned cpu, struct vpmu_regs *r);
+/* The registers libvpmu changed at an exit (vpmu_exit.set), written back. */
+int	vpmu__kvm_set_regs(struct kvm_vcpu_ctx *c, const struct vpmu_exit *x);
+/* The guest's IDT register changed: where RDPMC's #GP is caught, again. */
+void	vpmu__kvm_idt_moved(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c);
+
+/* kvm_debug.c: the guest debugging */
+/* Must the debugging be applied again before this entry? */
+bool	vpmu__kvm_debug_due(const struct kvm_vcpu_ctx *c, const struct vpmu_entry *e);
+/* The VMM's debugging with libvpmu's on top, into KVM if it changed. */
+int	vpmu__kvm_apply_debug(const vpmu_kvm *k, struct kvm_vcpu_ctx *c);
+/* At an entry, after the debugging: TF carried, the step probe, the step counts. */
+void	vpmu__kvm_debug_enter(struct kvm_vcpu_ctx *c, const struct vpmu_entry *e);
+/* At an exit with c->probing: who single-steps, as this step tells. */
+void	vpmu__kvm_step_probed(struct kvm_vcpu_ctx *c);
+/* A debug exit: the VMM's too?  The DR6 bits libvpmu sees, the guest's own. */
+bool	vpmu__kvm_debug_exit(const struct kvm_vcpu_ctx *c, uint64_t dr6, uint64_t *ours,
+	    uint64_t *guest);
+/* Where the VMM's and the guest's breakpoints would stop the vCPU, into x. */
+void	vpmu__kvm_debug_stops(const struct kvm_vcpu_ctx *c, struct vpmu_exit *x);
+/* The guest's own #DB with DR6 bits, injected for the next run. */
+int	vpmu__kvm_deliver_db(struct kvm_vcpu_ctx *c, uint64_t bits);
+/* The vCPU halts as its HLT (retired by libvpmu, or by a step) would have. */
+int	vpmu__kvm_step_halt(struct kvm_vcpu_ctx *c, unsigned cpu, bool retired, bool *handled);
+
+/* kvm_pmi.c: the PMI an entry hands out; after an exit, an injected event carried */
+int	vpmu__kvm_pmi(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c);
+void	vpmu__kvm_carry(struct kvm_vcpu_ctx *c);
+
+/* kvm_stats.c: insn_emulation opened at vCPU set-up; its window at an entry */
+void	vpmu__kvm_emul_open(struct kvm_vcpu_ctx *c);
+void	vpmu__kvm_emul_window(struct kvm_vcpu_ctx *c, bool on);
 
 #endif /* VPMU_KVM_INTERNAL_H */

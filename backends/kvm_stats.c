@@ -1,11 +1,14 @@
 /*
- * kvm_stats.c -- one cumulative counter of a vCPU's binary statistics.
+ * kvm_stats.c -- the KVM glue's statistics (vpmu_kvm_get_stats): the
+ * vCPU's exit figures, a source's that follows the guest, and KVM's
+ * "insn_emulation" over the windows libvpmu followed the guest in.
  *
- * KVM_GET_STATS_FD on a vCPU fd gives a file: a header (struct
- * kvm_stats_header), an id string, descriptors (struct kvm_stats_desc,
- * each followed by its name in name_size bytes) and the data block of
- * 64-bit values.  The descriptors are read once, at open; a read is then
- * one pread of the value (Documentation/virt/kvm/api.rst, "KVM_GET_STATS_FD").
+ * KVM's own counters come from its binary statistics: KVM_GET_STATS_FD on
+ * a vCPU fd gives a file: a header (struct kvm_stats_header), an id
+ * string, descriptors (struct kvm_stats_desc, each followed by its name in
+ * name_size bytes) and the data block of 64-bit values.  The descriptors
+ * are read once, at open; a read is then one pread of the value
+ * (Documentation/virt/kvm/api.rst, "KVM_GET_STATS_FD").
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +17,8 @@
 #include <unistd.h>
 #include <linux/kvm.h>
 
+#include "exact_stats.h"
+#include "kvm_internal.h"
 #include "kvm_stats.h"
 
 /* A sanity bound on the descriptor block (a few hundred bytes per counter). */
@@ -105,4 +110,109 @@ vpmu__kvm_stat_close(struct vpmu_kvm_stat *s)
 		close(s->fd);
 		s->fd = -1;
 	}
+}
+
+/* ---- insn_emulation, next to the exact source's count -------------------------- */
+
+/* The statistic, where the kernel has it (emulating hosts); none is not an error. */
+void
+vpmu__kvm_emul_open(struct kvm_vcpu_ctx *c)
+{
+	vpmu__kvm_stat_close(&c->emul);
+	c->emul_on = false;
+	c->emul_sum = 0;
+	(void)vpmu__kvm_stat_open(c->fd, "insn_emulation", &c->emul);
+}
+
+/*
+ * Libvpmu starts (on) or stops following the guest, at an entry: the
+ * statistic's increase while it follows adds up in emul_sum.  A failed
+ * read drops the statistic.
+ */
+void
+vpmu__kvm_emul_window(struct kvm_vcpu_ctx *c, bool on)
+{
+	uint64_t now;
+
+	if (c->emul.fd < 0 || on == c->emul_on)
+		return;
+	if (vpmu__kvm_stat_read(&c->emul, &now) != 0) {
+		vpmu__kvm_stat_close(&c->emul);
+		return;
+	}
+	if (on)
+		c->emul_start = now;
+	else
+		c->emul_sum += now - c->emul_start;
+	c->emul_on = on;
+}
+
+/*
+ * The figures of a source that follows the guest (exec_stats: the exact
+ * source's), and insn_emulation over the time it followed.
+ */
+static void
+kvm_stats_exact(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st)
+{
+	struct kvm_vcpu_ctx *c = &k->vcpu[cpu];
+	struct vpmu_exact_stats xs;
+	uint64_t now;
+
+	if (k->vm->src->exec_stats != NULL) {
+		vpmu__vm_lock(k->vm);
+		if (k->vm->src->exec_stats(k->vm->src_state, cpu, &xs) == 0) {
+			st->exact_retired = xs.retired;
+			st->exact_completed = xs.completed;
+			st->exact_ff_loops = xs.ff_loops;
+			st->exact_ff_insns = xs.ff_insns;
+			st->exact_closed_loops = xs.closed_loops;
+			st->exact_closed_insns = xs.closed_insns;
+			st->exact_interp_runs = xs.interp_runs;
+			st->exact_interp_insns = xs.interp_insns;
+			st->user_unseen = xs.user_unseen;
+			st->guest_tf = xs.guest_tf;
+			st->exact_foreseen = xs.foreseen;
+			st->exact_mispredicted = xs.mispredicted;
+			memcpy(st->exact_step_why, xs.step_why, sizeof(st->exact_step_why));
+			st->exact_step_why[VPMU_STEP_DEBUG_REGS] +=
+			    __atomic_load_n(&c->dr_steps, __ATOMIC_RELAXED);
+			st->exact_step_why[VPMU_STEP_EVENT_HELD] +=
+			    __atomic_load_n(&c->held_steps, __ATOMIC_RELAXED);
+		}
+		vpmu__vm_unlock(k->vm);
+	}
+	if (c->emul.fd < 0)
+		return;
+	st->insn_emulation = c->emul_sum;
+	if (c->emul_on) {
+		if (vpmu__kvm_stat_read(&c->emul, &now) != 0)
+			return;
+		st->insn_emulation += now - c->emul_start;
+	}
+	st->has_insn_emulation = 1;
+}
+
+int
+vpmu_kvm_get_stats(vpmu_kvm *k, unsigned cpu, struct vpmu_kvm_stats *st)
+{
+	struct vpmu_vcpu_stats v;
+	int error;
+
+	if (k == NULL || st == NULL || cpu >= k->nvcpus)
+		return (EINVAL);
+	if ((error = vpmu_vcpu_get_stats(k->vm, cpu, &v)) != 0)
+		return (error);
+	memset(st, 0, sizeof(*st));
+	st->msr_reads = v.msr_reads;
+	st->msr_writes = v.msr_writes;
+	st->msr_gp = v.msr_gp;
+	st->steps = v.steps;
+	st->breaks = v.breaks;
+	st->completed = v.completed;
+	st->rdpmc = v.rdpmc;
+	st->rdpmc_gp = v.rdpmc_gp;
+	st->pmis = v.pmis - k->vcpu[cpu].pmis_masked;
+	st->pmis_masked = k->vcpu[cpu].pmis_masked;
+	kvm_stats_exact(k, cpu, st);
+	return (0);
 }
