@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "gpmu.h"
+#include "gpmu_msr.h"
 #include "host_internal.h"
 #include "kvm_mode.h"
 
@@ -258,14 +258,14 @@ vpmu__kvm_mode_msrs(const struct vpmu_model *m, uint32_t *msrs, unsigned max)
 }
 
 static void
-event_text(const struct gpmu *g, uint64_t sel, char *buf, size_t len)
+event_text(const struct vpmu_vm *vm, uint64_t sel, char *buf, size_t len)
 {
 	struct vpmu_event_spec spec;
 	const char *name;
 
 	memset(&spec, 0, sizeof(spec));
 	buf[0] = '\0';
-	if (!g->vendor->event(sel, &spec))
+	if (!vpmu__gpmu_event_of(vm, sel, &spec))
 		return;
 	if (spec.event == VPMU_EV_RAW)
 		snprintf(buf, len, "raw 0x%llx", (unsigned long long)spec.raw);
@@ -277,16 +277,18 @@ int
 vpmu__kvm_mode_counters(const struct vpmu_vm *vm, const struct vpmu_model *m,
     const uint64_t *vals, unsigned nvals, struct vpmu_counter_info *out, unsigned *n)
 {
-	const struct gpmu *g;
+	struct vpmu_model vm_m;
+	const char *gp_name;
 	uint32_t msrs[VPMU_KVM_MODE_MAX_MSRS];
 	uint64_t global = ~0ull, fctl = 0, gmask, fmask;
 	unsigned i, k = 0, need, gw, fw;
 
-	if (vm == NULL || m == NULL || n == NULL || (g = vm->gpmu) == NULL || vals == NULL)
+	if (vm == NULL || m == NULL || n == NULL || vpmu_vm_get_model(vm, &vm_m) != 0 ||
+	    vals == NULL)
 		return (EINVAL);
 	need = m->gp + m->fixed;
-	if (g->vendor == NULL || m->vendor != g->model.vendor || m->gp > GPMU_MAX_GP ||
-	    m->fixed > GPMU_MAX_FIXED ||
+	if ((gp_name = vpmu__gpmu_gp_name(vm)) == NULL || m->vendor != vm_m.vendor ||
+	    m->gp > VPMU_INTEL_MAX_GP || m->fixed > VPMU_INTEL_MAX_FIXED ||
 	    nvals != vpmu__kvm_mode_msrs(m, msrs, VPMU_ARRAY_SIZE(msrs)))
 		return (EINVAL);
 	if (*n < need || (need > 0 && out == NULL)) {
@@ -301,7 +303,7 @@ vpmu__kvm_mode_counters(const struct vpmu_vm *vm, const struct vpmu_model *m,
 	gmask = gw >= 64 ? ~0ull : (1ull << gw) - 1;
 	for (i = 0; i < m->gp; i++, k++) {
 		memset(&out[k], 0, sizeof(out[k]));
-		snprintf(out[k].name, sizeof(out[k].name), "%s%u", g->vendor->ranges[0].name, i);
+		snprintf(out[k].name, sizeof(out[k].name), "%s%u", gp_name, i);
 		out[k].control = vals[2 * i];
 		out[k].value = vals[2 * i + 1] & gmask;
 		out[k].raw = out[k].value;
@@ -309,7 +311,7 @@ vpmu__kvm_mode_counters(const struct vpmu_vm *vm, const struct vpmu_model *m,
 		out[k].used = out[k].control != 0 || out[k].value != 0;
 		out[k].enabled = (out[k].control & SEL_EN) != 0 && ((global >> i) & 1) != 0;
 		if (out[k].used)
-			event_text(g, out[k].control, out[k].event, sizeof(out[k].event));
+			event_text(vm, out[k].control, out[k].event, sizeof(out[k].event));
 	}
 	fw = m->fixed_width;
 	fmask = fw >= 64 ? ~0ull : (1ull << fw) - 1;
@@ -322,7 +324,7 @@ vpmu__kvm_mode_counters(const struct vpmu_vm *vm, const struct vpmu_model *m,
 		out[k].used = out[k].control != 0 || out[k].value != 0;
 		out[k].enabled = (out[k].control & 0x3) != 0 && ((global >> (32 + i)) & 1) != 0;
 		snprintf(out[k].event, sizeof(out[k].event), "%s",
-		    vpmu_event_name(gpmu_fixed_event[i]));
+		    vpmu_event_name(vpmu__gpmu_fixed_event(i)));
 	}
 	*n = k;
 	return (0);

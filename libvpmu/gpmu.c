@@ -829,6 +829,28 @@ vpmu_cpuid_adjust(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf, uin
 
 /* ---- reports --------------------------------------------------------------------- */
 
+bool
+vpmu__gpmu_event_of(const struct vpmu_vm *vm, uint64_t sel, struct vpmu_event_spec *spec)
+{
+	const struct gpmu *g = vm->gpmu;
+
+	return (g != NULL && g->vendor != NULL && g->vendor->event(sel, spec));
+}
+
+const char *
+vpmu__gpmu_gp_name(const struct vpmu_vm *vm)
+{
+	const struct gpmu *g = vm->gpmu;
+
+	return (g != NULL && g->vendor != NULL ? g->vendor->ranges[0].name : NULL);
+}
+
+uint32_t
+vpmu__gpmu_fixed_event(unsigned i)
+{
+	return (i < GPMU_MAX_FIXED ? gpmu_fixed_event[i] : 0);
+}
+
 static void
 ctr_info(struct vpmu_vm *vm, struct gpmu_ctr *c, const char *name,
     struct vpmu_counter_info *ci)

@@ -20,7 +20,9 @@
  *
  * The KVM glue (backends/kvm.c) uses only the two entry helpers at the
  * end, vpmu__vcpu_enter_quiet() and vpmu__vcpu_pmi_again(); nothing
- * outside the core touches these structures.
+ * outside the core touches these structures.  What the glue's kvm mode
+ * needs of the PMU's registers is in gpmu_msr.h (the MSR numbers and the
+ * select bits) and internal.h (vpmu__gpmu_event_of and the other getters).
  */
 #ifndef VPMU_GPMU_H
 #define VPMU_GPMU_H
@@ -28,10 +30,12 @@
 #include <string.h>
 
 #include "internal.h"
+#include "gpmu_msr.h"
 #include <vpmu/model.h>
 
-#define GPMU_MAX_GP	8
-#define GPMU_MAX_FIXED	3
+/* The most counters of any model (<vpmu/model.h>: AMD has at most 6 GP). */
+#define GPMU_MAX_GP	VPMU_INTEL_MAX_GP
+#define GPMU_MAX_FIXED	VPMU_INTEL_MAX_FIXED
 
 /* One guest-visible counter on one vCPU: a view of one core PMC. */
 struct gpmu_ctr {
@@ -83,38 +87,8 @@ struct gpmu_range {
 	gpmu_wr_fn *wr;
 };
 
-/*
- * The first MSR of each PMU MSR family (SDM Vol. 4; APM Vol. 2 13.2): the
- * vendors' range tables (intel.c, amd.c) and kvm mode's list
- * (backends/kvm_mode.c) name them from here.
- */
-#define GPMU_MSR_PMC0		0x0C1u		/* IA32_PMCx */
-#define GPMU_MSR_PERFEVTSEL0	0x186u		/* IA32_PERFEVTSELx */
-#define GPMU_MSR_FIXED_CTR0	0x309u		/* IA32_FIXED_CTRx */
-#define GPMU_MSR_PERF_CAP	0x345u		/* IA32_PERF_CAPABILITIES */
-#define GPMU_MSR_FIXED_CTR_CTRL	0x38Du		/* then GLOBAL_STATUS, _CTRL, _OVF_CTRL */
-#define GPMU_MSR_GLOBAL_CTRL	0x38Fu		/* IA32_PERF_GLOBAL_CTRL */
-#define GPMU_MSR_A_PMC0		0x4C1u		/* IA32_A_PMCx */
-#define GPMU_MSR_K7_EVNTSEL0	0xC0010000u	/* PerfEvtSel0-3 */
-#define GPMU_MSR_K7_PERFCTR0	0xC0010004u	/* PerfCtr0-3 */
-#define GPMU_MSR_PERF_CTL0	0xC0010200u	/* PERF_CTLn at +2n, PERF_CTRn at +2n+1 */
-#define GPMU_MSR_AMD_GLOBAL	0xC0000300u	/* PerfCntrGlobalStatus, then _Ctl, ... */
-#define GPMU_MSR_AMD_GLOBAL_CTL	0xC0000301u	/* PerfCntrGlobalCtl */
-
 /* The event fixed counter i counts (SDM Vol. 3B 20.2.2), gpmu.c. */
 extern const uint32_t gpmu_fixed_event[GPMU_MAX_FIXED];
-
-/*
- * The event-select bits both vendors share (SDM Vol. 3B 20.2.1.1, APM
- * Vol. 2 13.2.1): the qualifiers, the interrupt and the enable.
- */
-#define SEL_USR		(1ull << 16)
-#define SEL_OS		(1ull << 17)
-#define SEL_EDGE	(1ull << 18)
-#define SEL_INT		(1ull << 20)
-#define SEL_EN		(1ull << 22)
-#define SEL_INV		(1ull << 23)
-#define SEL_CMASK(s)	(((s) >> 24) & 0xFF)
 
 /* A vendor: its MSR table and its event codes. */
 struct gpmu_vendor {
