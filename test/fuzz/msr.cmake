@@ -3,6 +3,7 @@
 vpmu_fuzz(msr SOURCES fuzz_msr.c
     ${PROJECT_SOURCE_DIR}/libvpmu/intel.c ${PROJECT_SOURCE_DIR}/libvpmu/amd.c
     ${PROJECT_SOURCE_DIR}/libvpmu/model.c ${PROJECT_SOURCE_DIR}/libvpmu/gpmu.c
+    ${PROJECT_SOURCE_DIR}/libvpmu/gpmu_cpuid.c ${PROJECT_SOURCE_DIR}/libvpmu/gpmu_report.c
     ${PROJECT_SOURCE_DIR}/libvpmu/vcpu.c ${PROJECT_SOURCE_DIR}/libvpmu/rdpmc.c
     ${PROJECT_SOURCE_DIR}/libvpmu/count.c ${PROJECT_SOURCE_DIR}/libvpmu/pmc.c
   INCLUDES ${PROJECT_SOURCE_DIR}/libvpmu ${PROJECT_SOURCE_DIR}/guest-api
