@@ -5,7 +5,7 @@
  * exits.  In kvm mode KVM's own vPMU does (it backs each guest counter with
  * a host perf event, or with the hardware under the mediated vPMU), and
  * libvpmu keeps the rest: the hwpmc operations, sampling, logs.  Here are
- * the decisions of kvm mode, as pure functions for kvm.c (which does the
+ * the decisions of kvm mode, as pure functions for kvm_vpmu.c (which does the
  * ioctls) and the tests:
  *
  *   resolve    which mode a VM gets on a host, and why

@@ -1,5 +1,5 @@
 /*
- * kvm_mode.h -- the KVM glue's PMU modes (kvm_mode.c), shared by kvm.c
+ * kvm_mode.h -- the KVM glue's PMU modes (kvm_mode.c), shared by kvm_vpmu.c
  * and test/unit/test_kvm_mode.c.  Every function here is pure: facts and
  * the model in, a decision out, so that the tests can give it hosts this
  * machine is not.

@@ -1,7 +1,8 @@
 /*
- * gpmu.h -- the guest-visible PMU's state, shared by gpmu.c (vendor-neutral:
- * counters, enables, global status, overflow, reset, reports) and the
- * vendor files intel.c and amd.c (their MSR tables and rules).
+ * gpmu.h -- the guest-visible PMU's state, shared by the vendor-neutral
+ * files (gpmu.c: counters, enables, global status, overflow, reset;
+ * gpmu_cpuid.c: CPUID and vendor identity; gpmu_report.c: reports) and
+ * the vendor files intel.c and amd.c (their MSR tables and rules).
  *
  * Locking (docs/architecture.md): the guest-visible registers of a vCPU
  * (controls, global control and status, the pending mask) are written on
