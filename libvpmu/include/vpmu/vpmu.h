@@ -1,7 +1,18 @@
 /*
  * <vpmu/vpmu.h> -- libvpmu, a virtual PMU for KVM-based VMMs.
  *
- * One header for the whole host-side API; see vpmu(3).
+ * The core of the host-side API; see vpmu(3).  It includes <vpmu/hwpmc.h>
+ * (hwpmc's numbers), <vpmu/source.h> (sources, events) and <vpmu/host.h>
+ * (the host probe).  Who needs which other header:
+ *   <vpmu/kvm.h>       a KVM VMM: the glue; it includes <vpmu/model.h> and
+ *                      <vpmu/vcpu.h> too, so it is the one header such a
+ *                      VMM needs for counting and sampling
+ *   <vpmu/vcpu.h>      a VMM with a run loop of its own (the exit contract)
+ *   <vpmu/model.h>     the guest-visible models, MSR and CPUID entry points
+ *   <vpmu/pv.h>        the paravirtual channel: its port, log descriptors
+ *   <vpmu/snapshot.h>  save and restore, vpmu_crc32()
+ *   <vpmu/pmclog.h>    reading and writing the pmclog(5) format
+ *   <vpmu-guest/...>   the guest side (freestanding; vpmu_guest_pmc(3))
  *
  * Error rule (written once, here and in vpmu(3)): every function that can
  * fail returns 0 on success or a positive errno value.  The values are the
