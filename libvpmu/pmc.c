@@ -1,182 +1,24 @@
 /*
- * pmc.c -- PMC objects and the bodies of hwpmc's PMC operations.
+ * pmc.c -- the bodies of hwpmc's PMC operations (PMC_OP_PMCALLOCATE,
+ * PMCRELEASE, PMCATTACH, PMCDETACH, PMCSTART, PMCSTOP, PMCRW,
+ * PMCSETCOUNT, PMCGETMSR, PMCADMIN, GETPMCINFO) and the lookup of the PMC
+ * an operation names.
  *
  * Each vpmu_do_op_<op>() runs with the VM lock held and returns 0 or the
- * errno hwpmc(4)'s ERRORS section gives for the condition.  Row
- * dispositions follow "PMC ROW DISPOSITIONS": one signed count per row
- * across all vCPUs, 0 = FREE, > 0 = THREAD (process PMCs at the row),
- * < 0 = STANDALONE (system PMCs at the row plus administratively disabled
- * slots).  A row is never shared between the two kinds.
+ * errno hwpmc(4)'s ERRORS section gives for the condition.  The rows a PMC
+ * takes and the owners that hold PMCs are pmc_row.c's; the PMCs behind
+ * guest-visible counters pmc_model.c's; what is reported about PMCs (the
+ * host's view, the log records) pmc_report.c's.
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "pmc_internal.h"
 #include <vpmu/pmclog.h>
 
-/* ---- owners ------------------------------------------------------------- */
-
-static struct vpmu_owner *
-owner_find(struct vpmu_vm *vm, int32_t pid)
-{
-	struct vpmu_owner *o;
-
-	for (o = vm->owners; o != NULL; o = o->next)
-		if (o->pid == pid)
-			return (o);
-	return (NULL);
-}
-
-/* The caller's owner record, made if asked (NULL: none, or no memory). */
-struct vpmu_owner *
-vpmu__owner_get(struct vpmu_vm *vm, const struct vpmu_cred *cr, bool create)
-{
-	struct vpmu_owner *o;
-
-	if ((o = owner_find(vm, cr->pid)) != NULL || !create)
-		return (o);
-	if ((o = calloc(1, sizeof(*o))) == NULL)
-		return (NULL);
-	o->pid = cr->pid;
-	o->cred = *cr;
-	o->next = vm->owners;
-	vm->owners = o;
-	return (o);
-}
-
-void
-vpmu__owner_maybe_free(struct vpmu_vm *vm, struct vpmu_owner *o)
-{
-	struct vpmu_owner **pp;
-
-	if (o->pmcs != NULL || o->has_log)
-		return;
-	for (pp = &vm->owners; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == o) {
-			*pp = o->next;
-			vpmu__task_names_free(o);
-			free(o);
-			return;
-		}
-}
-
-/* ---- rows ----------------------------------------------------------------- */
-
-static bool
-can_allocate_row(const struct vpmu_vm *vm, unsigned row, uint32_t mode)
-{
-	int d = vm->disp[row];
-
-	if (d == 0)
-		return (true);
-	return (VPMU_MODE_IS_VIRTUAL(mode) ? d > 0 : d < 0);
-}
-
-/*
- * The caller may not hold two PMCs at one row (two process PMCs, or two
- * system PMCs on one vCPU), nor allocate at a row where it is itself a
- * target, so that a later self-attach cannot fail.
- */
-static bool
-can_allocate_rowindex(struct vpmu_vm *vm, const struct vpmu_owner *o,
-    int32_t pid, unsigned row, uint32_t cpu)
-{
-	const struct vpmu_pmc *pm;
-	const struct vpmu_proc *p;
-
-	if (o != NULL)
-		for (pm = o->pmcs; pm != NULL; pm = pm->owner_next) {
-			if (pm->row != row)
-				continue;
-			if (VPMU_MODE_IS_VIRTUAL(pm->mode) || pm->cpu == cpu)
-				return (false);
-		}
-	p = vpmu__proc_find(vm, pid);
-	if (p != NULL && p->slots != NULL && p->slots[row] != NULL)
-		return (false);
-	return (true);
-}
-
-static void
-disp_mark(struct vpmu_vm *vm, unsigned row, uint32_t mode)
-{
-	if (VPMU_MODE_IS_VIRTUAL(mode)) {
-		VPMU_ASSERT(vm->disp[row] >= 0);
-		vm->disp[row]++;
-	} else {
-		VPMU_ASSERT(vm->disp[row] <= 0);
-		vm->disp[row]--;
-	}
-}
-
-static void
-disp_unmark(struct vpmu_vm *vm, unsigned row, uint32_t mode)
-{
-	if (VPMU_MODE_IS_VIRTUAL(mode)) {
-		vm->disp[row]--;
-		VPMU_ASSERT(vm->disp[row] >= 0);
-	} else {
-		vm->disp[row]++;
-		VPMU_ASSERT(vm->disp[row] <= 0);
-	}
-}
-
-static uint32_t
-disp_of(const struct vpmu_vm *vm, unsigned row)
-{
-	if (vm->disp[row] > 0)
-		return (VPMU_DISP_THREAD);
-	if (vm->disp[row] < 0)
-		return (VPMU_DISP_STANDALONE);
-	return (VPMU_DISP_FREE);
-}
-
-/*
- * Which events a row can count.  A fixed-function row counts one event
- * (IAF-0 instructions, IAF-1 core cycles, IAF-2 reference cycles); GP rows
- * count the architectural events and raw selects; paravirtual rows count
- * anything the event table names.
- */
-static bool
-event_fits_row(const struct vpmu_classdesc *c, unsigned row, uint32_t event)
-{
-	static const uint32_t fixed[] = {
-		VPMU_EV_INSTRUCTIONS, VPMU_EV_CYCLES, VPMU_EV_REF_CYCLES
-	};
-	unsigned idx = row - c->ri_base;
-
-	switch (c->cls) {
-	case VPMU_CLASS_IAF:
-		return (idx < VPMU_ARRAY_SIZE(fixed) && fixed[idx] == event);
-	case VPMU_CLASS_IAP:
-		return (event == VPMU_EV_INSTRUCTIONS || event == VPMU_EV_BRANCHES ||
-		    event == VPMU_EV_CYCLES || event == VPMU_EV_REF_CYCLES ||
-		    event == VPMU_EV_RAW);
-	case VPMU_CLASS_K8:
-		return (event == VPMU_EV_INSTRUCTIONS || event == VPMU_EV_BRANCHES ||
-		    event == VPMU_EV_CYCLES || event == VPMU_EV_RAW);
-	default:
-		return (true);
-	}
-}
-
 /* ---- lookup ----------------------------------------------------------------- */
-
-/* Ids are unique per owner only (two owners' process PMCs share rows). */
-struct vpmu_pmc *
-vpmu__pmc_by_id(struct vpmu_vm *vm, int32_t owner, vpmu_pmc_id id)
-{
-	struct vpmu_owner *o;
-	struct vpmu_pmc *pm;
-
-	if ((o = owner_find(vm, owner)) == NULL)
-		return (NULL);
-	for (pm = o->pmcs; pm != NULL; pm = pm->owner_next)
-		if (pm->id == id)
-			return (pm);
-	return (NULL);
-}
 
 /*
  * hwpmc's pmc_find_pmc(): the caller must own the PMC, except that a
@@ -194,7 +36,7 @@ pmc_find(struct vpmu_vm *vm, const struct vpmu_cred *cr, vpmu_pmc_id id,
 
 	if (row >= vm->npmc)
 		return (EINVAL);
-	if ((o = owner_find(vm, cr->pid)) == NULL) {
+	if ((o = vpmu__owner_find(vm, cr->pid)) == NULL) {
 		p = vpmu__proc_find(vm, cr->pid);
 		if (p == NULL || p->slots == NULL || p->slots[row] == NULL)
 			return (ESRCH);
@@ -304,17 +146,8 @@ vpmu_do_op_pmcallocate(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg
 	if ((error = spec_from_request(a, &spec)) != 0)
 		return (error);
 
-	o = owner_find(vm, cr->pid);
-	for (row = c->ri_base; row < c->ri_base + c->rows; row++) {
-		if (!event_fits_row(c, row, a->event) ||
-		    !can_allocate_row(vm, row, mode) ||
-		    !can_allocate_rowindex(vm, o, cr->pid, row, cpu))
-			continue;
-		if (VPMU_MODE_IS_SYSTEM(mode) && (vm->vcpu[cpu].sys[row] != NULL ||
-		    vm->vcpu[cpu].disabled[row]))
-			continue;
-		break;
-	}
+	o = vpmu__owner_find(vm, cr->pid);
+	row = vpmu__pmc_row_pick(vm, c, o, cr->pid, a->event, mode, cpu);
 	if (row == c->ri_base + c->rows)
 		return (EINVAL);			/* no suitable PMC */
 
@@ -355,7 +188,7 @@ vpmu_do_op_pmcallocate(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg
 
 	pm->owner_next = o->pmcs;
 	o->pmcs = pm;
-	disp_mark(vm, row, mode);
+	vpmu__pmc_disp_mark(vm, row, mode);
 	if (VPMU_MODE_IS_SYSTEM(mode))
 		vm->vcpu[cpu].sys[row] = pm;
 	a->pmcid = pm->id;
@@ -386,7 +219,7 @@ vpmu__pmc_release(struct vpmu_vm *vm, struct vpmu_pmc *pm)
 		pm->ntargets = 0;
 	}
 	vpmu__hw_close_all(vm, pm);
-	disp_unmark(vm, pm->row, pm->mode);
+	vpmu__pmc_disp_unmark(vm, pm->row, pm->mode);
 	for (pp = &o->pmcs; *pp != NULL; pp = &(*pp)->owner_next)
 		if (*pp == pm) {
 			*pp = pm->owner_next;
@@ -770,11 +603,11 @@ vpmu_do_op_pmcadmin(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 			return (EBUSY);			/* process PMCs use the row */
 		if (!v->disabled[row]) {
 			v->disabled[row] = true;
-			disp_mark(vm, row, VPMU_MODE_SC);
+			vpmu__pmc_disp_mark(vm, row, VPMU_MODE_SC);
 		}
 	} else if (v->disabled[row]) {
 		v->disabled[row] = false;
-		disp_unmark(vm, row, VPMU_MODE_SC);
+		vpmu__pmc_disp_unmark(vm, row, VPMU_MODE_SC);
 	}
 	return (0);
 }
@@ -811,7 +644,7 @@ vpmu_do_op_getpmcinfo(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 		    row - c->ri_base);
 		pi->cls = c->cls;
 		pi->enabled = !v->disabled[row];
-		pi->rowdisp = disp_of(vm, row);
+		pi->rowdisp = vpmu__pmc_disp_of(vm, row);
 		pi->ownerpid = -1;
 		pm = v->sys[row] != NULL ? v->sys[row] : v->loaded[row];
 		if (pm == NULL)
@@ -824,224 +657,4 @@ vpmu_do_op_getpmcinfo(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 	}
 	gi->npmc = vm->npmc;
 	return (0);
-}
-
-/* ---- host view ------------------------------------------------------------ */
-
-int
-vpmu_pmc_get_count(vpmu_vm *vm, int32_t owner, vpmu_pmc_id id, struct vpmu_count *out)
-{
-	struct vpmu_pmc *pm;
-	int error = 0;
-
-	if (vm == NULL || out == NULL)
-		return (EINVAL);
-	vpmu__vm_lock(vm);
-	if ((pm = vpmu__pmc_by_id(vm, owner, id)) == NULL)
-		error = EINVAL;
-	else {
-		out->value = pm->base + vpmu__pmc_counted(vm, pm);	/* unscaled */
-		out->time_enabled = pm->t_enabled;
-		out->time_running = pm->t_running;
-	}
-	vpmu__vm_unlock(vm);
-	return (error);
-}
-
-int
-vpmu_pmc_get_unsupported(vpmu_vm *vm, int32_t owner, vpmu_pmc_id id, char *why,
-    size_t whylen)
-{
-	struct vpmu_pmc *pm;
-	int error = 0;
-
-	if (vm == NULL)
-		return (EINVAL);
-	vpmu__vm_lock(vm);
-	if ((pm = vpmu__pmc_by_id(vm, owner, id)) == NULL)
-		error = EINVAL;
-	else if (pm->unsupported) {
-		error = EOPNOTSUPP;
-		if (why != NULL && whylen > 0)
-			snprintf(why, whylen, "%s", pm->why);
-	} else if (vpmu__pmc_waiting(pm)) {
-		error = EBUSY;
-		if (why != NULL && whylen > 0)
-			snprintf(why, whylen, "not running: all %u host counters of the "
-			    "vCPU are in use", vm->capacity);
-	} else if (why != NULL && whylen > 0)
-		why[0] = '\0';
-	vpmu__vm_unlock(vm);
-	return (error);
-}
-
-/* ---- PMCs behind guest-visible MSR counters (guest-api/) ------------------
- *
- * Each counter a guest programs through MSRs is a system-scope counting PMC
- * on its vCPU, in its class's row, owned by the guest kernel itself:
- * owner pid 0, which no caller of vpmu_vm_op() can be.  GETPMCINFO shows
- * those rows STANDALONE with owner 0.
- */
-
-int
-vpmu__model_pmc_create(struct vpmu_vm *vm, unsigned cpu, uint32_t cls, unsigned idx,
-    struct vpmu_pmc **pmp)
-{
-	static const struct vpmu_cred guest = { .pid = 0, .privileged = 1 };
-	const struct vpmu_classdesc *c = vpmu__class_find(vm, cls);
-	struct vpmu_owner *o;
-	struct vpmu_pmc *pm;
-	unsigned row;
-
-	if (c == NULL || idx >= c->rows || cpu >= vm->nvcpus)
-		return (EINVAL);
-	row = c->ri_base + idx;
-	if (vm->vcpu[cpu].sys[row] != NULL || vm->disp[row] > 0)
-		return (EBUSY);
-	if ((pm = calloc(1, sizeof(*pm))) == NULL)
-		return (ENOMEM);
-	pm->nhw = 1;
-	if ((pm->hw = calloc(1, sizeof(*pm->hw))) == NULL) {
-		free(pm);
-		return (ENOMEM);
-	}
-	if ((o = owner_find(vm, guest.pid)) == NULL) {
-		if ((o = calloc(1, sizeof(*o))) == NULL) {
-			free(pm->hw);
-			free(pm);
-			return (ENOMEM);
-		}
-		o->pid = guest.pid;
-		o->cred = guest;
-		o->next = vm->owners;
-		vm->owners = o;
-	}
-	pm->id = VPMU_ID_MAKE(cpu, VPMU_MODE_SC, cls, row);
-	pm->wrap_mask = c->width >= 64 ? ~0ull : (1ull << c->width) - 1;
-	pm->mode = VPMU_MODE_SC;
-	pm->cls = cls;
-	pm->cpu = cpu;
-	pm->row = row;
-	pm->caps = c->caps;
-	pm->state = VPMU_STATE_ALLOCATED;
-	pm->owner = o;
-	pm->owner_next = o->pmcs;
-	o->pmcs = pm;
-	disp_mark(vm, row, VPMU_MODE_SC);
-	vm->vcpu[cpu].sys[row] = pm;
-	*pmp = pm;
-	return (0);
-}
-
-static int
-model_pmc_start(struct vpmu_vm *vm, struct vpmu_pmc *pm)
-{
-	return (vpmu__hw_activate(vm, pm, pm->cpu));	/* count.c arms its period */
-}
-
-/*
- * (Re)program a model PMC: stop it (its count is kept), take the new event,
- * and run it if asked.  A new event closes the old host counter, so the
- * source is asked again whether it can count it.
- */
-int
-vpmu__model_pmc_program(struct vpmu_vm *vm, struct vpmu_pmc *pm,
-    const struct vpmu_event_spec *spec, bool run)
-{
-	if (pm->state == VPMU_STATE_RUNNING) {
-		(void)vpmu__hw_deactivate(vm, pm, pm->cpu);
-		pm->state = VPMU_STATE_STOPPED;
-	}
-	if (spec != NULL && memcmp(spec, &pm->spec, sizeof(*spec)) != 0) {
-		vpmu__hw_close_all(vm, pm);
-		pm->spec = *spec;
-		pm->why[0] = '\0';
-		pm->unsupported = spec->event != VPMU_EV_NONE &&
-		    vpmu__pmc_supports(vm, spec, pm->why, sizeof(pm->why)) != 0;
-	}
-	if (!run || pm->spec.event == VPMU_EV_NONE)
-		return (0);
-	pm->state = VPMU_STATE_RUNNING;
-	return (model_pmc_start(vm, pm));
-}
-
-/* What the guest reads; times: the PMC's whole enabled and running time. */
-uint64_t
-vpmu__model_pmc_value(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_count *times)
-{
-	if (times != NULL) {
-		times->value = pm->base + vpmu__pmc_counted(vm, pm);
-		times->time_enabled = pm->tot_enabled;
-		times->time_running = pm->tot_running;
-	}
-	if (!pm->hw[0].counting && pm->t_running == pm->t_enabled)
-		return (pm->base + pm->counted);	/* the common read: exact, idle */
-	return (vpmu__pmc_estimate(vm, pm));
-}
-
-/* A guest's write to a counter, running or not, takes effect at once. */
-int
-vpmu__model_pmc_set(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint64_t value)
-{
-	vpmu__pmc_set_base(vm, pm, value);	/* re-arms a counting PMC's period */
-	return (0);
-}
-
-/* ---- log records about PMCs -------------------------------------------------- */
-
-/*
- * A record about pm for its owner's log, if the owner has one: its
- * allocation (PMCALLOCATEDYN, which carries the event's name, so readers
- * need no libpmc event table), an attach or detach of p, p's exec, p's
- * exit with its count (value).  (PROCCSW is written by vpmu__unload().)
- */
-void
-vpmu__log_pmc(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint32_t type,
-    const struct vpmu_proc *p, uint64_t value)
-{
-	struct vpmu_pmclog_ev ev;
-	const char *name;
-
-	if (pm->owner->log == NULL)
-		return;
-	memset(&ev, 0, sizeof(ev));
-	ev.type = type;
-	switch (type) {
-	case VPMU_PMCLOG_PMCALLOCATEDYN:
-		ev.u.pmcallocatedyn.pmcid = pm->id;
-		ev.u.pmcallocatedyn.event = pm->spec.event;
-		ev.u.pmcallocatedyn.flags = pm->flags & VPMU_F_ALLOCATE_MASK;
-		name = vpmu_event_name(pm->spec.event);
-		if (pm->spec.event == VPMU_EV_RAW)
-			snprintf(ev.u.pmcallocatedyn.evname, sizeof(ev.u.pmcallocatedyn.evname),
-			    "raw-0x%llx", (unsigned long long)pm->spec.raw);
-		else
-			snprintf(ev.u.pmcallocatedyn.evname, sizeof(ev.u.pmcallocatedyn.evname),
-			    "%s", name != NULL ? name : "unknown");
-		break;
-	case VPMU_PMCLOG_PMCATTACH:
-		ev.u.pmcattach.pmcid = pm->id;
-		ev.u.pmcattach.pid = (uint32_t)p->cred.pid;
-		snprintf(ev.u.pmcattach.path, sizeof(ev.u.pmcattach.path), "%s",
-		    p->path != NULL ? p->path : "");
-		break;
-	case VPMU_PMCLOG_PMCDETACH:
-		ev.u.pmcdetach.pmcid = pm->id;
-		ev.u.pmcdetach.pid = (uint32_t)p->cred.pid;
-		break;
-	case VPMU_PMCLOG_PROCEXEC:
-		ev.u.procexec.pid = (uint32_t)p->cred.pid;
-		ev.u.procexec.pmcid = pm->id;
-		snprintf(ev.u.procexec.path, sizeof(ev.u.procexec.path), "%s",
-		    p->path != NULL ? p->path : "");
-		break;
-	case VPMU_PMCLOG_PROCEXIT:
-		ev.u.procexit.pmcid = pm->id;
-		ev.u.procexit.pid = (uint32_t)p->cred.pid;
-		ev.u.procexit.value = value;
-		break;
-	default:
-		return;
-	}
-	vpmu__log_emit(vm, pm->owner, &ev);
 }
