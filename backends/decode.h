@@ -1,7 +1,8 @@
 /*
  * decode.h -- what the exact source needs to know about one x86
  * instruction, decoded with Zydis 4: its length, whether it is a branch,
- * and where execution goes after it.
+ * and where execution goes after it (decode.c), and what it does with its
+ * operands (decode_operands.c).
  */
 #ifndef VPMU_DECODE_H
 #define VPMU_DECODE_H
@@ -231,5 +232,20 @@ int	vpmu__decode_gva_cached(struct vpmu_dcache *c, const struct vpmu_gmem *mem,
 	    struct vpmu_insn *out, uint64_t *bad);
 /* "iretq", "nop", ... for a vpmu_insn.mnemonic; "?" if unknown. */
 const char *vpmu__decode_name(unsigned mnemonic);
+
+/*
+ * Between decode.c and decode_operands.c only, which include
+ * <Zydis/Zydis.h> (these are the tags of its ZydisDecodedInstruction and
+ * ZydisDecodedOperand; other includers need no Zydis header).
+ */
+struct ZydisDecodedInstruction_;
+struct ZydisDecodedOperand_;
+/* 64-bit code, 64-bit operand size, no 66h prefix (decode.c). */
+bool	vpmu__decode_wide64(const struct ZydisDecodedInstruction_ *in);
+/* RAX 0 .. R15 15 for the general register holding ZydisRegister reg, or -1. */
+int	vpmu__decode_gpr(unsigned reg);
+/* vpmu_insn's operand fields for in, op at addr (decode_operands.c). */
+void	vpmu__decode_operands(const struct ZydisDecodedInstruction_ *in,
+	    const struct ZydisDecodedOperand_ *op, uint64_t addr, struct vpmu_insn *out);
 
 #endif /* VPMU_DECODE_H */

@@ -2,6 +2,7 @@
 # against Zydis, the page walk and frame walk against references, and
 # debug exits through the exit contract.
 vpmu_fuzz(exact SOURCES fuzz_exact.c ${PROJECT_SOURCE_DIR}/backends/decode.c
+    ${PROJECT_SOURCE_DIR}/backends/decode_operands.c
     ${PROJECT_SOURCE_DIR}/backends/exact.c ${PROJECT_SOURCE_DIR}/backends/exact_step.c
     ${PROJECT_SOURCE_DIR}/backends/exact_block.c ${PROJECT_SOURCE_DIR}/backends/exact_loop.c
     ${PROJECT_SOURCE_DIR}/backends/exact_complete.c ${PROJECT_SOURCE_DIR}/backends/alu.c
