@@ -151,7 +151,7 @@ struct vpmu_proc {
 	char *path;			/* last exec'd image, may be NULL */
 };
 
-/* ---- PMCs (pmc.c) ------------------------------------------------------- */
+/* ---- PMCs (pmc*.c) ------------------------------------------------------ */
 
 /*
  * Internal flags, above the user-visible VPMU_F_* ones.  ATTACH_DONE is
@@ -517,7 +517,7 @@ int	vpmu__log_configure(struct vpmu_vm *vm, const struct vpmu_cred *cr,
 bool	vpmu__log_file(const struct vpmu_log *l, uint64_t *dev, uint64_t *ino);
 int	vpmu_do_op_writelog(struct vpmu_vm *, const struct vpmu_cred *, void *);
 
-/* pmc.c: the op bodies, called by vpmu_vm_op() with the lock held */
+/* pmc.c, pmc_row.c, pmc_report.c: the op bodies (vpmu_vm_op(), lock held) */
 struct vpmu_owner *vpmu__owner_get(struct vpmu_vm *vm, const struct vpmu_cred *cr, bool create);
 void	vpmu__owner_maybe_free(struct vpmu_vm *vm, struct vpmu_owner *o);
 int	vpmu__pmc_stop(struct vpmu_vm *vm, struct vpmu_pmc *pm);
@@ -539,7 +539,7 @@ int	vpmu_do_op_getpmcinfo(struct vpmu_vm *, const struct vpmu_cred *, void *);
 struct vpmu_pmc *vpmu__pmc_by_id(struct vpmu_vm *vm, int32_t owner, vpmu_pmc_id id);
 void	vpmu__pmc_release(struct vpmu_vm *vm, struct vpmu_pmc *pm);
 
-/* pmc.c: the PMCs behind guest-visible MSR counters */
+/* pmc_model.c: the PMCs behind guest-visible MSR counters */
 int	vpmu__model_pmc_create(struct vpmu_vm *vm, unsigned cpu, uint32_t cls,
 	    unsigned idx, struct vpmu_pmc **pmp);
 int	vpmu__model_pmc_program(struct vpmu_vm *vm, struct vpmu_pmc *pm,

@@ -7,7 +7,7 @@
  * processor itself: alu_host.c).  Forms alu.c must be able to work out are checked to
  * come out known (the destination, the flags the SDM defines), so the
  * comparison cannot pass by knowing nothing.  Plus the decoder's summary
- * (decode.c, vpmu_insn.alu) of fixed encodings, and unknown inputs.
+ * (decode_operands.c, vpmu_insn.alu) of fixed encodings, and unknown inputs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
