@@ -94,6 +94,16 @@ vpmu_kvm_cpuid_need(const vpmu_kvm *k, const struct kvm_cpuid2 *cpuid, unsigned 
 	return (0);
 }
 
+/* What the guest's CPUID says for an owned leaf: the model's, or in kvm mode what KVM's vPMU can also give. */
+static void
+owned_leaf(const vpmu_kvm *k, uint32_t leaf, uint32_t r[4])
+{
+	if (k->mode == VPMU_PMU_MODE_KVM)
+		memcpy(r, leaf == 0xA ? k->leaf_0a : k->leaf_80000022, 4 * sizeof(r[0]));
+	else
+		(void)vpmu_cpuid_leaf(k->vm, leaf, 0, r);
+}
+
 int
 vpmu_kvm_cpuid_patch(vpmu_kvm *k, struct kvm_cpuid2 *cpuid, unsigned max_entries)
 {
@@ -109,10 +119,7 @@ vpmu_kvm_cpuid_patch(vpmu_kvm *k, struct kvm_cpuid2 *cpuid, unsigned max_entries
 	if (vpmu_kvm_cpuid_need(k, cpuid, &need) == 0 && need > max_entries)
 		return (ENOSPC);
 	for (i = 0; i < VPMU_ARRAY_SIZE(owned_leaves); i++) {
-		if (k->mode == VPMU_PMU_MODE_KVM)	/* what KVM's vPMU can also give */
-			memcpy(r, owned_leaves[i] == 0xA ? k->leaf_0a : k->leaf_80000022, sizeof(r));
-		else
-			(void)vpmu_cpuid_leaf(k->vm, owned_leaves[i], 0, r);
+		owned_leaf(k, owned_leaves[i], r);
 		if ((e = cpuid_entry(cpuid, max_entries, owned_leaves[i], true)) == NULL)
 			return (ENOSPC);
 		entry_regs(e, r, true);
@@ -139,36 +146,26 @@ vpmu_kvm_cpuid_patch(vpmu_kvm *k, struct kvm_cpuid2 *cpuid, unsigned max_entries
 	return (0);
 }
 
-/*
- * The CPUID entry of leaf in the vCPU's table (KVM_GET_CPUID2), zeros if
- * it has none; false if the table cannot be read.
- */
-static bool
-vcpu_leaf(const struct kvm_vcpu_ctx *c, uint32_t leaf, uint32_t r[4])
+/* The vCPU's CPUID table (KVM_GET_CPUID2), malloc'd; NULL if it cannot be read. */
+static struct kvm_cpuid2 *
+vcpu_cpuid(const struct kvm_vcpu_ctx *c)
 {
 	struct kvm_cpuid2 *t = NULL, *nt;
-	unsigned n = 128, i;
-	bool ok = false;
+	unsigned n = 128;
 
-	memset(r, 0, 4 * sizeof(r[0]));
 	for (;;) {
 		if ((nt = realloc(t, sizeof(*t) + n * sizeof(t->entries[0]))) == NULL)
 			break;
 		t = nt;
 		t->nent = n;
-		if (ioctl(c->fd, KVM_GET_CPUID2, t) == 0) {
-			for (i = 0; i < t->nent; i++)
-				if (t->entries[i].function == leaf && t->entries[i].index == 0)
-					entry_regs(&t->entries[i], r, false);
-			ok = true;
-			break;
-		}
+		if (ioctl(c->fd, KVM_GET_CPUID2, t) == 0)
+			return (t);
 		if (errno != E2BIG || n >= 4096)
 			break;
 		n *= 2;
 	}
 	free(t);
-	return (ok);
+	return (NULL);
 }
 
 /*
@@ -181,22 +178,29 @@ vcpu_leaf(const struct kvm_vcpu_ctx *c, uint32_t leaf, uint32_t r[4])
 int
 vpmu__kvm_first_entry(vpmu_kvm *k, unsigned cpu, struct kvm_vcpu_ctx *c)
 {
+	struct kvm_cpuid2 *t;
 	uint32_t want[4], have[4];
+	pid_t tid = (pid_t)syscall(SYS_gettid);	/* no system call under the lock */
+	unsigned e;
 	size_t i;
+	int error = 0;
 
 	vpmu__vm_lock(k->vm);
 	if (k->vm->vcpu[cpu].tid == 0)
-		k->vm->vcpu[cpu].tid = (pid_t)syscall(SYS_gettid);
+		k->vm->vcpu[cpu].tid = tid;
 	vpmu__vm_unlock(k->vm);
-	for (i = 0; i < VPMU_ARRAY_SIZE(owned_leaves); i++) {
-		if (k->mode == VPMU_PMU_MODE_KVM)
-			memcpy(want, owned_leaves[i] == 0xA ? k->leaf_0a : k->leaf_80000022,
-			    sizeof(want));
-		else
-			(void)vpmu_cpuid_leaf(k->vm, owned_leaves[i], 0, want);
-		if (vcpu_leaf(c, owned_leaves[i], have) && memcmp(want, have, sizeof(want)) != 0)
-			return (EPROTO);
+	/* A table that cannot be read holds nothing against the vCPU. */
+	t = vcpu_cpuid(c);
+	for (i = 0; t != NULL && i < VPMU_ARRAY_SIZE(owned_leaves) && error == 0; i++) {
+		owned_leaf(k, owned_leaves[i], want);
+		memset(have, 0, sizeof(have));	/* a leaf missing reads as zeros */
+		if ((e = cpuid_find(t, owned_leaves[i])) < t->nent)
+			entry_regs(&t->entries[e], have, false);
+		if (memcmp(want, have, sizeof(want)) != 0)
+			error = EPROTO;
 	}
-	c->started = true;
-	return (0);
+	free(t);
+	if (error == 0)
+		c->started = true;
+	return (error);
 }

@@ -284,12 +284,37 @@ literal(struct json *j, const char *word, struct buf *out)
 	return (true);
 }
 
+/*
+ * A member's name and its ':' into name, refused if the object had it
+ * already: seen holds the names so far, each NUL-ended.
+ */
+static void
+member_name(struct json *j, struct buf *seen, struct buf *name)
+{
+	const char *k;
+
+	ws(j);
+	name->n = 0;
+	put(name, '\0');
+	name->n = 0;
+	string(j, name);
+	for (k = seen->p; seen->n != 0 && k < seen->p + seen->n; k += strlen(k) + 1)
+		if (strcmp(k, name->p) == 0)
+			die(j->s, j->p, "a member name given twice");
+	puts_buf(seen, name->p);
+	put(seen, '\0');
+	ws(j);
+	if (*j->p != ':')
+		die(j->s, j->p, "':' wanted");
+	j->p++;
+	ws(j);
+}
+
 /* An object's members; top: printed as KEY=VALUE pairs into out. */
 static void
 object(struct json *j, struct buf *out, int depth, bool top)
 {
 	struct buf key = { 0 }, val = { 0 }, seen = { 0 };
-	char *k;
 	bool first = true;
 
 	j->p++;			/* { */
@@ -299,22 +324,7 @@ object(struct json *j, struct buf *out, int depth, bool top)
 		return;
 	}
 	for (;;) {
-		ws(j);
-		key.n = 0;
-		put(&key, '\0');
-		key.n = 0;
-		string(j, &key);
-		/* No name twice in one object: the names so far, each NUL-ended. */
-		for (k = seen.p; seen.n != 0 && k < seen.p + seen.n; k += strlen(k) + 1)
-			if (strcmp(k, key.p) == 0)
-				die(j->s, j->p, "a member name given twice");
-		puts_buf(&seen, key.p);
-		put(&seen, '\0');
-		ws(j);
-		if (*j->p != ':')
-			die(j->s, j->p, "':' wanted");
-		j->p++;
-		ws(j);
+		member_name(j, &seen, &key);
 		val.n = 0;
 		put(&val, '\0');
 		val.n = 0;
@@ -429,7 +439,7 @@ flat(struct json *j, struct buf *path, int depth)
 {
 	struct buf v = { 0 }, seen = { 0 };
 	size_t n = path->n, i = 0;
-	char num[32], *k;
+	char num[32];
 	const char *q;
 	bool obj;
 
@@ -469,20 +479,7 @@ flat(struct json *j, struct buf *path, int depth)
 		}
 	} else {
 		for (;;) {
-			ws(j);
-			v.n = 0;
-			v.p[0] = '\0';
-			string(j, &v);
-			for (k = seen.p; seen.n != 0 && k < seen.p + seen.n; k += strlen(k) + 1)
-				if (strcmp(k, v.p) == 0)
-					die(j->s, j->p, "a member name given twice");
-			puts_buf(&seen, v.p);
-			put(&seen, '\0');
-			ws(j);
-			if (*j->p != ':')
-				die(j->s, j->p, "':' wanted");
-			j->p++;
-			ws(j);
+			member_name(j, &seen, &v);
 			path->n = n;
 			path->p[n] = '\0';
 			if (n > 0)
