@@ -396,7 +396,7 @@ static const struct pv_personality pv_channel = {
 	.nops = VPMU_ARRAY_SIZE(null_ops),
 };
 
-/* The channel as a layer of the VM (libvpmu/layer.c lists it). */
+/* The channel as a layer of the VM (vm_create.c lists it). */
 const struct vpmu__layer vpmu__pv_layer = {
 	.name = "pv",
 	.create = pv_create,

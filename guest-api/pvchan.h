@@ -124,12 +124,13 @@ struct pv_fd *vpmu__pv_fd_of_pid(const struct pv_fdtab *t, int32_t pid);
 void	vpmu__pv_fd_free(struct pv_fdtab *t, struct pv_fd *f);
 
 /*
- * The channel is a layer of the VM (vpmu__pv_layer, libvpmu/internal.h):
- * created and destroyed with it, its ports and its exit hook served
- * through that descriptor.  Work for the exit hook (the fast pages: pages
- * registered) is counted in vm->exit_work, changed under pv->lock, read
- * without it at every exit.
+ * The channel is a layer of the VM (struct vpmu__layer, libvpmu/internal.h),
+ * listed by vpmu_vm_create() (vm_create.c): created and destroyed with it,
+ * its ports and its exit hook served through this descriptor.  Work for
+ * the exit hook (the fast pages: pages registered) is counted in
+ * vm->exit_work, changed under pv->lock, read without it at every exit.
  */
+extern const struct vpmu__layer vpmu__pv_layer;
 void	vpmu__pv_destroy(struct vpmu_vm *vm);
 
 /* For the personalities. */

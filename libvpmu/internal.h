@@ -317,6 +317,8 @@ struct vpmu_vcpu {
 	struct vpmu_vcpu_stats xst;
 };
 
+#define VPMU__LAYERS_MAX	4	/* layers of a VM, its own included (layer.c) */
+
 struct vpmu_vm {
 	int lock;			/* vpmu__vm_lock(): 0 free, 1 held */
 	struct vpmu_tunables tun;
@@ -350,7 +352,8 @@ struct vpmu_vm {
 	struct gpmu *gpmu;		/* the guest-visible PMU (gpmu.c) */
 	struct vpmu_pv *pv;		/* the paravirtual channel (guest-api/pvchan.h) */
 	const struct vpmu__snap_section *snap;	/* a layer's part in snapshots, or NULL */
-	unsigned nlayers;		/* vpmu__layers[] created, in order (layer.c) */
+	const struct vpmu__layer *layers[VPMU__LAYERS_MAX];	/* created, in order (layer.c) */
+	unsigned nlayers;
 	uint16_t pv_port;		/* its first port (fixed at creation); 0: off */
 	int pmu_mode;			/* VPMU_PMU_MODE_* asked for (the KVM glue decides) */
 	unsigned exit_work;		/* the layers' vcpu_exit work (atomic): the
@@ -455,14 +458,19 @@ struct vpmu__layer {
 	void	(*vcpu_exit)(struct vpmu_vm *vm, unsigned cpu);
 };
 /*
- * The layers besides the PMCs, in creation order (layer.c): the core's
- * guest-visible PMU, then the paravirtual channel's, which guest-api/
- * defines (vpmu__pv_layer) -- the one name of guest-api/ in the core, the
- * layer list (test/core_names.sh holds it to that).
+ * A VM's layers, in creation order: the core's own, the guest-visible PMU
+ * (layer.c), then the layers above the core that the caller of
+ * vpmu__vm_create() lists, VPMU__LAYERS_MAX in all.  The core names none
+ * of those: the public vpmu_vm_create() (guest-api/vm_create.c) lists
+ * them, and test/core_names.sh holds libvpmu/ to naming nothing of
+ * guest-api/.
  */
-extern const struct vpmu__layer *const vpmu__layers[];
-extern const unsigned vpmu__nlayers;
-extern const struct vpmu__layer vpmu__pv_layer;
+int	vpmu__vm_create(const struct vpmu_config *cfg,
+	    const struct vpmu__layer *const *above, unsigned nabove, struct vpmu_vm **vmp);
+/* layer.c: create them in order (vm->layers), or destroy them in reverse. */
+int	vpmu__layers_create(struct vpmu_vm *vm, const struct vpmu_config *cfg,
+	    const struct vpmu__layer *const *above, unsigned nabove);
+void	vpmu__layers_destroy(struct vpmu_vm *vm);
 
 /* vcpu.c: the exit contract for the KVM glue, arguments already checked. */
 void	vpmu__vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e);

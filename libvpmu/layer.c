@@ -1,14 +1,17 @@
 /*
  * layer.c -- the layers a VM is built of besides its PMCs, in creation
- * order: the guest-visible PMU (gpmu.c), then the paravirtual channel
- * (guest-api/pv.c, vpmu__pv_layer), whose pctr personality reads the
- * guest PMU.  A layer serves its I/O ports and its exit hook through its
- * descriptor (struct vpmu__layer): vcpu.c names no layer either.
+ * order: the core's own, the guest-visible PMU (gpmu.c), then those above
+ * the core that vpmu__vm_create() is handed -- the paravirtual channel,
+ * whose pctr personality reads the guest PMU, as guest-api/vm_create.c
+ * lists it.  The core names no layer above it: a layer serves its I/O
+ * ports and its exit hook through its descriptor (struct vpmu__layer),
+ * which vcpu.c calls from vm->layers.
  *
- * vm.c creates them in this order and destroys them in the reverse one;
- * it names no layer.  A create() that fails leaves nothing of its own
- * behind; vm.c then destroys the layers created before it.
+ * A create() that fails leaves nothing of its own behind; vm.c then
+ * destroys the layers created before it, in the reverse order.
  */
+#include <errno.h>
+
 #include "internal.h"
 
 static int
@@ -28,8 +31,28 @@ static const struct vpmu__layer gpmu_layer = {
 	.name = "gpmu", .create = gpmu_create, .destroy = vpmu__gpmu_fini,
 };
 
-const struct vpmu__layer *const vpmu__layers[] = {
-	&gpmu_layer,
-	&vpmu__pv_layer,
-};
-const unsigned vpmu__nlayers = VPMU_ARRAY_SIZE(vpmu__layers);
+int
+vpmu__layers_create(struct vpmu_vm *vm, const struct vpmu_config *cfg,
+    const struct vpmu__layer *const *above, unsigned nabove)
+{
+	const struct vpmu__layer *l;
+	unsigned i;
+	int error;
+
+	if (nabove >= VPMU__LAYERS_MAX)
+		return (EINVAL);
+	for (i = 0; i <= nabove; i++) {
+		l = i == 0 ? &gpmu_layer : above[i - 1];
+		if ((error = l->create(vm, cfg)) != 0)
+			return (error);
+		vm->layers[vm->nlayers++] = l;
+	}
+	return (0);
+}
+
+void
+vpmu__layers_destroy(struct vpmu_vm *vm)
+{
+	while (vm->nlayers > 0)
+		vm->layers[--vm->nlayers]->destroy(vm);
+}

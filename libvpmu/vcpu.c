@@ -381,8 +381,8 @@ io_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 	if (x->size > sizeof(d))
 		return (0);
 	for (i = 0; i < vm->nlayers && !handled && error == 0; i++)
-		if (vpmu__layers[i]->port_io != NULL)
-			error = vpmu__layers[i]->port_io(vm, cpu, (uint16_t)x->index, out,
+		if (vm->layers[i]->port_io != NULL)
+			error = vm->layers[i]->port_io(vm, cpu, (uint16_t)x->index, out,
 			    size, &d, &handled);
 	if (error != 0 || !handled)
 		return (error);
@@ -610,8 +610,8 @@ vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 	/* The layers' exit hooks (the fast-read page of who runs here). */
 	if (__atomic_load_n(&vm->exit_work, __ATOMIC_RELAXED) != 0)
 		for (unsigned i = 0; i < vm->nlayers; i++)
-			if (vpmu__layers[i]->vcpu_exit != NULL)
-				vpmu__layers[i]->vcpu_exit(vm, cpu);
+			if (vm->layers[i]->vcpu_exit != NULL)
+				vm->layers[i]->vcpu_exit(vm, cpu);
 	if (x->regs != NULL)
 		vpmu__rdpmc_refresh(vm, cpu, x->regs);
 	/*

@@ -51,7 +51,8 @@ class_setup(struct vpmu_vm *vm, const struct vpmu_class_cfg *cc)
 }
 
 int
-vpmu_vm_create(const vpmu_config *cfg, vpmu_vm **vmp)
+vpmu__vm_create(const vpmu_config *cfg, const struct vpmu__layer *const *above,
+    unsigned nabove, vpmu_vm **vmp)
 {
 	struct vpmu_vm *vm;
 	unsigned i, rows = 0;
@@ -131,11 +132,8 @@ vpmu_vm_create(const vpmu_config *cfg, vpmu_vm **vmp)
 		vm->src->exec_memory(vm->src_state, &vm->mem);
 	if (vm->src->model != NULL)
 		vm->src->model(vm->src_state, &cfg->model);
-	for (i = 0; i < vpmu__nlayers; i++) {
-		if ((error = vpmu__layers[i]->create(vm, cfg)) != 0)
-			goto err;
-		vm->nlayers = i + 1;
-	}
+	if ((error = vpmu__layers_create(vm, cfg, above, nabove)) != 0)
+		goto err;
 	*vmp = vm;
 	return (0);
 err:
@@ -157,8 +155,7 @@ vpmu_vm_destroy(vpmu_vm *vm)
 	if (vm == NULL)
 		return;
 	vpmu__sweeper_stop(vm);			/* the rings swept into the logs */
-	while (vm->nlayers > 0)			/* the guest's devices, pages, PMU */
-		vpmu__layers[--vm->nlayers]->destroy(vm);
+	vpmu__layers_destroy(vm);		/* the guest's devices, pages, PMU */
 	vpmu__vm_lock(vm);
 	for (o = vm->owners; o != NULL; o = o->next) {
 		if (o->pid != 0)		/* 0: the guest's own MSR counters */

@@ -41,8 +41,9 @@ vpmu_pv_call(uint32_t op, void *arg, uint32_t arglen, int64_t *retval)
 }
 #include "../../guest-api/guest/fastpage.c"
 
-/* The channel's exit hook, which the core calls after every exit (layer.c). */
+/* The channel's exit hook, which the core calls after every exit (vm->layers). */
 #include "internal.h"
+#include "pvchan.h"
 #define vpmu__pv_vcpu_exit(vm, cpu)	vpmu__pv_layer.vcpu_exit((vm), (cpu))
 
 #define RAM_SIZE	(1u << 20)
