@@ -53,14 +53,6 @@
 
 /* struct vpmu_exact_params is public: <vpmu/source.h>. */
 
-/*
- * Sync flags of the two events the KVM glue met before the contract
- * (<vpmu/vcpu.h>) generalised them: #GP(0) of the instruction at P, and
- * an NMI injected before the run.
- */
-#define VPMU_EXACT_FAULTED	(VPMU_SYNC_EVENT | VPMU_SYNC_FAULT | 13u << 8)
-#define VPMU_EXACT_NMI_INJECTED	(VPMU_SYNC_EVENT | 2u << 8)
-
 /* struct vpmu_exact_stats: exact_stats.h. */
 
 /* An enabled counter exists on cpu: follow it (step or block). */

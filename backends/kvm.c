@@ -77,10 +77,8 @@ vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp)
 		k->vcpu[r].vmm_injected = -1;
 	}
 	if ((error = vpmu_kvm_resolve_pmu_mode(vm, &k->mode, NULL, 0)) != 0 ||
-	    (k->mode == VPMU_PMU_MODE_KVM && (error = vpmu__kvm_vpmu_setup(k)) != 0)) {
-		vpmu_kvm_destroy(k);
-		return (error);
-	}
+	    (k->mode == VPMU_PMU_MODE_KVM && (error = vpmu__kvm_vpmu_setup(k)) != 0))
+		goto fail;
 
 	/* Trap mode: KVM's own vPMU off where the kernel lets us say so. */
 	r = k->mode == VPMU_PMU_MODE_TRAP ?
@@ -105,19 +103,14 @@ vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp)
 	cap.args[0] = KVM_MSR_EXIT_REASON_FILTER;
 	if (ioctl(vm_fd, KVM_ENABLE_CAP, &cap) < 0) {
 		error = errno;
-		vpmu_kvm_destroy(k);
-		return (error);
+		goto fail;
 	}
-	if ((error = vpmu_kvm_set_msr_filter(k, NULL)) != 0) {
-		vpmu_kvm_destroy(k);
-		return (error);
-	}
+	if ((error = vpmu_kvm_set_msr_filter(k, NULL)) != 0)
+		goto fail;
 	/* Kvm mode: the core hands over; the VM's event filter goes to KVM. */
 	if (k->mode == VPMU_PMU_MODE_KVM) {
-		if ((error = vpmu__gpmu_set_external(vm, &k->ext)) != 0) {
-			vpmu_kvm_destroy(k);
-			return (error);
-		}
+		if ((error = vpmu__gpmu_set_external(vm, &k->ext)) != 0)
+			goto fail;
 		k->ext_on = true;
 	}
 	r = ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SET_GUEST_DEBUG2);
@@ -127,6 +120,9 @@ vpmu_kvm_create(struct vpmu_vm *vm, int vm_fd, vpmu_kvm **kp)
 	    (KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS);
 	*kp = k;
 	return (0);
+fail:
+	vpmu_kvm_destroy(k);
+	return (error);
 }
 
 void
@@ -382,12 +378,6 @@ vpmu_kvm_set_kick_signal(vpmu_kvm *k, int signo)
 		return (error);
 	__atomic_store_n(&k->kick_signo, signo, __ATOMIC_RELAXED);
 	return (0);
-}
-
-int
-vpmu_kvm_post_run(vpmu_kvm *k, unsigned cpu)
-{
-	return (vpmu__kvm_ctx_of(k, cpu) == NULL ? EINVAL : 0);
 }
 
 /* An exit reported in full through struct vpmu_exit. */

@@ -59,7 +59,7 @@ struct pv_personality {
 	void (*fini)(struct vpmu_pv *pv);		/* optional: at VM destruction */
 	/* optional: guest process pid exited (PROC_EXIT), with pv->lock held */
 	void (*proc_exit)(struct vpmu_pv *pv, int32_t pid);
-	/* optional: after every exit of vCPU cpu (vpmu_kvm_post_run), no lock held */
+	/* optional: after every exit of vCPU cpu (the layer's exit hook), no lock held */
 	void (*vcpu_exit)(struct vpmu_pv *pv, unsigned cpu);
 };
 

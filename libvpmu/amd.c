@@ -78,7 +78,7 @@ ctr_access(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned ctr, uint64_t *rd, 
 	if (rd != NULL)
 		*rd = gpmu_ctr_read(vm, &v->gp[ctr]);
 	else
-		(void)gpmu_ctr_write(vm, &v->gp[ctr], wr);	/* masked to 48 bits */
+		gpmu_ctr_write(vm, &v->gp[ctr], wr);	/* masked to 48 bits */
 	return (VPMU_MSR_OK);
 }
 

@@ -209,24 +209,21 @@ ctr_of(struct gpmu_vcpu *v, unsigned gbit)
 }
 
 /* VM lock held. */
-static int
+static void
 ctr_set(struct vpmu_vm *vm, struct gpmu_ctr *c, uint64_t value)
 {
 	c->last = value & c->mask;
-	return (vpmu__model_pmc_set(vm, c->pm, value & c->mask));
+	vpmu__model_pmc_set(vm, c->pm, value & c->mask);
 }
 
 /* A write to a counter: the core PMC, under the VM lock. */
-int
+void
 gpmu_ctr_write(struct vpmu_vm *vm, struct gpmu_ctr *c, uint64_t value)
 {
-	int error;
-
 	GPMU_STORE(c->used, true);
 	vpmu__vm_lock(vm);
-	error = ctr_set(vm, c, value);
+	ctr_set(vm, c, value);
 	vpmu__vm_unlock(vm);
-	return (error);
 }
 
 int
@@ -402,7 +399,7 @@ gpmu_reset_vcpu(struct vpmu_vm *vm, struct gpmu_vcpu *v)
 	for (i = 0; i < g->model.gp; i++) {
 		GPMU_STORE(v->gp[i].ctl, 0);
 		(void)gpmu_ctr_update(vm, v, &v->gp[i], &none, false);
-		(void)ctr_set(vm, &v->gp[i], 0);
+		ctr_set(vm, &v->gp[i], 0);
 		GPMU_STORE(v->gp[i].used, false);
 		v->gp[i].intr = false;
 		v->gp[i].filtered = false;
@@ -410,7 +407,7 @@ gpmu_reset_vcpu(struct vpmu_vm *vm, struct gpmu_vcpu *v)
 	for (i = 0; i < g->model.fixed; i++) {
 		GPMU_STORE(v->fx[i].ctl, 0);
 		(void)gpmu_ctr_update(vm, v, &v->fx[i], &none, false);
-		(void)ctr_set(vm, &v->fx[i], 0);
+		ctr_set(vm, &v->fx[i], 0);
 		GPMU_STORE(v->fx[i].used, false);
 		v->fx[i].intr = false;
 		v->fx[i].filtered = false;

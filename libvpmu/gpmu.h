@@ -170,7 +170,7 @@ gpmu_ctr_read(struct vpmu_vm *vm, struct gpmu_ctr *c)
 	vpmu__vm_unlock(vm);
 	return (val);
 }
-int	gpmu_ctr_write(struct vpmu_vm *vm, struct gpmu_ctr *c, uint64_t value);
+void	gpmu_ctr_write(struct vpmu_vm *vm, struct gpmu_ctr *c, uint64_t value);
 /* A GLOBAL_CTRL write: recorded, the changed counters marked. */
 void	gpmu_set_global_ctrl(struct gpmu_vcpu *v, uint64_t val);
 

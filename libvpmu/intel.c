@@ -75,7 +75,7 @@ pmc_wr(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t val)
 {
 	if (idx >= MODEL(vm)->gp)
 		return (VPMU_MSR_GP);
-	(void)gpmu_ctr_write(vm, &v->gp[idx], (uint64_t)(int64_t)(int32_t)val);
+	gpmu_ctr_write(vm, &v->gp[idx], (uint64_t)(int64_t)(int32_t)val);
 	return (VPMU_MSR_OK);
 }
 
@@ -93,7 +93,7 @@ apmc_wr(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t val)
 	if (!MODEL(vm)->fw_writes || idx >= MODEL(vm)->gp ||
 	    (val & ~v->gp[idx].mask) != 0)
 		return (VPMU_MSR_GP);
-	(void)gpmu_ctr_write(vm, &v->gp[idx], val);
+	gpmu_ctr_write(vm, &v->gp[idx], val);
 	return (VPMU_MSR_OK);
 }
 
@@ -143,7 +143,7 @@ fixed_wr(struct vpmu_vm *vm, struct gpmu_vcpu *v, unsigned idx, uint64_t val)
 {
 	if (!has_fixed(vm, idx))
 		return (VPMU_MSR_GP);
-	(void)gpmu_ctr_write(vm, &v->fx[idx], val);	/* masked to width, as KVM */
+	gpmu_ctr_write(vm, &v->fx[idx], val);	/* masked to width, as KVM */
 	return (VPMU_MSR_OK);
 }
 

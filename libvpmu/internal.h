@@ -554,7 +554,7 @@ int	vpmu__model_pmc_program(struct vpmu_vm *vm, struct vpmu_pmc *pm,
 	    const struct vpmu_event_spec *spec, bool run);
 uint64_t vpmu__model_pmc_value(struct vpmu_vm *vm, struct vpmu_pmc *pm,
 	    struct vpmu_count *times);
-int	vpmu__model_pmc_set(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint64_t value);
+void	vpmu__model_pmc_set(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint64_t value);
 
 /*
  * count.c: the host slots behind PMCs and the per-vCPU multiplexing

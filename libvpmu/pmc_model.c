@@ -112,9 +112,8 @@ vpmu__model_pmc_value(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_count
 }
 
 /* A guest's write to a counter, running or not, takes effect at once. */
-int
+void
 vpmu__model_pmc_set(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint64_t value)
 {
 	vpmu__pmc_set_base(vm, pm, value);	/* re-arms a counting PMC's period */
-	return (0);
 }

@@ -11,9 +11,9 @@
  * synthetic source, vpmu_kvm_create on a real KVM VM fd (the MSR filter
  * ioctls included), a real vCPU fd, and a struct kvm_run of our own that
  * each iteration fills as KVM would for KVM_EXIT_X86_RDMSR/WRMSR before
- * calling vpmu_kvm_handle_exit, then vpmu_kvm_pre_run and vpmu_kvm_post_run
- * as for the next entry (which programs what a control write left pending:
- * run.sh measures that deferred work apart).
+ * calling vpmu_kvm_handle_exit, then vpmu_kvm_pre_run as for the next
+ * entry (which programs what a control write left pending: run.sh
+ * measures that deferred work apart).
  * If KVM is unusable (no /dev/kvm, or valgrind refuses an ioctl), or with
  * -d, the direct path calls what handle_exit calls for an MSR exit:
  * vpmu_vcpu_take_pmi (pre_run's part), vpmu_vcpu_check_overflow, then
@@ -136,8 +136,7 @@ access_once(struct ctx *x, const struct bcase *c)
 		run->msr.data = c->data;
 		run->msr.error = 0;
 		if ((e = vpmu_kvm_handle_exit(x->k, 0, &handled)) != 0 ||
-		    (e = vpmu_kvm_pre_run(x->k, 0)) != 0 ||
-		    (e = vpmu_kvm_post_run(x->k, 0)) != 0) {
+		    (e = vpmu_kvm_pre_run(x->k, 0)) != 0) {
 			fprintf(stderr, PROG ": the glue: %s\n", vpmu_strerror(e));
 			return (-1);
 		}

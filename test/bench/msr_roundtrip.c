@@ -8,8 +8,8 @@
  * one vCPU, model intel-v2, the synthetic source; vpmu_kvm_create installs
  * the MSR filter, so every round sees the same exits.  Round by round the
  * run loop alternates between
- *   libvpmu  vpmu_kvm_pre_run, KVM_RUN, vpmu_kvm_post_run,
- *            vpmu_kvm_handle_exit (vpmu-run's loop), and
+ *   libvpmu  vpmu_kvm_pre_run, KVM_RUN, vpmu_kvm_handle_exit
+ *            (vpmu-run's loop), and
  *   null     KVM_RUN alone; RDMSR answers 0, WRMSR is dropped.
  * A warm-up pair of rounds comes first and is not counted, then ROUNDS
  * (default 11) rounds per handler.  Each batch of BATCH (default 2000)
@@ -218,9 +218,8 @@ run(struct bench *b)
 			return (VR_EXIT_HOST);
 		}
 		if (b->h == H_LIB) {
-			if ((err = vpmu_kvm_post_run(vm->k, 0)) != 0 ||
-			    (err = vpmu_kvm_handle_exit(vm->k, 0, &handled)) != 0) {
-				fprintf(stderr, PROG ": vpmu_kvm_post_run/handle_exit: %s\n",
+			if ((err = vpmu_kvm_handle_exit(vm->k, 0, &handled)) != 0) {
+				fprintf(stderr, PROG ": vpmu_kvm_handle_exit: %s\n",
 				    vpmu_strerror(err));
 				return (VR_EXIT_HOST);
 			}

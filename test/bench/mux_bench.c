@@ -39,7 +39,7 @@
  * about INSNS2, default 50000, instructions): capacity 0 (no
  * multiplexing), capacity 4 at the accuracy interval, capacity 4 at 50 us.
  * Every vCPU exit is timed with CLOCK_MONOTONIC around vpmu_kvm_pre_run,
- * KVM_RUN, vpmu_kvm_post_run and vpmu_kvm_handle_exit.  A rotation happens
+ * KVM_RUN and vpmu_kvm_handle_exit.  A rotation happens
  * only inside vpmu_kvm_handle_exit (the run-time clock advances there); the
  * harness sees it as a change of which PMCs wait (vpmu_pmc_get_unsupported
  * says EBUSY), asked of all 16 after each exit, outside the timed calls.
@@ -209,7 +209,7 @@ struct cres {
 
 /* One timed exit, ns. */
 struct sample {
-	uint32_t pre, kvm, post, handle;
+	uint32_t pre, kvm, handle;
 	uint8_t rotated;
 };
 
@@ -436,7 +436,7 @@ guest_fail(struct mvm *m, const char *what)
 }
 
 static int
-record(struct mvm *m, const uint64_t t[5], bool rotated)
+record(struct mvm *m, const uint64_t t[4], bool rotated)
 {
 	struct sample *grown;
 
@@ -447,7 +447,7 @@ record(struct mvm *m, const uint64_t t[5], bool rotated)
 		m->s = grown;
 	}
 	m->s[m->ns++] = (struct sample){ (uint32_t)(t[1] - t[0]), (uint32_t)(t[2] - t[1]),
-	    (uint32_t)(t[3] - t[2]), (uint32_t)(t[4] - t[3]), rotated };
+	    (uint32_t)(t[3] - t[2]), rotated };
 	return (0);
 }
 
@@ -459,7 +459,7 @@ static int
 run(struct mvm *m, bool until)
 {
 	struct kvm_run *r = m->c->run;
-	uint64_t t[5];
+	uint64_t t[4];
 	unsigned mask;
 	bool handled, in_round, rotated;
 	int err;
@@ -480,16 +480,11 @@ run(struct mvm *m, bool until)
 			return (VR_EXIT_HOST);
 		}
 		t[2] = now_ns();
-		if ((err = vpmu_kvm_post_run(m->vm->k, 0)) != 0) {
-			fprintf(stderr, PROG ": vpmu_kvm_post_run: %s\n", vpmu_strerror(err));
-			return (VR_EXIT_HOST);
-		}
-		t[3] = now_ns();
 		if ((err = vpmu_kvm_handle_exit(m->vm->k, 0, &handled)) != 0) {
 			fprintf(stderr, PROG ": vpmu_kvm_handle_exit: %s\n", vpmu_strerror(err));
 			return (VR_EXIT_HOST);
 		}
-		t[4] = now_ns();
+		t[3] = now_ns();
 		rotated = false;
 		if (in_round && m->nsc > CAPACITY) {
 			mask = waitmask(m);
@@ -1024,9 +1019,9 @@ field(const struct mvm *m, size_t off, int rot)
 		if (rot >= 0 && s->rotated != rot)
 			continue;
 		if (off == (size_t)-1)		/* the whole exit */
-			x = s->pre + s->kvm + s->post + s->handle;
+			x = s->pre + s->kvm + s->handle;
 		else if (off == (size_t)-2)	/* libvpmu's share */
-			x = s->pre + s->post + s->handle;
+			x = s->pre + s->handle;
 		else
 			memcpy(&x, (const char *)s + off, sizeof(x));
 		v[n++] = x;
@@ -1050,7 +1045,6 @@ cost(const struct opts *o)
 	static const struct { size_t off; const char *name; } cols[] = {
 		{ (size_t)-1, "exit" }, { offsetof(struct sample, kvm), "KVM_RUN" },
 		{ offsetof(struct sample, pre), "pre_run" },
-		{ offsetof(struct sample, post), "post_run" },
 		{ offsetof(struct sample, handle), "handle" },
 		{ (size_t)-2, "library" },
 	};
@@ -1111,8 +1105,8 @@ cost(const struct opts *o)
 		printf("\n");
 		printf("RESULT cost_ratio %" PRIu64 " %.4f %.4f %.4f %.4f load=%u\n",
 		    m[i].mux_ns / 1000, st[i][0].mean / st[0][0].mean,
-		    st[i][0].med / st[0][0].med, st[i][5].mean / st[0][5].mean,
-		    st[i][5].med / st[0][5].med, o->load);
+		    st[i][0].med / st[0][0].med, st[i][4].mean / st[0][4].mean,
+		    st[i][4].med / st[0][4].med, o->load);
 	}
 	printf("per rotation (inside vpmu_kvm_handle_exit): handle_exit of the exits that "
 	    "rotated minus the others'\n");
@@ -1125,7 +1119,7 @@ cost(const struct opts *o)
 		printf("RESULT rotation %" PRIu64 " %zu %.1f %.1f load=%u\n", m[i].mux_ns / 1000,
 		    yes.n, yes.mean - base.mean, yes.med - base.med, o->load);
 	}
-	printf("  exit = pre_run + KVM_RUN + post_run + handle_exit; library = the three "
+	printf("  exit = pre_run + KVM_RUN + handle_exit; library = the two "
 	    "libvpmu calls;\n  each timed with CLOCK_MONOTONIC (about 30 ns a reading "
 	    "here, in every column alike).\n");
 out:

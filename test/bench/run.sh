@@ -9,8 +9,8 @@
 #    kind: library instructions per access = (Ir(2K) - Ir(K)) / K from the
 #    "summary:" line, so start-up cancels.  Only the library's entry points
 #    are collected (--collect-atstart=no --toggle-collect=FN): the handling
-#    (vpmu_kvm_handle_exit) and, measured apart, the per-exit pre/post calls
-#    (vpmu_kvm_pre_run, vpmu_kvm_post_run), once on idle reads and once on
+#    (vpmu_kvm_handle_exit) and, measured apart, the per-exit pre-run call
+#    (vpmu_kvm_pre_run), once on idle reads and once on
 #    enabling writes, whose difference is the deferred reprogramming done
 #    at the entry after such a write.  Counts include what libvpmu
 #    calls in libc (pthread_mutex_lock/unlock).  Each figure is set against
@@ -78,7 +78,7 @@ else
 		want="path: kvm"
 		dflag=
 		handle="--toggle-collect=vpmu_kvm_handle_exit"
-		prepost="--toggle-collect=vpmu_kvm_pre_run --toggle-collect=vpmu_kvm_post_run" ;;
+		prepost="--toggle-collect=vpmu_kvm_pre_run" ;;
 	"path: direct"*)
 		want="path: direct"
 		dflag=-d
@@ -188,7 +188,7 @@ if [ -n "$path" ]; then
 	if [ "$path" = "path: kvm" ]; then
 		echo "  handle_exit Ir: vpmu_kvm_handle_exit on a kvm_run filled as KVM_RUN would, after"
 		echo "  vpmu_kvm_create on a real KVM VM fd (valgrind passed the KVM ioctls through)."
-		echo "  +pre/post Ir: vpmu_kvm_pre_run + vpmu_kvm_post_run, once per exit."
+		echo "  +pre/post Ir: vpmu_kvm_pre_run, once per exit."
 	else
 		echo "  The KVM path is unusable under valgrind here: direct calls instead"
 		echo "  (${path#path: direct }); handle_exit Ir = vpmu_vcpu_check_overflow +"

@@ -55,6 +55,9 @@
 
 #define STEP		VPMU_SYNC_STEP
 #define RESYNC		VPMU_SYNC_RESYNC
+/* The sync flags of a #GP(0) of the instruction at P, and of an NMI injected first. */
+#define GP_FAULT	(VPMU_SYNC_EVENT | VPMU_SYNC_FAULT | 13u << 8)
+#define NMI_INJECTED	(VPMU_SYNC_EVENT | 2u << 8)
 
 struct tx {
 	uint8_t *ram;
@@ -724,7 +727,7 @@ faulted_wrmsr_counts_the_handler(void **state)
 	at(t, CODE, RESYNC);
 	at(t, CODE + 1, STEP);			/* nop */
 	at(t, CODE + 1, 0);			/* KVM_EXIT_X86_WRMSR */
-	at(t, CODE + 0x204, VPMU_EXACT_FAULTED);	/* add rsp, 8 */
+	at(t, CODE + 0x204, GP_FAULT);	/* add rsp, 8 */
 	assert_int_equal(val(t, ins), 2);
 	at(t, CODE + 0x209, STEP);		/* addq [rsp], 2 */
 	assert_int_equal(val(t, ins), 3);
@@ -732,13 +735,13 @@ faulted_wrmsr_counts_the_handler(void **state)
 	PUT(t, CODE + 0x300, 0xeb, 0x0e);
 	gate(t, 13, CODE + 0x300);
 	at(t, CODE + 1, RESYNC);
-	at(t, CODE + 0x310, VPMU_EXACT_FAULTED);
+	at(t, CODE + 0x310, GP_FAULT);
 	assert_int_equal(val(t, ins), 4);
 	assert_int_equal(val(t, br), 1);
 	/* no IDT to read: one non-branch */
 	t->r.idt_limit = 0;
 	at(t, CODE + 1, RESYNC);
-	at(t, CODE + 0x310, VPMU_EXACT_FAULTED);
+	at(t, CODE + 0x310, GP_FAULT);
 	assert_int_equal(val(t, ins), 5);
 	assert_int_equal(val(t, br), 1);
 	s = stats(t);
@@ -761,14 +764,14 @@ nmi_injection_counts_the_handler(void **state)
 	at(t, CODE, RESYNC);
 	at(t, CODE + 2, STEP);			/* inc */
 	t->r.rsp = STACK - 40;
-	at(t, CODE + 0x404, VPMU_EXACT_NMI_INJECTED);	/* mov r10, [rsp] */
+	at(t, CODE + 0x404, NMI_INJECTED);	/* mov r10, [rsp] */
 	assert_int_equal(val(t, ins), 2);
 	at(t, CODE + 0x405, STEP);		/* nop */
 	t->r.rsp = STACK;
 	at(t, CODE + 4, STEP);			/* iretq + inc at CODE + 2 */
 	assert_int_equal(val(t, ins), 5);
 	/* NMIs blocked: the injected NMI waits, the inc retires as usual */
-	at(t, CODE + 6, VPMU_EXACT_NMI_INJECTED);
+	at(t, CODE + 6, NMI_INJECTED);
 	assert_int_equal(val(t, ins), 6);
 	assert_int_equal(stats(t).unresolved, 0);
 }
@@ -796,7 +799,7 @@ nmi_before_iretq_follows_both_frames(void **state)
 	t->r.rsp = STACK - 40;
 	at(t, CODE + 0x500, RESYNC);
 	t->r.rsp = STACK - 88;
-	at(t, CODE + 0x404, VPMU_EXACT_NMI_INJECTED);	/* mov r10, [rsp] */
+	at(t, CODE + 0x404, NMI_INJECTED);	/* mov r10, [rsp] */
 	at(t, CODE + 0x405, STEP);			/* nop */
 	t->r.rsp = STACK;
 	at(t, CODE + 4, STEP);				/* iretq, iretq, inc */

@@ -158,8 +158,6 @@ VPMU_EXTERN int  vpmu_kvm_note_injected(vpmu_kvm *k, unsigned cpu, unsigned vect
  * passes it here.
  */
 VPMU_EXTERN int  vpmu_kvm_set_kick_signal(vpmu_kvm *k, int signo);
-/* Kept for VMMs written for 0.1: does nothing (handle_exit does it all). */
-VPMU_EXTERN int  vpmu_kvm_post_run(vpmu_kvm *k, unsigned cpu);
 /*
  * Handle run->exit_reason if it is libvpmu's (an MSR exit for the model, a
  * debug exit of the exact source, a port exit of the paravirtual channel,
