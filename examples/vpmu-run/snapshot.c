@@ -1,7 +1,7 @@
 /*
  * snapshot.c -- vpmu-run's --snapshot and --resume (vpmu-run(1), SNAPSHOTS).
  *
- * The guest asks with a 32-bit OUT to port 0xf5 (run.c's port table stops
+ * The guest asks with a 32-bit OUT to port 0xf5 (ports.c's port table stops
  * the run and notes it); once every vCPU thread has returned, main.c calls
  * vr_snapshot_save() from its own thread:
  *   1. each vCPU enters KVM_RUN once with immediate_exit set, which finishes
