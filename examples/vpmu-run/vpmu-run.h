@@ -363,6 +363,11 @@ enum vr_opt_id {
 	VR_O_NOPTS
 };
 
+struct vr_opt;
+struct vr_runopts;
+/* An option's argument into o: 0, or -1 after a message prefixed vr_progname. */
+typedef int vr_opt_fn(const struct vr_opt *opt, const char *arg, struct vr_runopts *o);
+
 struct vr_opt {
 	const char *name;
 	int	    has_arg;		/* getopt_long's */
@@ -370,6 +375,8 @@ struct vr_opt {
 	const char *arg;		/* the argument's name in the usage, or NULL */
 	const char *help;		/* lines joined by \n */
 	bool	    own;		/* vpmu-run's alone: not vpmustat's */
+	vr_opt_fn  *set;		/* NULL: the caller's (--help, --version) */
+	size_t	    field;		/* where a plain handler stores, in vr_runopts */
 };
 extern const struct vr_opt vr_opts[VR_O_NOPTS];
 
