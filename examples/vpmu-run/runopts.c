@@ -3,11 +3,11 @@
  * each option's name, argument, help text, handler and the field it sets
  * (vr_opts[]), getopt_long's table made from it, the handlers that parse
  * each option's argument into a struct vr_runopts, and the lines of the
- * usage message.  An option
- * marked own is vpmu-run's alone (--report, -j, -x, --snapshot, --resume,
- * --quiet, --help, --version); vpmustat takes the others.  Messages are
- * prefixed with vr_progname; a usage error's is followed by vr_usage_try()'s
- * line.  No KVM: the set-up the options ask for is setup.c's.
+ * usage message.  An option marked own is vpmu-run's alone (--report, -j,
+ * -x, --snapshot, --resume, --quiet, --help, --version); vpmustat takes
+ * the others.  Messages are prefixed with vr_progname; a usage error's is
+ * followed by vr_usage_try()'s line.  No KVM: the set-up the options ask
+ * for is setup.c's.
  */
 #include <ctype.h>
 #include <errno.h>

@@ -92,16 +92,19 @@ put(struct out *o, const void *p, size_t n)
 static void
 put32(struct out *o, uint32_t v)
 {
-	uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
+	uint8_t b[4];
 
-	put(o, b, 4);
+	vr_put32(b, v);
+	put(o, b, sizeof(b));
 }
 
 static void
 put64(struct out *o, uint64_t v)
 {
-	put32(o, (uint32_t)v);
-	put32(o, (uint32_t)(v >> 32));
+	uint8_t b[8];
+
+	vr_put64(b, v);
+	put(o, b, sizeof(b));
 }
 
 static void

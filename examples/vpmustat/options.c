@@ -53,115 +53,116 @@ struct vs_opt {
 	enum part   part;
 	unsigned    flags;	/* F_* */
 	vs_opt_fn  *set;	/* 0, or the exit status after a message */
-	size_t	    field;	/* where set_str() and set_true() store, in vs_cmdline */
+	size_t	    field;	/* where set_str(), set_true(), ... store, in vs_cmdline */
+	uint64_t    min, max;	/* a number's bounds (set_rate, set_uint, set_mark) */
 };
 
-static vs_opt_fn set_str, set_true, set_toggle, set_events, set_cpus, set_rate, set_wait,
-    set_mark, set_save_ksyms, set_slide, set_top, set_tunable, set_format, set_help,
-    set_version;
+static vs_opt_fn set_str, set_true, set_toggle, set_events, set_cpus, set_rate, set_uint,
+    set_mark, set_save_ksyms, set_slide, set_tunable, set_format, set_help, set_version;
 
 #define FIELD(m)	offsetof(struct vs_cmdline, m)
 
 /* In --help's order: vpmustat's own; the run's (runopts.c's) are printed after PART_RUN. */
 static const struct vs_opt vs_opts[] = {
 	{ NULL, 'S', required_argument, "EVENTS",
-	    "sample: a system-mode PMC per event per vCPU", PART_RUN, 0, set_events, 0 },
+	    "sample: a system-mode PMC per event per vCPU", PART_RUN, 0, set_events, 0, 0, 0 },
 	{ NULL, 'P', required_argument, "EVENTS",
 	    "sample: a process-mode PMC per event, on the guest (pid 1)", PART_RUN, 0,
-	    set_events, 0 },
+	    set_events, 0, 0, 0 },
 	{ NULL, 's', required_argument, "EVENTS", "count: system mode, per vCPU", PART_RUN,
-	    0, set_events, 0 },
+	    0, set_events, 0, 0, 0 },
 	{ NULL, 'p', required_argument, "EVENTS",
 	    "count: process mode, the guest (pid 1) on every vCPU", PART_RUN, 0,
-	    set_events, 0 },
+	    set_events, 0, 0, 0 },
 	{ NULL, 'n', required_argument, "RATE",
 	    "one sample every RATE events (default " STR(VS_RATE_DEFAULT) ")", PART_RUN,
-	    F_RUN, set_rate, 0 },
+	    F_RUN, set_rate, FIELD(o.rate), 1, UINT64_C(1) << 62 },
 	{ NULL, 'N', no_argument, NULL, "no call chains (the sampled PC only)", PART_RUN,
-	    F_RUN, set_toggle, FIELD(o.callchain) },
+	    F_RUN, set_toggle, FIELD(o.callchain), 0, 0 },
 	{ NULL, 'O', required_argument, "LOG",
 	    "keep the pmclog log in LOG (default: a temporary file)", PART_RUN, F_RUN,
-	    set_str, FIELD(o.log) },
+	    set_str, FIELD(o.log), 0, 0 },
 	{ NULL, 'w', required_argument, "SECS",
 	    "print the counts every SECS seconds (default 5; 0: at the end only)",
-	    PART_RUN, F_RUN, set_wait, 0 },
+	    PART_RUN, F_RUN, set_uint, FIELD(o.wait_s), 0, 86400 },
 	{ NULL, 'C', no_argument, NULL,
 	    "cumulative counts in those rows (default: since the last row)", PART_RUN,
-	    F_RUN, set_toggle, FIELD(o.cumulative) },
+	    F_RUN, set_toggle, FIELD(o.cumulative), 0, 0 },
 	{ NULL, 'c', required_argument, "CPUS",
 	    "the vCPUs of the -S/-s after it: 0,2 or 0-3 or * (default *)", PART_RUN, 0,
-	    set_cpus, 0 },
+	    set_cpus, 0, 0, 0 },
 	{ NULL, 'o', required_argument, "FILE",
 	    "counts and report to FILE (default: standard error)", PART_RUN, F_RUN,
-	    set_str, FIELD(o.out) },
+	    set_str, FIELD(o.out), 0, 0 },
 	{ "json", 'j', no_argument, NULL,
 	    "the counts as JSON, one object a line (as perf stat -j)", PART_RUN, F_RUN,
-	    set_format, 0 },
+	    set_format, 0, 0, 0 },
 	{ "field-separator", 'x', required_argument, "SEP",
 	    "the counts as CSV, fields separated by the\n"
-	    "character SEP (as perf stat -x)", PART_RUN, F_RUN, set_format, 0 },
+	    "character SEP (as perf stat -x)", PART_RUN, F_RUN, set_format, 0, 0, 0 },
 	{ "tunable", 0, required_argument, "NAME=VALUE",
 	    "an hwpmc tunable (callchaindepth, nsamples, ...)", PART_RUN, F_RUN,
-	    set_tunable, 0 },
+	    set_tunable, 0, 0, 0 },
 	{ "from-mark", 0, required_argument, "N",
 	    "start the PMCs when the guest takes mark N (an OUT of N\n"
 	    "to port 0xf6), not at the start", PART_RUN, F_RUN, set_mark,
-	    FIELD(o.from_mark) },
+	    FIELD(o.from_mark), 0, UINT32_MAX },
 	{ "to-mark", 0, required_argument, "N", "stop them when it takes mark N", PART_RUN,
-	    F_RUN, set_mark, FIELD(o.to_mark) },
+	    F_RUN, set_mark, FIELD(o.to_mark), 0, UINT32_MAX },
 	{ "guest-kallsyms", 0, no_argument, NULL,
 	    "a Linux guest's kernel symbols from its own table in guest\n"
 	    "memory (kallsyms; a bzImage's default without --guest-symbols)", PART_RUN,
-	    F_RUN, set_true, FIELD(o.guest_kallsyms) },
+	    F_RUN, set_true, FIELD(o.guest_kallsyms), 0, 0 },
 	{ "save-guest-symbols", 0, required_argument, "FILE",
 	    "those symbols, as /proc/kallsyms lists them", PART_RUN, F_RUN,
-	    set_save_ksyms, 0 },
+	    set_save_ksyms, 0, 0, 0 },
 
 	{ NULL, 'R', required_argument, "LOG", "the top functions of each event", PART_READ,
-	    0, set_str, FIELD(rlog) },
+	    0, set_str, FIELD(rlog), 0, 0 },
 	{ "elf", 0, required_argument, "FILE", "symbols from FILE (the guest's ELF)",
-	    PART_READ, 0, set_str, FIELD(elf) },
+	    PART_READ, 0, set_str, FIELD(elf), 0, 0 },
 	{ "dump", 0, no_argument, NULL, "also print every record", PART_READ, 0, set_true,
-	    FIELD(dump) },
+	    FIELD(dump), 0, 0 },
 	{ NULL, 'c', required_argument, "CPUS", "only the samples of these CPUs", PART_READ,
-	    F_HELP_ONLY, NULL, 0 },
+	    F_HELP_ONLY, NULL, 0, 0, 0 },
 
 	{ "guest-symbols", 0, required_argument, "FILE",
 	    "a Linux guest's kernel symbols: a System.map, a copy of\n"
 	    "/proc/kallsyms or a vmlinux; slid by the guest's LSTAR", PART_BOTH, 0,
-	    set_str, FIELD(gsyms) },
+	    set_str, FIELD(gsyms), 0, 0 },
 	{ "kaslr-slide", 0, required_argument, "N",
-	    "the kernel's KASLR slide, a multiple of 0x200000", PART_BOTH, 0, set_slide, 0 },
+	    "the kernel's KASLR slide, a multiple of 0x200000", PART_BOTH, 0, set_slide, 0,
+	    0, 0 },
 	{ "guest-modules", 0, required_argument, "FILE",
 	    "a copy of the guest's /proc/modules: module addresses", PART_BOTH, 0, set_str,
-	    FIELD(modules) },
+	    FIELD(modules), 0, 0 },
 	{ "guest-module-dir", 0, required_argument, "DIR",
 	    "the modules' .ko files, under DIR: their functions", PART_BOTH, 0, set_str,
-	    FIELD(moddir) },
+	    FIELD(moddir), 0, 0 },
 	{ NULL, 'G', required_argument, "FILE", "call graph (caller -> callee counts)",
-	    PART_BOTH, 0, set_str, FIELD(outs.graph.path) },
+	    PART_BOTH, 0, set_str, FIELD(outs.graph.path), 0, 0 },
 	{ "folded", 0, required_argument, "FILE", "folded stacks (\"main;work;hot 123\")",
-	    PART_BOTH, 0, set_str, FIELD(outs.folded.path) },
+	    PART_BOTH, 0, set_str, FIELD(outs.folded.path), 0, 0 },
 	{ "svg", 0, required_argument, "FILE",
 	    "a flame graph (click to zoom, Ctrl-F to search)", PART_BOTH, 0, set_str,
-	    FIELD(outs.svg.path) },
+	    FIELD(outs.svg.path), 0, 0 },
 	{ "perf-script", 0, required_argument, "FILE",
 	    "the samples as perf script prints them", PART_BOTH, 0, set_str,
-	    FIELD(outs.perf.path) },
+	    FIELD(outs.perf.path), 0, 0 },
 	{ "pprof", 0, required_argument, "FILE", "a pprof profile (gzipped profile.proto)",
-	    PART_BOTH, 0, set_str, FIELD(outs.pprof.path) },
+	    PART_BOTH, 0, set_str, FIELD(outs.pprof.path), 0, 0 },
 	{ "quiet", 'q', no_argument, NULL, "quiet: no report, no warnings; errors only",
-	    PART_BOTH, F_SHORT_HELP, set_true, FIELD(outs.quiet) },
+	    PART_BOTH, F_SHORT_HELP, set_true, FIELD(outs.quiet), 0, 0 },
 	{ "event", 0, required_argument, "NAME",
 	    "the event of the files (default: the first sampled; --perf-script: all)",
-	    PART_BOTH, 0, set_str, FIELD(o.event) },
+	    PART_BOTH, 0, set_str, FIELD(o.event), 0, 0 },
 	{ "top", 0, required_argument, "N",
 	    "functions in the report (default " STR(TOP_DEFAULT) "; 0: all)", PART_BOTH, 0,
-	    set_top, 0 },
+	    set_uint, FIELD(o.top), 0, 1000000 },
 
-	{ "list-events", 0, no_argument, NULL, NULL, PART_NONE, 0, set_true, FIELD(list) },
-	{ "help", 'h', no_argument, NULL, NULL, PART_NONE, 0, set_help, 0 },
-	{ "version", 0, no_argument, NULL, NULL, PART_NONE, 0, set_version, 0 },
+	{ "list-events", 0, no_argument, NULL, NULL, PART_NONE, 0, set_true, FIELD(list), 0, 0 },
+	{ "help", 'h', no_argument, NULL, NULL, PART_NONE, 0, set_help, 0, 0, 0 },
+	{ "version", 0, no_argument, NULL, NULL, PART_NONE, 0, set_version, 0, 0, 0 },
 };
 
 static_assert(NELEM(vs_opts) < O_RUN - O_OWN, "vs_opts[] fits below O_RUN");
@@ -248,10 +249,11 @@ opt_label(const struct vs_opt *opt, char *buf, size_t len)
 	return (buf);
 }
 
-/* A whole decimal number in [min, max]: 0, or a usage error. */
+/* A whole decimal number in [opt->min, opt->max]: 0, or a usage error. */
 static int
-num(const struct vs_opt *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
+num(const struct vs_opt *opt, const char *s, uint64_t *out)
 {
+	uint64_t min = opt->min, max = opt->max;
 	unsigned long long v;
 	char *end, label[32];
 
@@ -461,42 +463,33 @@ set_cpus(struct vs_cmdline *cl, const struct vs_opt *opt, const char *arg)
 	return (0);
 }
 
+/* -n: a uint64_t. */
 static int
 set_rate(struct vs_cmdline *cl, const struct vs_opt *opt, const char *arg)
 {
-	return (num(opt, arg, 1, UINT64_C(1) << 62, &cl->o.rate));
+	return (num(opt, arg, (uint64_t *)(void *)((char *)cl + opt->field)));
 }
 
+/* -w, --top: an unsigned. */
 static int
-set_wait(struct vs_cmdline *cl, const struct vs_opt *opt, const char *arg)
+set_uint(struct vs_cmdline *cl, const struct vs_opt *opt, const char *arg)
 {
 	uint64_t v;
 	int ret;
 
-	if ((ret = num(opt, arg, 0, 86400, &v)) == 0)
-		cl->o.wait_s = (unsigned)v;
+	if ((ret = num(opt, arg, &v)) == 0)
+		*(unsigned *)(void *)((char *)cl + opt->field) = (unsigned)v;
 	return (ret);
 }
 
-static int
-set_top(struct vs_cmdline *cl, const struct vs_opt *opt, const char *arg)
-{
-	uint64_t v;
-	int ret;
-
-	if ((ret = num(opt, arg, 0, 1000000, &v)) == 0)
-		cl->o.top = (unsigned)v;
-	return (ret);
-}
-
-/* --from-mark, --to-mark: a mark, 0 to 2^32 - 1. */
+/* --from-mark, --to-mark: an int64_t (-1: none). */
 static int
 set_mark(struct vs_cmdline *cl, const struct vs_opt *opt, const char *arg)
 {
 	uint64_t v;
 	int ret;
 
-	if ((ret = num(opt, arg, 0, UINT32_MAX, &v)) == 0)
+	if ((ret = num(opt, arg, &v)) == 0)
 		*(int64_t *)(void *)((char *)cl + opt->field) = (int64_t)v;
 	return (ret);
 }
