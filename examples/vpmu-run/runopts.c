@@ -26,8 +26,8 @@
 
 /* Each option's handler (below the table): 0, or -1 after a message. */
 static vr_opt_fn set_str, set_true, set_source, set_lib, set_lib_unchecked, set_lib_num,
-    set_vcpus, set_mem, set_guest_log, set_fastpage_hz, set_irqchip, set_pv_port,
-    set_exit_status, set_timeout, set_user_syscall, set_pmu_mode, set_format;
+    set_vcpus, set_mem, set_guest_log, set_fastpage_hz, set_choice, set_pv_port,
+    set_timeout, set_pmu_mode, set_format;
 
 #define F(m)	offsetof(struct vr_runopts, m)
 
@@ -98,7 +98,7 @@ const struct vr_opt vr_opts[VR_O_NOPTS] = {
 	    "LVTPC (NMI at boot; an Intel model's NMI entry is re-armed\n"
 	    "after each PMI until the guest enables x2APIC or programs it);\n"
 	    "user: none, PMIs as NMIs (default kernel)", false,
-	    set_irqchip, 0 },
+	    set_choice, F(irqchip_user) },
 	[VR_O_PV_PORT] = { "pv-port", required_argument, 0, "N",
 	    "the paravirtual channel at ports N..N+7 (default 0x5650),\n"
 	    "0: no channel", false,
@@ -127,7 +127,7 @@ const struct vr_opt vr_opts[VR_O_NOPTS] = {
 	    "a write of V to port 0xf4 exits with raw: V & 0xff,\n"
 	    "qemu: (V << 1 | 1) & 0xff, as QEMU's isa-debug-exit\n"
 	    "(default raw)", false,
-	    set_exit_status, 0 },
+	    set_choice, F(exit_qemu) },
 	[VR_O_TIMEOUT] = { "timeout", required_argument, 0, "SECONDS",
 	    "stop the guest when it has not exited after SECONDS of\n"
 	    "wall time, 1..4294967295: the report, status 124", false,
@@ -136,7 +136,7 @@ const struct vr_opt vr_opts[VR_O_NOPTS] = {
 	    "a guest's SYSCALL from user mode: auto completes it where\n"
 	    "a probe finds that the host's KVM leaves it at CPL 3,\n"
 	    "complete always catches it, host leaves it to KVM (default auto)", false,
-	    set_user_syscall, 0 },
+	    set_choice, F(user_syscall) },
 	[VR_O_EVENT_FILTER] = { "event-filter", required_argument, 0, "FILE|ipc|arch",
 	    "KVM's PMU event filter: Xen's preset ipc (instructions,\n"
 	    "cycles, reference cycles) or arch (the architectural events),\n"
@@ -515,46 +515,42 @@ set_timeout(const struct vr_opt *opt, const char *arg, struct vr_runopts *o)
 	    &o->timeout));
 }
 
-static int
-set_user_syscall(const struct vr_opt *opt, const char *arg, struct vr_runopts *o)
-{
-	(void)opt;
-	if (strcmp(arg, "auto") == 0)
-		o->user_syscall = VR_SYSCALL_AUTO;
-	else if (strcmp(arg, "complete") == 0)
-		o->user_syscall = VR_SYSCALL_COMPLETE;
-	else if (strcmp(arg, "host") == 0)
-		o->user_syscall = VR_SYSCALL_HOST;
-	else {
-		fprintf(stderr, "%s: --user-syscall %s: want auto, complete or host\n",
-		    vr_progname, arg);
-		return (-1);
-	}
-	return (0);
-}
+/*
+ * The options whose argument is one of a few words: the words in the
+ * order the message lists them, each with the value stored (an int).
+ */
+struct choice {
+	const char *name;
+	int	    value;
+};
+static const struct choice *const choices[VR_O_NOPTS] = {
+	[VR_O_USER_SYSCALL] = (const struct choice[]){ { "auto", VR_SYSCALL_AUTO },
+	    { "complete", VR_SYSCALL_COMPLETE }, { "host", VR_SYSCALL_HOST }, { NULL, 0 } },
+	[VR_O_IRQCHIP] = (const struct choice[]){ { "kernel", 0 }, { "user", 1 },
+	    { NULL, 0 } },
+	[VR_O_EXIT_STATUS] = (const struct choice[]){ { "raw", 0 }, { "qemu", 1 },
+	    { NULL, 0 } },
+};
 
+/* One of the option's words (choices[]): its value into the field. */
 static int
-set_irqchip(const struct vr_opt *opt, const char *arg, struct vr_runopts *o)
+set_choice(const struct vr_opt *opt, const char *arg, struct vr_runopts *o)
 {
-	(void)opt;
-	if (strcmp(arg, "kernel") != 0 && strcmp(arg, "user") != 0) {
-		fprintf(stderr, "%s: --irqchip %s: want kernel or user\n", vr_progname, arg);
-		return (-1);
-	}
-	o->irqchip_user = strcmp(arg, "user") == 0;
-	return (0);
-}
+	const struct choice *c = choices[opt - vr_opts];
+	size_t i;
 
-static int
-set_exit_status(const struct vr_opt *opt, const char *arg, struct vr_runopts *o)
-{
-	(void)opt;
-	if (strcmp(arg, "raw") != 0 && strcmp(arg, "qemu") != 0) {
-		fprintf(stderr, "%s: --exit-status %s: want raw or qemu\n", vr_progname, arg);
-		return (-1);
-	}
-	o->exit_qemu = strcmp(arg, "qemu") == 0;
-	return (0);
+	for (i = 0; c[i].name != NULL; i++)
+		if (strcmp(arg, c[i].name) == 0) {
+			*(int *)(void *)((char *)o + opt->field) = c[i].value;
+			return (0);
+		}
+	/* "want auto, complete or host" */
+	fprintf(stderr, "%s: --%s %s: want", vr_progname, opt->name, arg);
+	for (i = 0; c[i].name != NULL; i++)
+		fprintf(stderr, "%s %s", i == 0 ? "" : c[i + 1].name != NULL ? "," : " or",
+		    c[i].name);
+	fprintf(stderr, "\n");
+	return (-1);
 }
 
 /* --pmu-mode: libvpmu's, and kept: vpmu-run weighs it against --irqchip (setup.c). */

@@ -396,7 +396,7 @@ struct vr_runopts {
 	const char *glog_path[VPMU_PV_MAX_LOGFDS];
 	int	    glog_fd[VPMU_PV_MAX_LOGFDS];
 	int	    fastpage_hz;	/* -1: libvpmu's default (1000) */
-	bool	    irqchip_user;	/* --irqchip user: no in-kernel LAPIC */
+	int	    irqchip_user;	/* --irqchip user (1): no in-kernel LAPIC */
 	/*
 	 * The options libvpmu reads itself (--exact-*, --host-counters,
 	 * --mux-interval, --pmu-mode, --event-filter, --uncounted), in the
@@ -409,7 +409,7 @@ struct vr_runopts {
 	bool	    bzimage;		/* the guest is a Linux bzImage (setup.c) */
 	const char *append;		/* --append STR: the command line */
 	const char *initrd;		/* --initrd FILE: Multiboot module 0, Linux's initrd */
-	bool	    exit_qemu;		/* --exit-status qemu */
+	int	    exit_qemu;		/* --exit-status qemu (1) */
 	int	    user_syscall;	/* --user-syscall: VR_SYSCALL_* (syscall.c) */
 	unsigned    timeout;		/* --timeout: s of wall time, 0: none */
 	int	    pmu_mode;		/* --pmu-mode: VPMU_PMU_MODE_* */

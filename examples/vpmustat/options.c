@@ -40,6 +40,7 @@ enum part {
 #define F_RUN		0x1	/* a run's option: not with -R */
 #define F_HELP_ONLY	0x2	/* --help's lines only: the option is listed before */
 #define F_SHORT_HELP	0x4	/* --help names the short form only */
+#define F_UINT		0x8	/* set_num(): the field is an unsigned, not 64 bits */
 
 struct vs_opt;
 typedef int vs_opt_fn(struct vs_cmdline *cl, const struct vs_opt *opt, const char *arg);
@@ -54,11 +55,11 @@ struct vs_opt {
 	unsigned    flags;	/* F_* */
 	vs_opt_fn  *set;	/* 0, or the exit status after a message */
 	size_t	    field;	/* where set_str(), set_true(), ... store, in vs_cmdline */
-	uint64_t    min, max;	/* a number's bounds (set_rate, set_uint, set_mark) */
+	uint64_t    min, max;	/* set_num()'s bounds */
 };
 
-static vs_opt_fn set_str, set_true, set_toggle, set_events, set_cpus, set_rate, set_uint,
-    set_mark, set_save_ksyms, set_slide, set_tunable, set_format, set_help, set_version;
+static vs_opt_fn set_str, set_true, set_toggle, set_events, set_cpus, set_num,
+    set_save_ksyms, set_slide, set_tunable, set_format, set_help, set_version;
 
 #define FIELD(m)	offsetof(struct vs_cmdline, m)
 
@@ -76,7 +77,7 @@ static const struct vs_opt vs_opts[] = {
 	    set_events, 0, 0, 0 },
 	{ NULL, 'n', required_argument, "RATE",
 	    "one sample every RATE events (default " STR(VS_RATE_DEFAULT) ")", PART_RUN,
-	    F_RUN, set_rate, FIELD(o.rate), 1, UINT64_C(1) << 62 },
+	    F_RUN, set_num, FIELD(o.rate), 1, UINT64_C(1) << 62 },
 	{ NULL, 'N', no_argument, NULL, "no call chains (the sampled PC only)", PART_RUN,
 	    F_RUN, set_toggle, FIELD(o.callchain), 0, 0 },
 	{ NULL, 'O', required_argument, "LOG",
@@ -84,7 +85,7 @@ static const struct vs_opt vs_opts[] = {
 	    set_str, FIELD(o.log), 0, 0 },
 	{ NULL, 'w', required_argument, "SECS",
 	    "print the counts every SECS seconds (default 5; 0: at the end only)",
-	    PART_RUN, F_RUN, set_uint, FIELD(o.wait_s), 0, 86400 },
+	    PART_RUN, F_RUN | F_UINT, set_num, FIELD(o.wait_s), 0, 86400 },
 	{ NULL, 'C', no_argument, NULL,
 	    "cumulative counts in those rows (default: since the last row)", PART_RUN,
 	    F_RUN, set_toggle, FIELD(o.cumulative), 0, 0 },
@@ -105,10 +106,10 @@ static const struct vs_opt vs_opts[] = {
 	    set_tunable, 0, 0, 0 },
 	{ "from-mark", 0, required_argument, "N",
 	    "start the PMCs when the guest takes mark N (an OUT of N\n"
-	    "to port 0xf6), not at the start", PART_RUN, F_RUN, set_mark,
+	    "to port 0xf6), not at the start", PART_RUN, F_RUN, set_num,
 	    FIELD(o.from_mark), 0, UINT32_MAX },
 	{ "to-mark", 0, required_argument, "N", "stop them when it takes mark N", PART_RUN,
-	    F_RUN, set_mark, FIELD(o.to_mark), 0, UINT32_MAX },
+	    F_RUN, set_num, FIELD(o.to_mark), 0, UINT32_MAX },
 	{ "guest-kallsyms", 0, no_argument, NULL,
 	    "a Linux guest's kernel symbols from its own table in guest\n"
 	    "memory (kallsyms; a bzImage's default without --guest-symbols)", PART_RUN,
@@ -157,8 +158,8 @@ static const struct vs_opt vs_opts[] = {
 	    "the event of the files (default: the first sampled; --perf-script: all)",
 	    PART_BOTH, 0, set_str, FIELD(o.event), 0, 0 },
 	{ "top", 0, required_argument, "N",
-	    "functions in the report (default " STR(TOP_DEFAULT) "; 0: all)", PART_BOTH, 0,
-	    set_uint, FIELD(o.top), 0, 1000000 },
+	    "functions in the report (default " STR(TOP_DEFAULT) "; 0: all)", PART_BOTH, F_UINT,
+	    set_num, FIELD(o.top), 0, 1000000 },
 
 	{ "list-events", 0, no_argument, NULL, NULL, PART_NONE, 0, set_true, FIELD(list), 0, 0 },
 	{ "help", 'h', no_argument, NULL, NULL, PART_NONE, 0, set_help, 0, 0, 0 },
@@ -463,35 +464,21 @@ set_cpus(struct vs_cmdline *cl, const struct vs_opt *opt, const char *arg)
 	return (0);
 }
 
-/* -n: a uint64_t. */
+/* -n, -w, --top, --from-mark, --to-mark: a number, into 64 bits or (F_UINT) an unsigned. */
 static int
-set_rate(struct vs_cmdline *cl, const struct vs_opt *opt, const char *arg)
+set_num(struct vs_cmdline *cl, const struct vs_opt *opt, const char *arg)
 {
-	return (num(opt, arg, (uint64_t *)(void *)((char *)cl + opt->field)));
-}
-
-/* -w, --top: an unsigned. */
-static int
-set_uint(struct vs_cmdline *cl, const struct vs_opt *opt, const char *arg)
-{
+	void *f = (char *)cl + opt->field;
 	uint64_t v;
 	int ret;
 
-	if ((ret = num(opt, arg, &v)) == 0)
-		*(unsigned *)(void *)((char *)cl + opt->field) = (unsigned)v;
-	return (ret);
-}
-
-/* --from-mark, --to-mark: an int64_t (-1: none). */
-static int
-set_mark(struct vs_cmdline *cl, const struct vs_opt *opt, const char *arg)
-{
-	uint64_t v;
-	int ret;
-
-	if ((ret = num(opt, arg, &v)) == 0)
-		*(int64_t *)(void *)((char *)cl + opt->field) = (int64_t)v;
-	return (ret);
+	if ((ret = num(opt, arg, &v)) != 0)
+		return (ret);
+	if (opt->flags & F_UINT)
+		*(unsigned *)f = (unsigned)v;
+	else
+		*(uint64_t *)f = v;	/* o.rate; o.from_mark, o.to_mark are int64_t */
+	return (0);
 }
 
 static int
