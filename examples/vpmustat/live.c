@@ -49,7 +49,7 @@ const char *vr_progname = "vpmustat";
 
 /* ---- the VM: setup.c's, with the tunables ------------------------------------ */
 
-/* main.c's add_tunable() set each on a config already: every name is known. */
+/* options.c's add_tunable() set each on a config already: every name is known. */
 static int
 set_tunables(vpmu_config *cfg, void *arg)
 {

@@ -65,7 +65,7 @@
 
 struct vs_cpuset {
 	const char *spec;	/* as given */
-	unsigned n;		/* 0: "*", which main() passes as NULL (every CPU) */
+	unsigned n;		/* 0: "*", which options.c passes as NULL (every CPU) */
 	struct { uint32_t lo, hi; } r[VS_CPU_RANGES];
 };
 
