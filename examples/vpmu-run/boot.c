@@ -203,6 +203,16 @@ segment(struct kvm_segment *s, uint16_t sel, uint8_t type, bool code)
 	s->db = !code;		/* L and D/B are never both set */
 }
 
+/* KVM ioctl req on vCPU c: 0, or -1 after a message naming the vCPU and what. */
+static int
+vcpu_ioctl(struct vr_vcpu *c, unsigned long req, void *arg, const char *what)
+{
+	if (ioctl(c->fd, req, arg) >= 0)
+		return (0);
+	fprintf(stderr, "%s: vCPU %u: %s: %s\n", vr_progname, c->index, what, strerror(errno));
+	return (-1);
+}
+
 /*
  * Multiboot's state at the entry, on vCPU 0 only (the others stay in KVM's
  * wait for INIT and SIPI): 32-bit protected mode, paging off, flat 4 GiB
@@ -216,11 +226,8 @@ multiboot_vcpu(struct vr_vcpu *c, const struct vr_image *img)
 	struct kvm_sregs sr;
 	struct kvm_regs r;
 
-	if (ioctl(c->fd, KVM_GET_SREGS, &sr) < 0) {
-		fprintf(stderr, "%s: vCPU %u: KVM_GET_SREGS: %s\n", vr_progname,
-		    c->index, strerror(errno));
+	if (vcpu_ioctl(c, KVM_GET_SREGS, &sr, "KVM_GET_SREGS") < 0)
 		return (-1);
-	}
 	segment(&sr.cs, SEL_CODE, 0xb, false);
 	segment(&sr.ds, SEL_DATA, 0x3, false);
 	sr.es = sr.fs = sr.gs = sr.ss = sr.ds;
@@ -234,21 +241,15 @@ multiboot_vcpu(struct vr_vcpu *c, const struct vr_image *img)
 	sr.cr3 = 0;
 	sr.cr4 = 0;
 	sr.efer = 0;
-	if (ioctl(c->fd, KVM_SET_SREGS, &sr) < 0) {
-		fprintf(stderr, "%s: vCPU %u: KVM_SET_SREGS (Multiboot): %s\n",
-		    vr_progname, c->index, strerror(errno));
+	if (vcpu_ioctl(c, KVM_SET_SREGS, &sr, "KVM_SET_SREGS (Multiboot)") < 0)
 		return (-1);
-	}
 	memset(&r, 0, sizeof(r));
 	r.rip = img->entry;
 	r.rax = VR_MB_BOOT_MAGIC;
 	r.rbx = img->mb_info;
 	r.rflags = 0x2;
-	if (ioctl(c->fd, KVM_SET_REGS, &r) < 0) {
-		fprintf(stderr, "%s: vCPU %u: KVM_SET_REGS: %s\n", vr_progname,
-		    c->index, strerror(errno));
+	if (vcpu_ioctl(c, KVM_SET_REGS, &r, "KVM_SET_REGS") < 0)
 		return (-1);
-	}
 	return (0);
 }
 
@@ -265,11 +266,8 @@ vr_boot_vcpu(struct vr_vm *vm, struct vr_vcpu *c, const struct vr_image *img)
 	if (img->bzimage && c->index != 0)
 		return (0);		/* the kernel starts it: INIT, SIPI */
 	boot_map_ram(vm->ram, vm->ram_size);
-	if (ioctl(c->fd, KVM_GET_SREGS, &sr) < 0) {
-		fprintf(stderr, "%s: vCPU %u: KVM_GET_SREGS: %s\n", vr_progname,
-		    c->index, strerror(errno));
+	if (vcpu_ioctl(c, KVM_GET_SREGS, &sr, "KVM_GET_SREGS") < 0)
 		return (-1);
-	}
 	segment(&sr.cs, SEL_CODE, 0xb, true);
 	segment(&sr.ds, SEL_DATA, 0x3, false);
 	sr.es = sr.fs = sr.gs = sr.ss = sr.ds;
@@ -287,11 +285,8 @@ vr_boot_vcpu(struct vr_vm *vm, struct vr_vcpu *c, const struct vr_image *img)
 	sr.cr4 = CR4_PAE | CR4_OSFXSR | CR4_OSXMMEXCPT;
 	sr.cr0 = CR0_PE | CR0_MP | CR0_ET | CR0_NE | CR0_PG;
 	sr.efer = EFER_LME | EFER_LMA;
-	if (ioctl(c->fd, KVM_SET_SREGS, &sr) < 0) {
-		fprintf(stderr, "%s: vCPU %u: KVM_SET_SREGS (long mode): %s\n", vr_progname,
-		    c->index, strerror(errno));
+	if (vcpu_ioctl(c, KVM_SET_SREGS, &sr, "KVM_SET_SREGS (long mode)") < 0)
 		return (-1);
-	}
 
 	memset(&r, 0, sizeof(r));
 	r.rip = img->entry;
@@ -299,21 +294,15 @@ vr_boot_vcpu(struct vr_vm *vm, struct vr_vcpu *c, const struct vr_image *img)
 	r.rdi = c->index;
 	r.rsi = img->linux_bp;		/* Linux's 64-bit entry: boot_params */
 	r.rflags = 0x2;			/* bit 1 is always set; IF clear */
-	if (ioctl(c->fd, KVM_SET_REGS, &r) < 0) {
-		fprintf(stderr, "%s: vCPU %u: KVM_SET_REGS: %s\n", vr_progname,
-		    c->index, strerror(errno));
+	if (vcpu_ioctl(c, KVM_SET_REGS, &r, "KVM_SET_REGS") < 0)
 		return (-1);
-	}
 
 	/* The x87 and SSE state FNINIT and reset leave. */
 	memset(&fpu, 0, sizeof(fpu));
 	fpu.fcw = 0x37f;
 	fpu.mxcsr = 0x1f80;
-	if (ioctl(c->fd, KVM_SET_FPU, &fpu) < 0) {
-		fprintf(stderr, "%s: vCPU %u: KVM_SET_FPU: %s\n", vr_progname,
-		    c->index, strerror(errno));
+	if (vcpu_ioctl(c, KVM_SET_FPU, &fpu, "KVM_SET_FPU") < 0)
 		return (-1);
-	}
 	return (0);
 }
 
@@ -410,24 +399,15 @@ boot_lapic(struct vr_vcpu *c)
 	struct kvm_mp_state mp = { .mp_state = KVM_MP_STATE_RUNNABLE };
 	uint32_t spiv = 0x1FF, lvtpc = LVTPC_BOOT;
 
-	if (ioctl(c->fd, KVM_GET_LAPIC, &la) < 0) {
-		fprintf(stderr, "%s: vCPU %u: KVM_GET_LAPIC: %s\n", vr_progname, c->index,
-		    strerror(errno));
+	if (vcpu_ioctl(c, KVM_GET_LAPIC, &la, "KVM_GET_LAPIC") < 0)
 		return (-1);
-	}
 	memcpy(la.regs + APIC_SPIV, &spiv, sizeof(spiv));
 	memcpy(la.regs + APIC_LVTPC, &lvtpc, sizeof(lvtpc));
-	if (ioctl(c->fd, KVM_SET_LAPIC, &la) < 0) {
-		fprintf(stderr, "%s: vCPU %u: KVM_SET_LAPIC: %s\n", vr_progname, c->index,
-		    strerror(errno));
+	if (vcpu_ioctl(c, KVM_SET_LAPIC, &la, "KVM_SET_LAPIC") < 0)
 		return (-1);
-	}
 	/* An AP with an in-kernel LAPIC waits for SIPI: every vCPU enters at once. */
-	if (ioctl(c->fd, KVM_SET_MP_STATE, &mp) < 0) {
-		fprintf(stderr, "%s: vCPU %u: KVM_SET_MP_STATE: %s\n", vr_progname, c->index,
-		    strerror(errno));
+	if (vcpu_ioctl(c, KVM_SET_MP_STATE, &mp, "KVM_SET_MP_STATE") < 0)
 		return (-1);
-	}
 	return (0);
 }
 
@@ -465,11 +445,8 @@ vr_boot_lvtpc_rearm(struct vr_vcpu *c)
 	struct kvm_lapic_state la;
 	uint32_t lvtpc, ldr;
 
-	if (ioctl(c->fd, KVM_GET_LAPIC, &la) < 0) {
-		fprintf(stderr, "%s: vCPU %u: KVM_GET_LAPIC: %s\n", vr_progname, c->index,
-		    strerror(errno));
+	if (vcpu_ioctl(c, KVM_GET_LAPIC, &la, "KVM_GET_LAPIC") < 0)
 		return (-1);
-	}
 	/*
 	 * x2APIC mode, where the LDR is derived from the APIC ID and its
 	 * logical-ID bits 15:0 are never all zero (in xAPIC mode only bits
@@ -483,11 +460,8 @@ vr_boot_lvtpc_rearm(struct vr_vcpu *c)
 		return (0);
 	lvtpc = LVTPC_BOOT;
 	memcpy(la.regs + APIC_LVTPC, &lvtpc, sizeof(lvtpc));
-	if (ioctl(c->fd, KVM_SET_LAPIC, &la) < 0) {
-		fprintf(stderr, "%s: vCPU %u: KVM_SET_LAPIC: %s\n", vr_progname, c->index,
-		    strerror(errno));
+	if (vcpu_ioctl(c, KVM_SET_LAPIC, &la, "KVM_SET_LAPIC") < 0)
 		return (-1);
-	}
 	return (0);
 }
 
@@ -527,9 +501,7 @@ vr_vcpu_setup(struct vr_vm *vm, struct vr_vcpu *c, const struct kvm_cpuid2 *supp
 		free(cpuid);
 		return (-1);
 	}
-	if (ioctl(c->fd, KVM_SET_CPUID2, cpuid) < 0) {
-		fprintf(stderr, "%s: vCPU %u: KVM_SET_CPUID2: %s\n", vr_progname, c->index,
-		    strerror(errno));
+	if (vcpu_ioctl(c, KVM_SET_CPUID2, cpuid, "KVM_SET_CPUID2") < 0) {
 		free(cpuid);
 		return (-1);
 	}

@@ -1,6 +1,6 @@
 /*
  * devices.c -- the register logic of vpmu-run's two small devices, with no
- * KVM and no locking (run.c's port table calls these under vm->lock):
+ * KVM and no locking (ports.c's port table calls these under vm->lock):
  *
  *   COM1 at 0x3f8..0x3ff, a 16550 with nothing to receive: THR bytes
  *   (DLAB 0) are the console, sent at once; DLL and DLM (DLAB 1), IER,

@@ -1,17 +1,19 @@
 /*
  * runopts.c -- the options of a run, one table for vpmu-run and vpmustat:
- * each option's name, argument and help text (vr_opts[]), getopt_long's
- * table made from it, the parser of each option's argument into a
- * struct vr_runopts, and the lines of the usage message.  An option
- * marked own is vpmu-run's alone (--report, -j, -x, --snapshot, --resume,
- * --quiet, --help, --version); vpmustat takes the others.  Messages are
- * prefixed with vr_progname; a usage error's is followed by vr_usage_try()'s
- * line.  No KVM: the set-up the options ask for is setup.c's.
+ * each option's name, argument, help text, handler and the field it sets
+ * (vr_opts[]), getopt_long's table made from it, the handlers that parse
+ * each option's argument into a struct vr_runopts, and the lines of the
+ * usage message.  An option marked own is vpmu-run's alone (--report, -j,
+ * -x, --snapshot, --resume, --quiet, --help, --version); vpmustat takes
+ * the others.  Messages are prefixed with vr_progname; a usage error's is
+ * followed by vr_usage_try()'s line.  No KVM: the set-up the options ask
+ * for is setup.c's.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,110 +24,149 @@
 #include "vpmu-run.h"
 
 
+/* Each option's handler (below the table): 0, or -1 after a message. */
+static vr_opt_fn set_str, set_true, set_source, set_lib, set_lib_unchecked, set_lib_num,
+    set_vcpus, set_mem, set_guest_log, set_fastpage_hz, set_choice, set_pv_port,
+    set_timeout, set_pmu_mode, set_format;
+
+#define F(m)	offsetof(struct vr_runopts, m)
+
 const struct vr_opt vr_opts[VR_O_NOPTS] = {
 	[VR_O_PMU] = { "pmu", required_argument, 0, "MODEL",
 	    "guest-visible PMU: intel-v1..intel-v5, amd-k7, amd-core, amd-v2\n"
-	    "or none, with optional :key=value,... (default intel-v2)", false },
+	    "or none, with optional :key=value,... (default intel-v2)", false,
+	    set_str, F(pmu) },
 	[VR_O_SOURCE] = { "source", required_argument, 0, "NAME",
-	    "host counter source: exact, perf or synthetic (default exact)", false },
+	    "host counter source: exact, perf or synthetic (default exact)", false,
+	    set_source, 0 },
 	[VR_O_EXACT_MODE] = { "exact-mode", required_argument, 0, "MODE",
 	    "how the exact source follows the guest: step (every\n"
 	    "instruction) or block (straight-line code to a breakpoint)\n"
-	    "(default block)", false },
+	    "(default block)", false,
+	    set_lib, 0 },
 	[VR_O_EXACT_FORESEE] = { "exact-foresee", required_argument, 0, "on|off",
 	    "in blocks, run on through conditional branches whose way\n"
 	    "follows from the registers, and RETs to the run's own CALLs\n"
-	    "(default on)", false },
+	    "(default on)", false,
+	    set_lib, 0 },
 	[VR_O_EXACT_INTERP] = { "exact-interp", required_argument, 0, "on|off",
 	    "at an exit, run the instructions that follow in user space\n"
 	    "where the registers and guest memory say what they do\n"
-	    "(default on)", false },
+	    "(default on)", false,
+	    set_lib, 0 },
 	[VR_O_EXACT_FF_MAX] = { "exact-ff-max", required_argument, 0, "N",
 	    "in blocks, the most instructions one fast-forwarded loop\n"
 	    "runs with interrupts held back (0: libvpmu's default, 2^24;\n"
-	    "1: no fast-forward)", false },
+	    "1: no fast-forward)", false,
+	    set_lib, 0 },
 	[VR_O_EXACT_REF_CPI] = { "exact-ref-cpi", required_argument, 0, "N",
 	    "reference cycles per retired instruction, 1..1000, for counts\n"
 	    "that do not depend on the host (default 0: they follow the\n"
-	    "TSC while the vCPU is not halted)", false },
+	    "TSC while the vCPU is not halted)", false,
+	    set_lib, 0 },
 	[VR_O_VCPUS] = { "vcpus", required_argument, 0, "N",
-	    "vCPUs, one thread each, 1..64 (default 1)", false },
+	    "vCPUs, one thread each, 1..64 (default 1)", false,
+	    set_vcpus, 0 },
 	[VR_O_MEM] = { "mem", required_argument, 0, "SIZE",
 	    "guest RAM from guest-physical 0: MiB, or N with K, M or G,\n"
 	    "1M to 3G (default 64M; 128M for a Multiboot image, 512M\n"
-	    "for a Linux bzImage, which takes 64M at least)", false },
+	    "for a Linux bzImage, which takes 64M at least)", false,
+	    set_mem, 0 },
 	[VR_O_MUX] = { "mux-interval", required_argument, 0, "US",
 	    "vCPU run time between two rotations of multiplexed counters, "
-	    "1..10000000 us (default 4000)", false },
+	    "1..10000000 us (default 4000)", false,
+	    set_lib_num, F(mux_us) },
 	[VR_O_HOST_COUNTERS] = { "host-counters", required_argument, 0, "N",
-	    "counters the source may run at once per vCPU, 1..4096", false },
+	    "counters the source may run at once per vCPU, 1..4096", false,
+	    set_lib_num, F(host_counters) },
 	[VR_O_REPORT] = { "report", required_argument, 0, "FILE",
 	    "write the report to FILE instead of standard error\n"
 	    "(-: standard output; the guest's console then goes to\n"
-	    "standard error)", true },
+	    "standard error)", true,
+	    set_str, F(report) },
 	[VR_O_GUEST_LOG] = { "guest-log", required_argument, 0, "N=PATH",
 	    "offer PATH (created or truncated; -: standard output) to the\n"
 	    "guest as hwpmc log descriptor N, 0..15 (PMC_OP_CONFIGURELOG);\n"
-	    "repeatable", false },
+	    "repeatable", false,
+	    set_guest_log, 0 },
 	[VR_O_FASTPAGE_HZ] = { "fastpage-hz", required_argument, 0, "N",
 	    "refresh the guest's fast-read pages N times a second,\n"
-	    "0..1000000, 0: at exits only (default 1000)", false },
+	    "0..1000000, 0: at exits only (default 1000)", false,
+	    set_fastpage_hz, 0 },
 	[VR_O_IRQCHIP] = { "irqchip", required_argument, 0, "MODE",
 	    "kernel: KVM's in-kernel LAPIC, PMIs as the guest programs\n"
 	    "LVTPC (NMI at boot; an Intel model's NMI entry is re-armed\n"
 	    "after each PMI until the guest enables x2APIC or programs it);\n"
-	    "user: none, PMIs as NMIs (default kernel)", false },
+	    "user: none, PMIs as NMIs (default kernel)", false,
+	    set_choice, F(irqchip_user) },
 	[VR_O_PV_PORT] = { "pv-port", required_argument, 0, "N",
 	    "the paravirtual channel at ports N..N+7 (default 0x5650),\n"
-	    "0: no channel", false },
+	    "0: no channel", false,
+	    set_pv_port, 0 },
 	[VR_O_SNAPSHOT] = { "snapshot", required_argument, 0, "FILE",
 	    "a 32-bit write to port 0xf5 saves the VM to FILE (-: standard\n"
-	    "output) and exits 0", true },
+	    "output) and exits 0", true,
+	    set_str, F(snapshot) },
 	[VR_O_RESUME] = { "resume", required_argument, 0, "FILE",
 	    "continue the VM saved in FILE (same options and guest;\n"
-	    "-: standard input)", true },
+	    "-: standard input)", true,
+	    set_str, F(resume) },
 	[VR_O_MULTIBOOT] = { "multiboot", no_argument, 0, NULL,
 	    "boot GUEST as a Multiboot v1 image even if it is an ELF64\n"
-	    "x86-64 executable (otherwise told by the file)", false },
+	    "x86-64 executable (otherwise told by the file)", false,
+	    set_true, F(multiboot) },
 	[VR_O_MB_APPEND] = { "append", required_argument, 0, "STR",
-	    "Multiboot or Linux bzImage: the command line (default empty)", false },
+	    "Multiboot or Linux bzImage: the command line (default empty)", false,
+	    set_str, F(append) },
 	[VR_O_INITRD] = { "initrd", required_argument, 0, "FILE",
 	    "Multiboot: FILE as module 0, page-aligned above the image;\n"
 	    "Linux bzImage: FILE as the initrd, at the top of RAM\n"
-	    "(-: standard input)", false },
+	    "(-: standard input)", false,
+	    set_str, F(initrd) },
 	[VR_O_EXIT_STATUS] = { "exit-status", required_argument, 0, "HOW",
 	    "a write of V to port 0xf4 exits with raw: V & 0xff,\n"
 	    "qemu: (V << 1 | 1) & 0xff, as QEMU's isa-debug-exit\n"
-	    "(default raw)", false },
+	    "(default raw)", false,
+	    set_choice, F(exit_qemu) },
 	[VR_O_TIMEOUT] = { "timeout", required_argument, 0, "SECONDS",
 	    "stop the guest when it has not exited after SECONDS of\n"
-	    "wall time, 1..4294967295: the report, status 124", false },
+	    "wall time, 1..4294967295: the report, status 124", false,
+	    set_timeout, 0 },
 	[VR_O_USER_SYSCALL] = { "user-syscall", required_argument, 0, "HOW",
 	    "a guest's SYSCALL from user mode: auto completes it where\n"
 	    "a probe finds that the host's KVM leaves it at CPL 3,\n"
-	    "complete always catches it, host leaves it to KVM (default auto)", false },
+	    "complete always catches it, host leaves it to KVM (default auto)", false,
+	    set_choice, F(user_syscall) },
 	[VR_O_EVENT_FILTER] = { "event-filter", required_argument, 0, "FILE|ipc|arch",
 	    "KVM's PMU event filter: Xen's preset ipc (instructions,\n"
 	    "cycles, reference cycles) or arch (the architectural events),\n"
 	    "or FILE in vpmu_event_filter(3)'s text format; a counter\n"
-	    "it disallows counts nothing", false },
+	    "it disallows counts nothing", false,
+	    set_lib_unchecked, 0 },
 	[VR_O_UNCOUNTED] = { "uncounted", required_argument, 0, "fail|allow",
 	    "a source that cannot count the model's events here (perf\n"
 	    "without a hardware PMU): fail, the default, or allow (the\n"
-	    "guest's counters count nothing)", false },
+	    "guest's counters count nothing)", false,
+	    set_lib, 0 },
 	[VR_O_PMU_MODE] = { "pmu-mode", required_argument, 0, "MODE",
 	    "who implements the guest's counters: trap (libvpmu, through\n"
 	    "MSR exits), kvm (KVM's own vPMU over the host PMU), auto (kvm\n"
-	    "where the host allows it, else trap) (default trap)", false },
+	    "where the host allows it, else trap) (default trap)", false,
+	    set_pmu_mode, 0 },
 	[VR_O_JSON] = { "json", no_argument, 'j', NULL,
-	    "the report as JSON, one object a line (as perf stat -j)", true },
+	    "the report as JSON, one object a line (as perf stat -j)", true,
+	    set_format, 0 },
 	[VR_O_FIELD_SEP] = { "field-separator", required_argument, 'x', "SEP",
 	    "the report as CSV, fields separated by the character SEP\n"
-	    "(as perf stat -x)", true },
-	[VR_O_QUIET] = { "quiet", no_argument, 'q', NULL, "print no report", true },
-	[VR_O_HELP] = { "help", no_argument, 'h', NULL, "print this help and exit", true },
+	    "(as perf stat -x)", true,
+	    set_format, 0 },
+	[VR_O_QUIET] = { "quiet", no_argument, 'q', NULL, "print no report", true,
+	    set_true, F(quiet) },
+	[VR_O_HELP] = { "help", no_argument, 'h', NULL, "print this help and exit", true,
+	    NULL, 0 },
 	[VR_O_VERSION] = { "version", no_argument, 0, NULL,
-	    "print the version of vpmu-run and libvpmu and exit", true },
+	    "print the version of vpmu-run and libvpmu and exit", true,
+	    NULL, 0 },
 };
 
 /*
@@ -133,13 +174,14 @@ const struct vr_opt vr_opts[VR_O_NOPTS] = {
  * before KVM is touched; the descriptor goes to libvpmu once the VM exists.
  */
 static int
-parse_guest_log(const char *s, struct vr_runopts *o)
+set_guest_log(const struct vr_opt *opt, const char *s, struct vr_runopts *o)
 {
 	const char *eq = strchr(s, '=');
 	unsigned long n;
 	char *end;
 	int fd;
 
+	(void)opt;
 	errno = 0;
 	n = eq != NULL ? strtoul(s, &end, 10) : 0;
 	if (eq == NULL || eq == s || end != eq || errno != 0 || *s == '-' || *s == '+' ||
@@ -172,13 +214,14 @@ parse_guest_log(const char *s, struct vr_runopts *o)
  * (vpmu_config_set_pv_port), and the console port stays the VMM's.
  */
 static int
-parse_pv_port(const char *s, struct vr_runopts *o)
+set_pv_port(const struct vr_opt *opt, const char *s, struct vr_runopts *o)
 {
 	vpmu_config *cfg;
 	unsigned long v;
 	char *end;
 	int e = EINVAL;
 
+	(void)opt;
 	errno = 0;
 	v = strtoul(s, &end, 0);
 	if (*s != '\0' && *s != '-' && *s != '+' && *end == '\0' && errno == 0 &&
@@ -390,136 +433,160 @@ vr_runopts_longopts(struct option *lo, char *shortopts, bool own, int base)
 	return (n);
 }
 
+/* ---- the handlers --------------------------------------------------------- */
+
+/* A string, kept (a model, a path, a command line). */
+static int
+set_str(const struct vr_opt *opt, const char *arg, struct vr_runopts *o)
+{
+	*(const char **)(void *)((char *)o + opt->field) = arg;
+	return (0);
+}
+
+static int
+set_true(const struct vr_opt *opt, const char *arg, struct vr_runopts *o)
+{
+	(void)arg;
+	*(bool *)(void *)((char *)o + opt->field) = true;
+	return (0);
+}
+
+static int
+set_source(const struct vr_opt *opt, const char *arg, struct vr_runopts *o)
+{
+	(void)opt;
+	o->source = arg;
+	o->source_given = true;
+	return (0);
+}
+
+/* An option libvpmu reads, checked now (lib_option()). */
+static int
+set_lib(const struct vr_opt *opt, const char *arg, struct vr_runopts *o)
+{
+	return (lib_option(opt->name, arg, true, o));
+}
+
+/* --event-filter: checked by setup.c, against the model. */
+static int
+set_lib_unchecked(const struct vr_opt *opt, const char *arg, struct vr_runopts *o)
+{
+	return (lib_option(opt->name, arg, false, o));
+}
+
+/* --mux-interval, --host-counters: libvpmu's, and the number kept: snapshots record it. */
+static int
+set_lib_num(const struct vr_opt *opt, const char *arg, struct vr_runopts *o)
+{
+	if (lib_option(opt->name, arg, true, o) < 0)
+		return (-1);
+	*(unsigned *)(void *)((char *)o + opt->field) = (unsigned)strtoul(arg, NULL, 10);
+	return (0);
+}
+
+static int
+set_vcpus(const struct vr_opt *opt, const char *arg, struct vr_runopts *o)
+{
+	return (parse_uint(opt->name, arg, 1, VR_MAX_VCPUS, &o->vcpus));
+}
+
+static int
+set_mem(const struct vr_opt *opt, const char *arg, struct vr_runopts *o)
+{
+	(void)opt;
+	return (parse_mem(arg, &o->mem));
+}
+
+static int
+set_fastpage_hz(const struct vr_opt *opt, const char *arg, struct vr_runopts *o)
+{
+	unsigned hz;
+
+	if (parse_uint(opt->name, arg, 0, 1000000, &hz) < 0)
+		return (-1);
+	o->fastpage_hz = (int)hz;
+	return (0);
+}
+
+static int
+set_timeout(const struct vr_opt *opt, const char *arg, struct vr_runopts *o)
+{
+	return (parse_num(opt->name, arg, 1, UINT32_MAX, "a number of seconds",
+	    &o->timeout));
+}
+
+/*
+ * The options whose argument is one of a few words: the words in the
+ * order the message lists them, each with the value stored (an int).
+ */
+struct choice {
+	const char *name;
+	int	    value;
+};
+static const struct choice *const choices[VR_O_NOPTS] = {
+	[VR_O_USER_SYSCALL] = (const struct choice[]){ { "auto", VR_SYSCALL_AUTO },
+	    { "complete", VR_SYSCALL_COMPLETE }, { "host", VR_SYSCALL_HOST }, { NULL, 0 } },
+	[VR_O_IRQCHIP] = (const struct choice[]){ { "kernel", 0 }, { "user", 1 },
+	    { NULL, 0 } },
+	[VR_O_EXIT_STATUS] = (const struct choice[]){ { "raw", 0 }, { "qemu", 1 },
+	    { NULL, 0 } },
+};
+
+/* One of the option's words (choices[]): its value into the field. */
+static int
+set_choice(const struct vr_opt *opt, const char *arg, struct vr_runopts *o)
+{
+	const struct choice *c = choices[opt - vr_opts];
+	size_t i;
+
+	for (i = 0; c[i].name != NULL; i++)
+		if (strcmp(arg, c[i].name) == 0) {
+			*(int *)(void *)((char *)o + opt->field) = c[i].value;
+			return (0);
+		}
+	/* "want auto, complete or host" */
+	fprintf(stderr, "%s: --%s %s: want", vr_progname, opt->name, arg);
+	for (i = 0; c[i].name != NULL; i++)
+		fprintf(stderr, "%s %s", i == 0 ? "" : c[i + 1].name != NULL ? "," : " or",
+		    c[i].name);
+	fprintf(stderr, "\n");
+	return (-1);
+}
+
+/* --pmu-mode: libvpmu's, and kept: vpmu-run weighs it against --irqchip (setup.c). */
+static int
+set_pmu_mode(const struct vr_opt *opt, const char *arg, struct vr_runopts *o)
+{
+	if (lib_option(opt->name, arg, true, o) < 0)
+		return (-1);
+	o->pmu_mode = strcmp(arg, "kvm") == 0 ? VPMU_PMU_MODE_KVM :
+	    strcmp(arg, "auto") == 0 ? VPMU_PMU_MODE_AUTO : VPMU_PMU_MODE_TRAP;
+	o->pmu_mode_given = true;
+	return (0);
+}
+
+/* -j, -x SEP: the report's format, one of them. */
+static int
+set_format(const struct vr_opt *opt, const char *arg, struct vr_runopts *o)
+{
+	int fmt = opt->shortopt == 'j' ? VR_FMT_JSON : VR_FMT_CSV;
+
+	if (fmt == VR_FMT_CSV && vr_parse_sep("-x", arg, &o->report_sep) < 0)
+		return (-1);
+	if (o->report_fmt != VR_FMT_TEXT && o->report_fmt != fmt) {
+		fprintf(stderr, "%s: -j and -x: one format at most\n", vr_progname);
+		return (-1);
+	}
+	o->report_fmt = fmt;
+	return (0);
+}
+
 int
 vr_runopts_parse(int id, const char *arg, struct vr_runopts *o)
 {
-	switch (id) {
-	case VR_O_PMU:
-		o->pmu = arg;
-		break;
-	case VR_O_SOURCE:
-		o->source = arg;
-		o->source_given = true;
-		break;
-	case VR_O_VCPUS:
-		if (parse_uint("vcpus", arg, 1, VR_MAX_VCPUS, &o->vcpus) < 0)
-			return (-1);
-		break;
-	case VR_O_MEM:
-		if (parse_mem(arg, &o->mem) < 0)
-			return (-1);
-		break;
-	case VR_O_MUX:
-	case VR_O_HOST_COUNTERS:
-		if (lib_option(vr_opts[id].name, arg, true, o) < 0)
-			return (-1);
-		/* the number, checked: vpmu-run's snapshots record it */
-		*(id == VR_O_MUX ? &o->mux_us : &o->host_counters) =
-		    (unsigned)strtoul(arg, NULL, 10);
-		break;
-	case VR_O_REPORT:
-		o->report = arg;
-		break;
-	case VR_O_GUEST_LOG:
-		if (parse_guest_log(arg, o) < 0)
-			return (-1);
-		break;
-	case VR_O_FASTPAGE_HZ: {
-		unsigned hz;
+	const struct vr_opt *opt = &vr_opts[id];
 
-		if (parse_uint("fastpage-hz", arg, 0, 1000000, &hz) < 0)
-			return (-1);
-		o->fastpage_hz = (int)hz;
-		break;
-	}
-	case VR_O_EXACT_MODE:
-	case VR_O_EXACT_FORESEE:
-	case VR_O_EXACT_INTERP:
-	case VR_O_EXACT_FF_MAX:
-	case VR_O_EXACT_REF_CPI:
-	case VR_O_UNCOUNTED:
-		return (lib_option(vr_opts[id].name, arg, true, o));
-	case VR_O_EVENT_FILTER:
-		return (lib_option(vr_opts[id].name, arg, false, o));
-	case VR_O_USER_SYSCALL:
-		if (strcmp(arg, "auto") == 0)
-			o->user_syscall = VR_SYSCALL_AUTO;
-		else if (strcmp(arg, "complete") == 0)
-			o->user_syscall = VR_SYSCALL_COMPLETE;
-		else if (strcmp(arg, "host") == 0)
-			o->user_syscall = VR_SYSCALL_HOST;
-		else {
-			fprintf(stderr, "%s: --user-syscall %s: want auto, "
-			    "complete or host\n", vr_progname, arg);
-			return (-1);
-		}
-		break;
-	case VR_O_IRQCHIP:
-		if (strcmp(arg, "kernel") != 0 && strcmp(arg, "user") != 0) {
-			fprintf(stderr, "%s: --irqchip %s: want kernel or user\n", vr_progname,
-			    arg);
-			return (-1);
-		}
-		o->irqchip_user = strcmp(arg, "user") == 0;
-		break;
-	case VR_O_PV_PORT:
-		if (parse_pv_port(arg, o) < 0)
-			return (-1);
-		break;
-	case VR_O_SNAPSHOT:
-		o->snapshot = arg;
-		break;
-	case VR_O_RESUME:
-		o->resume = arg;
-		break;
-	case VR_O_MULTIBOOT:
-		o->multiboot = true;
-		break;
-	case VR_O_MB_APPEND:
-		o->append = arg;
-		break;
-	case VR_O_INITRD:
-		o->initrd = arg;
-		break;
-	case VR_O_EXIT_STATUS:
-		if (strcmp(arg, "raw") != 0 && strcmp(arg, "qemu") != 0) {
-			fprintf(stderr, "%s: --exit-status %s: want raw or "
-			    "qemu\n", vr_progname, arg);
-			return (-1);
-		}
-		o->exit_qemu = strcmp(arg, "qemu") == 0;
-		break;
-	case VR_O_TIMEOUT:
-		if (parse_num("timeout", arg, 1, UINT32_MAX, "a number of seconds",
-		    &o->timeout) < 0)
-			return (-1);
-		break;
-	case VR_O_PMU_MODE:
-		if (lib_option(vr_opts[id].name, arg, true, o) < 0)
-			return (-1);
-		/* checked: vpmu-run weighs it against --irqchip (setup.c) */
-		o->pmu_mode = strcmp(arg, "kvm") == 0 ? VPMU_PMU_MODE_KVM :
-		    strcmp(arg, "auto") == 0 ? VPMU_PMU_MODE_AUTO : VPMU_PMU_MODE_TRAP;
-		o->pmu_mode_given = true;
-		break;
-	case VR_O_JSON:
-	case VR_O_FIELD_SEP:
-		if (id == VR_O_FIELD_SEP && vr_parse_sep("-x", arg, &o->report_sep) < 0)
-			return (-1);
-		if (o->report_fmt != VR_FMT_TEXT &&
-		    o->report_fmt != (id == VR_O_JSON ? VR_FMT_JSON : VR_FMT_CSV)) {
-			fprintf(stderr, "%s: -j and -x: one format at most\n", vr_progname);
-			return (-1);
-		}
-		o->report_fmt = id == VR_O_JSON ? VR_FMT_JSON : VR_FMT_CSV;
-		break;
-	case VR_O_QUIET:
-		o->quiet = true;
-		break;
-	default:
-		break;
-	}
-	return (0);
+	return (opt->set != NULL ? opt->set(opt, arg, o) : 0);
 }
 
 void

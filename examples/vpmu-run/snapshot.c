@@ -1,7 +1,7 @@
 /*
  * snapshot.c -- vpmu-run's --snapshot and --resume (vpmu-run(1), SNAPSHOTS).
  *
- * The guest asks with a 32-bit OUT to port 0xf5 (run.c's port table stops
+ * The guest asks with a 32-bit OUT to port 0xf5 (ports.c's port table stops
  * the run and notes it); once every vCPU thread has returned, main.c calls
  * vr_snapshot_save() from its own thread:
  *   1. each vCPU enters KVM_RUN once with immediate_exit set, which finishes
@@ -92,16 +92,19 @@ put(struct out *o, const void *p, size_t n)
 static void
 put32(struct out *o, uint32_t v)
 {
-	uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
+	uint8_t b[4];
 
-	put(o, b, 4);
+	vr_put32(b, v);
+	put(o, b, sizeof(b));
 }
 
 static void
 put64(struct out *o, uint64_t v)
 {
-	put32(o, (uint32_t)v);
-	put32(o, (uint32_t)(v >> 32));
+	uint8_t b[8];
+
+	vr_put64(b, v);
+	put(o, b, sizeof(b));
 }
 
 static void

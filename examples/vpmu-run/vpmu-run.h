@@ -15,7 +15,8 @@
  *            the MP table (no KVM: testable alone)
  *   devices.c  the 16550 UART's registers and fw_cfg's items (no KVM)
  *   boot.c   long mode: page tables, GDT, CPUID, each vCPU's registers
- *   run.c    vCPU threads, the run loop, the port table, stopping the run
+ *   run.c    vCPU threads, the run loop, stopping the run
+ *   ports.c  the port table: COM1, fw_cfg, exit, snapshot and mark ports
  *   emulate.c  instructions KVM's emulator failed on, completed (Zydis)
  *   syscall.c  SYSCALL from user mode, where the host leaves it at CPL 3
  *   marks.c  port 0xf6: the guest's marks of its counters, for the report
@@ -208,51 +209,29 @@ struct vr_snapconf {
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
 #define VR_MAX_COUNTERS	64	/* per vCPU: the report's and the marks' table */
 
-/* Little-endian fields of the structures guests read (the host is x86 too). */
-static inline uint16_t
-vr_get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return (v);
+/*
+ * Little-endian fields of the structures guests read (the host is x86 too):
+ * vr_get16/32/64(p) and vr_put16/32/64(p, v), made by one macro.
+ */
+#define VR_LE_FIELD(bits)						\
+static inline uint##bits##_t						\
+vr_get##bits(const uint8_t *p)						\
+{									\
+	uint##bits##_t v;						\
+									\
+	memcpy(&v, p, sizeof(v));					\
+	return (v);							\
+}									\
+									\
+static inline void							\
+vr_put##bits(uint8_t *p, uint##bits##_t v)				\
+{									\
+	memcpy(p, &v, sizeof(v));					\
 }
-
-static inline uint32_t
-vr_get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return (v);
-}
-
-static inline uint64_t
-vr_get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return (v);
-}
-
-static inline void
-vr_put16(uint8_t *p, uint16_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-static inline void
-vr_put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-static inline void
-vr_put64(uint8_t *p, uint64_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
+VR_LE_FIELD(16)
+VR_LE_FIELD(32)
+VR_LE_FIELD(64)
+#undef VR_LE_FIELD
 
 /* elf.c */
 int  vr_fail(char *err, size_t errlen, const char *fmt, ...)
@@ -384,6 +363,11 @@ enum vr_opt_id {
 	VR_O_NOPTS
 };
 
+struct vr_opt;
+struct vr_runopts;
+/* An option's argument into o: 0, or -1 after a message prefixed vr_progname. */
+typedef int vr_opt_fn(const struct vr_opt *opt, const char *arg, struct vr_runopts *o);
+
 struct vr_opt {
 	const char *name;
 	int	    has_arg;		/* getopt_long's */
@@ -391,6 +375,8 @@ struct vr_opt {
 	const char *arg;		/* the argument's name in the usage, or NULL */
 	const char *help;		/* lines joined by \n */
 	bool	    own;		/* vpmu-run's alone: not vpmustat's */
+	vr_opt_fn  *set;		/* NULL: the caller's (--help, --version) */
+	size_t	    field;		/* where a plain handler stores, in vr_runopts */
 };
 extern const struct vr_opt vr_opts[VR_O_NOPTS];
 
@@ -410,7 +396,7 @@ struct vr_runopts {
 	const char *glog_path[VPMU_PV_MAX_LOGFDS];
 	int	    glog_fd[VPMU_PV_MAX_LOGFDS];
 	int	    fastpage_hz;	/* -1: libvpmu's default (1000) */
-	bool	    irqchip_user;	/* --irqchip user: no in-kernel LAPIC */
+	int	    irqchip_user;	/* --irqchip user (1): no in-kernel LAPIC */
 	/*
 	 * The options libvpmu reads itself (--exact-*, --host-counters,
 	 * --mux-interval, --pmu-mode, --event-filter, --uncounted), in the
@@ -423,7 +409,7 @@ struct vr_runopts {
 	bool	    bzimage;		/* the guest is a Linux bzImage (setup.c) */
 	const char *append;		/* --append STR: the command line */
 	const char *initrd;		/* --initrd FILE: Multiboot module 0, Linux's initrd */
-	bool	    exit_qemu;		/* --exit-status qemu */
+	int	    exit_qemu;		/* --exit-status qemu (1) */
 	int	    user_syscall;	/* --user-syscall: VR_SYSCALL_* (syscall.c) */
 	unsigned    timeout;		/* --timeout: s of wall time, 0: none */
 	int	    pmu_mode;		/* --pmu-mode: VPMU_PMU_MODE_* */
@@ -573,6 +559,12 @@ void vr_marks_report(FILE *f, struct vr_vm *vm);
 void vr_marks_records(struct vr_rec *r, struct vr_vm *vm);
 void vr_marks_free(struct vr_vm *vm);
 
+/* ports.c: KVM_EXIT_IO */
+/* The access of c's exit: true if a port handler took every item. */
+bool vr_port_io(struct vr_vcpu *c);
+/* Write out what the vCPU's console line holds (at a newline, a failure, the end). */
+void vr_console_flush(struct vr_vcpu *c);
+
 /* run.c */
 uint64_t vr_mono_ns(void);
 void vr_vm_sync_init(struct vr_vm *vm);		/* lock and cond, before any thread */
@@ -585,6 +577,8 @@ void vr_run_wait(struct vr_vm *vm);
  * first stop wins): every vCPU is kicked out of KVM_RUN.  Any thread.
  */
 void vr_run_stop(struct vr_vm *vm, int status, enum vr_end why);
+/* The same, with vm->lock held (the port handlers). */
+void vr_run_stop_locked(struct vr_vm *vm, int status, enum vr_end why);
 /*
  * Ending the run from outside (vpmu-run, vpmustat): SIGINT and SIGTERM (those not
  * ignored at start) blocked in the calling thread before vr_run_start(),

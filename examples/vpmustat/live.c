@@ -25,10 +25,10 @@
  * (vr_run_supervise_tick: SIGINT, SIGTERM and --timeout end the run, whose
  * report and log are still written) and every 100 ms draws the progress
  * line (standard error is a terminal, after the first second) and the
- * counting table every -w seconds.  After the run: final counts, the PMCs
- * stopped, FLUSHLOG (which first moves the samples still in the rings into
- * the log, so every sample taken is in it), CLOSELOG, and the report from
- * the log read back.
+ * counting table every -w seconds (counts.c).  After the run: final counts
+ * (counts.c's totals), the PMCs stopped, FLUSHLOG (which first moves the
+ * samples still in the rings into the log, so every sample taken is in
+ * it), CLOSELOG, and the report from the log read back.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,70 +42,14 @@
 #include <unistd.h>
 
 #include "vpmustat.h"
-
-#define MAX_PMCS	(VS_MAX_EVENTS * VR_MAX_VCPUS)
-#define GUEST_PID	1
-
-/* The caller of every operation: privileged, pid 1 (also the guest's process). */
-static const struct vpmu_cred caller = { .pid = GUEST_PID, .tid = GUEST_PID,
-    .uid = 0, .privileged = 1 };
-
-struct pmc {
-	const struct vs_event *ev;
-	uint32_t cpu;			/* vCPU, or VPMU_CPU_ANY */
-	vpmu_pmc_id id;
-	uint64_t last;			/* the count at the last row (-w) */
-	uint64_t total;			/* at the end of the run */
-	char	 label[96];		/* "s/00/instructions", "p/instructions" */
-};
-
-struct live {
-	struct vs_live_opts *o;
-	struct vr_vm *vm;
-	struct pmc pmc[MAX_PMCS];
-	unsigned npmc;
-	bool	 sampling, counting, process;
-	int	 logfd;			/* -1: no log */
-	FILE	*out;			/* counts and the report */
-	FILE	*rep;			/* the report: out, or standard error when the
-					   counts are records (-j, -x) */
-	struct vr_rec rec;		/* -j, -x: the counts' records, to out */
-	bool	 readable;		/* the log can be read back for the report */
-	bool	 progress;		/* the progress line is on */
-	bool	 progress_shown;
-	double	 next_progress, next_row;	/* s since t0 */
-	struct timespec t0;
-	const char *src;		/* the source's name */
-	struct vs_tasks *tasks;		/* --guest-symbols: samples name their task */
-	/*
-	 * The kernel's symbols: --guest-symbols' (o->ksyms), or those of its
-	 * own table in guest memory (kallsyms), read once: by the first
-	 * sample after the kernel set LSTAR, else after the run.
-	 */
-	struct vs_ksyms *ksyms;
-	bool	 kallsyms;		/* from guest memory */
-	int	 kallsyms_read;		/* 0: not yet; 1: in memk; -1: failed, why */
-	struct vs_ksyms memk;
-	char	 kallsyms_why[512];
-	bool	 started, stopped;	/* --from-mark, --to-mark taken (atomic) */
-	double	 from_s, to_s;		/* when, s since t0 */
-};
+#include "live.h"
 
 /* boot.c's messages name the program. */
 const char *vr_progname = "vpmustat";
 
-static double
-since(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return ((double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9);
-}
-
 /* ---- the VM: setup.c's, with the tunables ------------------------------------ */
 
-/* main.c's add_tunable() set each on a config already: every name is known. */
+/* options.c's add_tunable() set each on a config already: every name is known. */
 static int
 set_tunables(vpmu_config *cfg, void *arg)
 {
@@ -265,159 +209,7 @@ at_mark(void *arg, struct vr_vcpu *c, uint32_t mark)
 	}
 }
 
-/* ---- while it runs ------------------------------------------------------------------- */
-
-static bool
-is_counting(const struct pmc *p)
-{
-	return (p->ev->scope == VS_SC || p->ev->scope == VS_TC);
-}
-
-static int
-colw(const struct pmc *p)
-{
-	int w = (int)strlen(p->label);
-
-	return (w < 14 ? 14 : w);
-}
-
-static void
-count_header(struct live *l)
-{
-	unsigned i;
-
-	fprintf(l->out, "#");
-	for (i = 0; i < l->npmc; i++)
-		if (is_counting(&l->pmc[i]))
-			fprintf(l->out, " %*s", colw(&l->pmc[i]), l->pmc[i].label);
-	fprintf(l->out, "\n");
-}
-
-/*
- * A PMC's count as a record: "interval" (a -w row, at secs since the start)
- * or "count" (its total, after secs of run).
- */
-static void
-count_record(struct live *l, const char *type, const struct pmc *p, double secs,
-    uint64_t v)
-{
-	struct vr_rec *r = &l->rec;
-
-	vr_rec_begin(r, type);
-	vr_rec_secs(r, "time", secs);
-	if (p->cpu == VPMU_CPU_ANY)
-		vr_rec_null(r, "vcpu");
-	else
-		vr_rec_u64(r, "vcpu", p->cpu);
-	vr_rec_u64(r, "counter-value", v);
-	vr_rec_str(r, "unit", vpmu_event_is_timed(p->ev->event) ? "ns" : "");
-	vr_rec_str(r, "event", p->ev->name);
-	vr_rec_str(r, "scope", p->cpu == VPMU_CPU_ANY ? "process" : "system");
-	vr_rec_str(r, "label", p->label);
-	vr_rec_end(r);
-}
-
-/* One row of counts: since the last row, or (-C) since the start. */
-static void
-count_row(struct live *l)
-{
-	struct pmc *p;
-	uint64_t v;
-	unsigned i;
-	double t = since(&l->t0);
-
-	if (l->o->fmt == VR_FMT_TEXT)
-		fprintf(l->out, " ");
-	for (i = 0; i < l->npmc; i++) {
-		p = &l->pmc[i];
-		if (!is_counting(p))
-			continue;
-		if (vpmu_pmc_read(l->vm->pmu, &caller, p->id, &v) != 0)
-			v = p->last;
-		if (l->o->fmt == VR_FMT_TEXT)
-			fprintf(l->out, " %*" PRIu64, colw(p),
-			    l->o->cumulative ? v : v - p->last);
-		else
-			count_record(l, "interval", p, t, l->o->cumulative ? v : v - p->last);
-		p->last = v;
-	}
-	if (l->o->fmt == VR_FMT_TEXT)
-		fprintf(l->out, "\n");
-	fflush(l->out);
-}
-
-static void
-progress_clear(struct live *l)
-{
-	if (l->progress_shown) {
-		fprintf(stderr, "\r\033[K");
-		l->progress_shown = false;
-	}
-}
-
-static void
-progress(struct live *l)
-{
-	struct vpmu_driverstats st;
-	struct stat sb;
-	double bytes = 0;
-
-	if (vpmu_vm_get_driverstats(l->vm->pmu, &caller, &st) != 0)
-		return;
-	if (l->logfd >= 0 && fstat(l->logfd, &sb) == 0)
-		bytes = (double)sb.st_size;
-	fprintf(stderr, "\r\033[Kvpmustat: %.1f s, %" PRIu32 " samples, %" PRIu32
-	    " dropped, log %.1f KiB written", since(&l->t0), st.intr_processed,
-	    st.intr_bufferfull + st.buffer_requests_failed, bytes / 1024.0);
-	fflush(stderr);
-	l->progress_shown = true;
-}
-
-/* Every 100 ms of the run (vr_run_supervise_tick): the progress line, the -w rows. */
-static void
-tick(void *arg)
-{
-	struct live *l = arg;
-	double t = since(&l->t0);
-
-	if (l->progress && t >= l->next_progress) {
-		progress(l);
-		l->next_progress = t + 0.25;
-	}
-	if (l->counting && l->o->wait_s != 0 && t >= l->next_row) {
-		if (l->progress && l->out == stderr)
-			progress_clear(l);
-		count_row(l);
-		l->next_row += l->o->wait_s;
-	}
-}
-
 /* ---- after the run --------------------------------------------------------------------- */
-
-static void
-totals(struct live *l, double secs)
-{
-	struct pmc *p;
-	unsigned i;
-	int w = 0;
-
-	if (l->o->fmt != VR_FMT_TEXT) {
-		for (i = 0; i < l->npmc; i++)
-			if (is_counting(&l->pmc[i]))
-				count_record(l, "count", &l->pmc[i], secs, l->pmc[i].total);
-		fflush(l->out);
-		return;
-	}
-	for (i = 0; i < l->npmc; i++)
-		if (is_counting(&l->pmc[i]) && (int)strlen(l->pmc[i].label) > w)
-			w = (int)strlen(l->pmc[i].label);
-	fprintf(l->out, "vpmustat: totals\n");
-	for (i = 0; i < l->npmc; i++) {
-		p = &l->pmc[i];
-		if (is_counting(p))
-			fprintf(l->out, "  %-*s %20" PRIu64 "\n", w, p->label, p->total);
-	}
-}
 
 /*
  * The kernel's symbols from guest memory (kallsyms.c), read once: the
@@ -789,7 +581,7 @@ vs_live(struct vs_live_opts *o)
 			fprintf(stderr, "vpmustat: guest PMU mode %s\n", vm.pmu_mode_why);
 	}
 	if (l.counting && o->wait_s != 0 && o->fmt == VR_FMT_TEXT)
-		count_header(&l);
+		vs_count_header(&l);
 	/*
 	 * The run, until the guest exits, a signal (SIGINT, SIGTERM) or
 	 * --timeout stops it; the progress line and the rows every 100 ms.
@@ -802,11 +594,11 @@ vs_live(struct vs_live_opts *o)
 	l.next_row = o->wait_s;
 	l.next_progress = 1.0;
 	(void)vr_run_start(&vm);
-	vr_run_supervise_tick(&vm, o->run.timeout, &held, &oldmask, 100, tick, &l);
+	vr_run_supervise_tick(&vm, o->run.timeout, &held, &oldmask, 100, vs_count_tick, &l);
 	vr_run_wait(&vm);
 	secs = since(&l.t0);
 	status = vm.status;
-	progress_clear(&l);
+	vs_progress_clear(&l);
 
 	/* The counts, then the PMCs stopped, then the log closed. */
 	for (i = 0; i < l.npmc; i++) {
@@ -864,7 +656,7 @@ vs_live(struct vs_live_opts *o)
 	if (l.sampling && st.intr_processed == 0)
 		no_samples(&l);
 	if (l.counting)
-		totals(&l, secs);
+		vs_count_totals(&l, secs);
 	if (l.sampling && l.readable && (err = report(&l, ended_well)) != 0 && status == 0)
 		status = err;
 	ret = status;

@@ -1,5 +1,6 @@
-# test_lib.sh -- what test_outputs.sh and test_ksyms.sh share, sourced by
-# them after they set vs (vpmustat), dir (the work directory) and case.
+# test_lib.sh -- what test_outputs.sh and test_ksyms.sh share (and
+# test/tools/cli.sh: fail, same), sourced by them after they set vs
+# (vpmustat, for run), dir (the work directory) and case.
 
 fail() {
 	echo "${0##*/}: $case: FAIL: $*"

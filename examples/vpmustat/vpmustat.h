@@ -2,11 +2,15 @@
  * vpmustat.h -- pmcstat(8) for a guest: sample or count a vpmu-run guest
  * through libvpmu's host API, and read the pmclog log back (vpmustat(1)).
  *
- *   main.c     options, the two modes
+ *   main.c     the two modes: what the options ask for together, -R's read
+ *   options.c  the command line: vpmustat's options in one table (getopt,
+ *              --help, handlers), then the run's (runopts.c); -c, --tunable
  *   events.c   event names: perf's generic ones, libpfm4's, raw codes
  *   live.c     the run: vpmu-run's setup.c (every image kind vpmu-run
  *              boots, its run options from runopts.c), boot.c, run.c;
- *              PMCs, the log, the progress line, the counting table
+ *              PMCs, the log, the report after the run
+ *   counts.c   while and after the run: the counting table (-w), the
+ *              totals, their records (-j, -x), the progress line
  *   profile.c  the profile: each record of the log into it, names, symbols
  *   logread.c  the log read back (-R), the record dump (--dump)
  *   samples.c  the samples counted: chains, functions, the call tree
@@ -50,7 +54,7 @@
 #define VS_RATE_DEFAULT	65536	/* pmcstat's -n default */
 #define VS_MAX_EVENTS	16	/* the paravirtual class has 16 rows */
 
-/* ---- main.c: -c CPU lists --------------------------------------------------- */
+/* ---- options.c: -c CPU lists ------------------------------------------------ */
 
 /*
  * A -c list: CPU numbers and ranges ("0,2", "0-3,6"), or "*" for every
@@ -61,7 +65,7 @@
 
 struct vs_cpuset {
 	const char *spec;	/* as given */
-	unsigned n;		/* 0: "*", which main() passes as NULL (every CPU) */
+	unsigned n;		/* 0: "*", which options.c passes as NULL (every CPU) */
 	struct { uint32_t lo, hi; } r[VS_CPU_RANGES];
 };
 
@@ -667,5 +671,49 @@ int  vs_outputs(const struct vs_profile *p, FILE *report, unsigned top,
 int  vs_fclose(FILE *f, const char *opt, const char *path);
 /* Flush standard output; at the end (last), say if a write to it failed.  0 or -1. */
 int  vs_stdout_flush(bool last);
+
+/* ---- options.c --------------------------------------------------------------------- */
+
+/* The command line, as vs_cmdline_parse() leaves it for main(). */
+struct vs_cmdline {
+	struct vs_live_opts o;		/* a run's (o.outs: &outs) */
+	struct vs_outs outs;
+	/* -S, -s, -P, -p as given; their events resolved by main() */
+	struct {
+		int	 scope;		/* enum vs_scope */
+		const char *list;
+		const struct vs_cpuset *cpus;
+	} specs[VS_MAX_EVENTS];
+	unsigned nspecs;
+	struct vs_cpuset cpusets[VS_MAX_EVENTS];	/* each -c */
+	unsigned ncpusets;
+	const struct vs_cpuset *cpus;	/* the last -c; NULL: "*" */
+	const char *pending_c;		/* a -c no -S or -s followed yet */
+	const char *rlog;		/* -R */
+	const char *elf;		/* --elf */
+	const char *gsyms, *slide;	/* --guest-symbols, --kaslr-slide */
+	const char *modules, *moddir;	/* --guest-modules, --guest-module-dir */
+	bool	 dump, list;		/* --dump, --list-events */
+	bool	 live_only;		/* an option of a run only (not with -R) */
+	vpmu_config *tuncfg;		/* --tunable's, each name checked on it */
+};
+
+/* The defaults, and tuncfg: 0, or a message and an exit status. */
+int  vs_cmdline_init(struct vs_cmdline *cl);
+/*
+ * Every option into cl, each argument checked: 0, or the exit status after
+ * a message (a usage error: 2 and the "Try" line).  --help and --version
+ * exit here.
+ */
+int  vs_cmdline_parse(struct vs_cmdline *cl, int argc, char **argv);
+/* A usage error: "vpmustat: " fmt (with a and b), the "Try" line; 2. */
+int  vs_bad(const char *fmt, const char *a, const char *b);
+/*
+ * The --tunable values, checked as the VM will check them: a VM of the
+ * synthetic source is made with cfg, and a value hwpmc would reset to its
+ * default (its diagnostic) is an error here, before anything runs.  0 or a
+ * status.
+ */
+int  vs_tunables_check(vpmu_config *cfg);
 
 #endif /* VPMUSTAT_H */

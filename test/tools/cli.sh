@@ -32,10 +32,8 @@ done
 export VPMU_SKIP_NO_KVM=1
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
 
-fail() {
-	echo "cli.sh: $case: FAIL: $*"
-	exit 1
-}
+# fail, same: vpmustat's test library's (fail says "cli.sh: CASE: FAIL: ...").
+. "$(dirname "$0")/../../examples/vpmustat/test_lib.sh"
 
 # x NAME WANT CMD...: CMD's output in NAME.out and NAME.err, its status WANT.
 x() {
@@ -51,15 +49,6 @@ x() {
 	[ "$st" -eq "$_w" ] || {
 		cat "$dir/$_n.err"
 		fail "$_n: $* exited $st, want $_w"
-	}
-}
-
-# same NAME FILE: FILE holds exactly standard input.
-same() {
-	cat >"$dir/$1.want"
-	cmp -s "$dir/$1.want" "$2" || {
-		diff "$dir/$1.want" "$2"
-		fail "$1: not the expected text"
 	}
 }
 
