@@ -9,7 +9,8 @@
  * No guest runs: valgrind cannot follow a vCPU.  The KVM path does what the
  * glue does for an exit, minus KVM_RUN: a VM with model intel-v2 and the
  * synthetic source, vpmu_kvm_create on a real KVM VM fd (the MSR filter
- * ioctls included), a real vCPU fd, and a struct kvm_run of our own that
+ * ioctls included), a real vCPU fd with KVM's CPUID as vpmu_kvm_cpuid_patch
+ * leaves it, and a struct kvm_run of our own that
  * each iteration fills as KVM would for KVM_EXIT_X86_RDMSR/WRMSR before
  * calling vpmu_kvm_handle_exit, then vpmu_kvm_pre_run and vpmu_kvm_post_run
  * as for the next entry (which programs what a control write left pending:
@@ -75,6 +76,36 @@ static const struct bcase {
 };
 #define NCASES	(sizeof(cases) / sizeof(cases[0]))
 
+/*
+ * The vCPU's CPUID: KVM's, patched by libvpmu, as a VMM sets it (the
+ * first entry checks that it describes the model); 0, or -1 with ctx->why.
+ */
+static int
+kvm_cpuid(struct ctx *x)
+{
+	unsigned n = 128, max = n + VPMU_KVM_CPUID_SPARE;
+	struct kvm_cpuid2 *c;
+	int e, ret = -1;
+
+	if ((c = calloc(1, sizeof(*c) + max * sizeof(c->entries[0]))) == NULL) {
+		snprintf(x->why, sizeof(x->why), "CPUID: %s", strerror(ENOMEM));
+		return (-1);
+	}
+	c->nent = n;
+	if (ioctl(x->kvm_fd, KVM_GET_SUPPORTED_CPUID, c) < 0)
+		snprintf(x->why, sizeof(x->why), "KVM_GET_SUPPORTED_CPUID: %s",
+		    strerror(errno));
+	else if ((e = vpmu_kvm_cpuid_patch(x->k, c, max)) != 0)
+		snprintf(x->why, sizeof(x->why), "vpmu_kvm_cpuid_patch: %s",
+		    vpmu_strerror(e));
+	else if (ioctl(x->vcpu_fd, KVM_SET_CPUID2, c) < 0)
+		snprintf(x->why, sizeof(x->why), "KVM_SET_CPUID2: %s", strerror(errno));
+	else
+		ret = 0;
+	free(c);
+	return (ret);
+}
+
 /* The KVM glue on a real VM and vCPU; 0, or -1 with ctx->why set. */
 static int
 kvm_open(struct ctx *x)
@@ -97,6 +128,8 @@ kvm_open(struct ctx *x)
 		snprintf(x->why, sizeof(x->why), "KVM_CREATE_VCPU: %s", strerror(errno));
 		return (-1);
 	}
+	if (kvm_cpuid(x) < 0)
+		return (-1);
 	if ((e = vpmu_kvm_vcpu_init(x->k, 0, x->vcpu_fd, x->run)) != 0) {
 		snprintf(x->why, sizeof(x->why), "vpmu_kvm_vcpu_init: %s",
 		    vpmu_strerror(e));
