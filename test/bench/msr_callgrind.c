@@ -158,9 +158,10 @@ static int
 access_once(struct ctx *x, const struct bcase *c)
 {
 	struct kvm_run *run = x->run;
+	enum vpmu_msr_verdict vd = VPMU_MSR_NOT_PMU;
 	uint64_t val = 0;
 	bool handled;
-	int e, res;
+	int e, pending;
 
 	if (x->k != NULL) {
 		/* KVM_RUN would leave this behind for the exit. */
@@ -183,13 +184,13 @@ access_once(struct ctx *x, const struct bcase *c)
 		}
 		return (0);
 	}
-	(void)vpmu_vcpu_take_pmi(x->vm, 0);
+	(void)vpmu_vcpu_take_pmi(x->vm, 0, &pending);
 	(void)vpmu_vcpu_check_overflow(x->vm, 0);
-	res = c->write ? vpmu_msr_write(x->vm, 0, c->msr, c->data) :
-	    vpmu_msr_read(x->vm, 0, c->msr, &val);
-	if (res != VPMU_MSR_OK || (!c->write && val != c->expect)) {
-		fprintf(stderr, PROG ": %s: result %d, value %#llx\n", c->name, res,
-		    (unsigned long long)val);
+	e = c->write ? vpmu_msr_write(x->vm, 0, c->msr, c->data, &vd) :
+	    vpmu_msr_read(x->vm, 0, c->msr, &val, &vd);
+	if (e != 0 || vd != VPMU_MSR_OK || (!c->write && val != c->expect)) {
+		fprintf(stderr, PROG ": %s: %s, verdict %d, value %#llx\n", c->name,
+		    vpmu_errname(e), vd, (unsigned long long)val);
 		return (-1);
 	}
 	return (0);
@@ -215,6 +216,7 @@ main(int argc, char **argv)
 	struct vpmu_model model;
 	vpmu_config *cfg = NULL;
 	struct vpmu_entry ent;
+	enum vpmu_msr_verdict vd;
 	bool direct = false, probe = false;
 	unsigned long k = 0, i;
 	char err[128], *end;
@@ -274,7 +276,8 @@ main(int argc, char **argv)
 		goto out;
 	}
 
-	if (c->counting && vpmu_msr_write(x.vm, 0, MSR_EVTSEL0, EVTSEL_ON) != VPMU_MSR_OK) {
+	if (c->counting && (vpmu_msr_write(x.vm, 0, MSR_EVTSEL0, EVTSEL_ON, &vd) != 0 ||
+	    vd != VPMU_MSR_OK)) {
 		fprintf(stderr, PROG ": enabling IA32_PERFEVTSEL0 failed\n");
 		goto out;
 	}
