@@ -490,7 +490,8 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 	    c->injected < 0 && !c->resync) {
 		bool write = run->exit_reason == KVM_EXIT_X86_WRMSR;
 		uint64_t val = run->msr.data;
-		int res;
+		enum vpmu_msr_verdict res;
+		int error;
 
 		/*
 		 * A guest that loaded its IDT since the last look: RDPMC's
@@ -501,10 +502,9 @@ vpmu_kvm_handle_exit(vpmu_kvm *k, unsigned cpu, bool *handled)
 		    (run->s.regs.sregs.idt.base != c->idt_base ||
 		    run->s.regs.sregs.idt.limit != c->idt_limit))
 			vpmu__kvm_idt_moved(k, cpu, c);
-		res = vpmu__vcpu_msr(k->vm, cpu, write, run->msr.index, &val);
-
-		if (res < 0)
-			return (-res);
+		if ((error = vpmu__vcpu_msr(k->vm, cpu, write, run->msr.index, &val,
+		    &res)) != 0)
+			return (error);
 		if (res == VPMU_MSR_NOT_PMU && vpmu__kvm_is_misc_enable(k, run))
 			res = vpmu__kvm_misc_enable(k, c, write, &val) ? VPMU_MSR_GP : VPMU_MSR_OK;
 		if (res == VPMU_MSR_NOT_PMU)

@@ -15,6 +15,7 @@
 	X(EACCES,	"permission denied")				\
 	X(E2BIG,	"too many entries")				\
 	X(ENODATA,	"no data")					\
+	X(EBADMSG,	"malformed data: a bad log or snapshot")	\
 	X(EOVERFLOW,	"value too large")				\
 	X(EPROTO,	"the vCPU's CPUID does not describe the model")	\
 	X(ENOENT,	"no such entry")				\
@@ -37,6 +38,9 @@
 	X(ERANGE,	"result out of range")				\
 	X(ENOSYS,	"operation not supported by this PMC class")	\
 	X(EOPNOTSUPP,	"capability not supported")			\
+	X(EPROTONOSUPPORT, "snapshot format version not supported")	\
+	X(ENAMETOOLONG,	"path too long")				\
+	X(EPIPE,	"broken pipe: the log's reader is gone")	\
 	X(VPMU_EPROGMISMATCH, "program version mismatch (EPROGMISMATCH)") \
 	X(VPMU_EDOOFUS,	"programming error: a log file is required (EDOOFUS)")
 

@@ -512,28 +512,30 @@ vpmu__gpmu_rdpmc(struct vpmu_vm *vm, unsigned cpu, uint32_t ecx, uint64_t *val)
 }
 
 int
-vpmu_msr_read(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t *val)
+vpmu_msr_read(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t *val,
+    enum vpmu_msr_verdict *verdict)
 {
-	if (vm == NULL || val == NULL || vm->gpmu == NULL || cpu >= vm->nvcpus)
+	if (vm == NULL || val == NULL || verdict == NULL || vm->gpmu == NULL ||
+	    cpu >= vm->nvcpus)
 		return (EINVAL);
-	return (vpmu__gpmu_msr(vm, cpu, msr, false, val));
+	*verdict = vpmu__gpmu_msr(vm, cpu, msr, false, val);
+	return (0);
 }
 
 /* Outside the exit contract a write takes effect at once: no entry follows. */
 int
-vpmu_msr_write(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t val)
+vpmu_msr_write(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t val,
+    enum vpmu_msr_verdict *verdict)
 {
-	int res;
-
-	if (vm == NULL || vm->gpmu == NULL || cpu >= vm->nvcpus)
+	if (vm == NULL || verdict == NULL || vm->gpmu == NULL || cpu >= vm->nvcpus)
 		return (EINVAL);
-	res = vpmu__gpmu_msr(vm, cpu, msr, true, &val);
+	*verdict = vpmu__gpmu_msr(vm, cpu, msr, true, &val);
 	if (vpmu__gpmu_pending(vm, cpu)) {
 		vpmu__vm_lock(vm);
 		(void)vpmu__gpmu_flush(vm, cpu);
 		vpmu__vm_unlock(vm);
 	}
-	return (res);
+	return (0);
 }
 
 int
@@ -601,11 +603,12 @@ vpmu_vcpu_reset(struct vpmu_vm *vm, unsigned cpu)
 
 /* Per-vCPU and taken before every entry: an atomic exchange, no lock. */
 int
-vpmu_vcpu_take_pmi(struct vpmu_vm *vm, unsigned cpu)
+vpmu_vcpu_take_pmi(struct vpmu_vm *vm, unsigned cpu, int *pending)
 {
-	if (vm == NULL || vm->gpmu == NULL || cpu >= vm->nvcpus)
-		return (0);
-	return (__atomic_exchange_n(&vm->gpmu->vcpu[cpu].pmi_pending, 0, __ATOMIC_ACQ_REL));
+	if (vm == NULL || pending == NULL || vm->gpmu == NULL || cpu >= vm->nvcpus)
+		return (EINVAL);
+	*pending = __atomic_exchange_n(&vm->gpmu->vcpu[cpu].pmi_pending, 0, __ATOMIC_ACQ_REL);
+	return (0);
 }
 
 /* Did the counter cross its width since the last look? */

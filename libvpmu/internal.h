@@ -475,9 +475,9 @@ void	vpmu__layers_destroy(struct vpmu_vm *vm);
 /* vcpu.c: the exit contract for the KVM glue, arguments already checked. */
 void	vpmu__vcpu_enter(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e);
 int	vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x);
-/* An MSR exit, nothing injected, RIP not moved: VPMU_MSR_*, or -errno. */
+/* An MSR exit, nothing injected, RIP not moved: 0 with *verdict set, or an errno. */
 int	vpmu__vcpu_msr(struct vpmu_vm *vm, unsigned cpu, bool write, uint32_t index,
-	    uint64_t *data);
+	    uint64_t *data, enum vpmu_msr_verdict *verdict);
 
 /* vm.c */
 const struct vpmu_classdesc *vpmu__class_find(const struct vpmu_vm *vm, uint32_t cls);

@@ -186,6 +186,7 @@ vpmu__log_emit(struct vpmu_vm *vm, struct vpmu_owner *o, struct vpmu_pmclog_ev *
 {
 	struct vpmu_log *l = o->log;
 	size_t n;
+	int error;
 
 	if (l == NULL)
 		return;
@@ -204,12 +205,13 @@ vpmu__log_emit(struct vpmu_vm *vm, struct vpmu_owner *o, struct vpmu_pmclog_ev *
 			l->free = l->cur->next;
 			l->cur->used = 0;
 		}
-		n = vpmu_pmclog_encode(ev, l->cur->data + l->cur->used,
-		    l->bufsize - l->cur->used);
-		if (n != 0)
+		error = vpmu_pmclog_encode(ev, l->cur->data + l->cur->used,
+		    l->bufsize - l->cur->used, &n);
+		if (error == 0)
 			break;
-		if (l->cur->used == 0) {
-			vm->stats.buffer_requests_failed++;	/* larger than a buffer */
+		if (error != ENOSPC || l->cur->used == 0) {
+			/* not a record, or larger than a buffer */
+			vm->stats.buffer_requests_failed++;
 			l->dropped++;
 			goto out;
 		}

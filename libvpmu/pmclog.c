@@ -241,19 +241,23 @@ record_len(const struct layout *lo, const struct vpmu_pmclog_ev *ev, size_t *tle
 	}
 }
 
-size_t
-vpmu_pmclog_encoded_len(const struct vpmu_pmclog_ev *ev)
+int
+vpmu_pmclog_encoded_len(const struct vpmu_pmclog_ev *ev, size_t *len)
 {
 	const struct layout *lo;
 	size_t tlen;
 
+	if (len == NULL)
+		return (EINVAL);
+	*len = 0;
 	if (ev == NULL || (lo = layout_of(ev->type)) == NULL)
-		return (0);
-	return (record_len(lo, ev, &tlen));
+		return (EINVAL);
+	*len = record_len(lo, ev, &tlen);
+	return (*len != 0 ? 0 : EINVAL);
 }
 
-size_t
-vpmu_pmclog_encode(const struct vpmu_pmclog_ev *ev, void *buf, size_t cap)
+int
+vpmu_pmclog_encode(const struct vpmu_pmclog_ev *ev, void *buf, size_t cap, size_t *lenp)
 {
 	const struct layout *lo;
 	const struct field *f;
@@ -263,10 +267,15 @@ vpmu_pmclog_encode(const struct vpmu_pmclog_ev *ev, void *buf, size_t cap)
 	uint64_t v64;
 	uint32_t v32;
 
-	if (ev == NULL || buf == NULL || (lo = layout_of(ev->type)) == NULL)
-		return (0);
-	if ((len = record_len(lo, ev, &tlen)) == 0 || len > cap)
-		return (0);
+	if (lenp == NULL)
+		return (EINVAL);
+	*lenp = 0;
+	if (ev == NULL || buf == NULL || (lo = layout_of(ev->type)) == NULL ||
+	    (len = record_len(lo, ev, &tlen)) == 0)
+		return (EINVAL);
+	*lenp = len;
+	if (len > cap)
+		return (ENOSPC);
 	memset(p, 0, lo->size);		/* spare word, pads, string fields */
 	put32(p, VPMU_PMCLOG_HEADER_WORD(ev->type, len));
 	put64(p + 8, ev->tsc);
@@ -295,7 +304,7 @@ vpmu_pmclog_encode(const struct vpmu_pmclog_ev *ev, void *buf, size_t cap)
 			break;
 		}
 	}
-	return (len);
+	return (0);
 }
 
 /* ---- the reader --------------------------------------------------------------- */
@@ -309,22 +318,22 @@ vpmu_pmclog_encode(const struct vpmu_pmclog_ev *ev, void *buf, size_t cap)
  */
 struct vpmu_pmclog_reader {
 	int	 fd;		/* -1 for a buffer reader */
-	bool	 error;		/* final: every read returns ERROR */
+	int	 error;		/* final: EBADMSG or EIO, every read returns it */
 	bool	 closed;	/* the last record returned was CLOSELOG */
 	unsigned char *buf;
 	size_t	 cap;
 	size_t	 head, tail;
 	uint64_t offset;	/* stream offset of buf[head] */
-	char	 why[160];	/* the ERROR's reason */
+	char	 why[160];	/* the error's reason */
 };
 
 static int
-fail(struct vpmu_pmclog_reader *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+fail(struct vpmu_pmclog_reader *r, int error, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-/* Enter the final ERROR state, saying why and where. */
+/* Enter the final error state (EBADMSG or EIO), saying why and where. */
 static int
-fail(struct vpmu_pmclog_reader *r, const char *fmt, ...)
+fail(struct vpmu_pmclog_reader *r, int error, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -334,21 +343,20 @@ fail(struct vpmu_pmclog_reader *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(r->why + n, sizeof(r->why) - (size_t)n, fmt, ap);
 	va_end(ap);
-	r->error = true;
-	return (VPMU_PMCLOG_ERROR);
+	r->error = error;
+	return (error);
 }
 
-/* Make n bytes held, reading the fd if there is one; OK or why not. */
+/* Make n bytes held, reading the fd if there is one: 0, or what vpmu_pmclog_read() returns. */
 static int
 hold(struct vpmu_pmclog_reader *r, size_t n)
 {
 	ssize_t got;
 
 	if (r->tail - r->head >= n)
-		return (VPMU_PMCLOG_OK);
+		return (0);
 	if (r->fd < 0)
-		return (r->closed && r->tail == r->head ? VPMU_PMCLOG_EOF :
-		    VPMU_PMCLOG_REQUIRE_DATA);
+		return (r->closed && r->tail == r->head ? ENODATA : EAGAIN);
 	if (r->head > 0) {		/* under a record: a cheap move */
 		memmove(r->buf, r->buf + r->head, r->tail - r->head);
 		r->tail -= r->head;
@@ -359,15 +367,15 @@ hold(struct vpmu_pmclog_reader *r, size_t n)
 		if (got > 0)
 			r->tail += (size_t)got;
 		else if (got == 0)
-			return (VPMU_PMCLOG_EOF);	/* a cut record is left unread */
+			return (ENODATA);	/* a cut record is left unread */
 		else if (errno == EINTR)
 			continue;
 		else if (errno == EAGAIN || errno == EWOULDBLOCK)
-			return (VPMU_PMCLOG_REQUIRE_DATA);
+			return (EAGAIN);
 		else
-			return (fail(r, "read: %s", strerror(errno)));
+			return (fail(r, EIO, "read: %s", strerror(errno)));
 	}
-	return (VPMU_PMCLOG_OK);
+	return (0);
 }
 
 /* Check the header word h of a record at buf[head]. */
@@ -379,30 +387,30 @@ check_header(struct vpmu_pmclog_reader *r, uint32_t h, const struct layout **lop
 	const struct layout *lo;
 
 	if (VPMU_PMCLOG_HEADER_MAGIC(h) != VPMU_PMCLOG_MAGIC)
-		return (fail(r, "bad magic 0x%02x (header word 0x%08x)",
+		return (fail(r, EBADMSG, "bad magic 0x%02x (header word 0x%08x)",
 		    VPMU_PMCLOG_HEADER_MAGIC(h), h));
 	if ((lo = layout_of(type)) == NULL)
-		return (fail(r, "unknown record type %u", type));
+		return (fail(r, EBADMSG, "unknown record type %u", type));
 	if (len < VPMU_PMCLOG_HEADER_SIZE)
-		return (fail(r, "%s: length %u is shorter than the header",
+		return (fail(r, EBADMSG, "%s: length %u is shorter than the header",
 		    lo->name, len));
 	if (len % 4 != 0)
-		return (fail(r, "%s: length %u is not a multiple of 4",
+		return (fail(r, EBADMSG, "%s: length %u is not a multiple of 4",
 		    lo->name, len));
 	if (len > VPMU_PMCLOG_MAX_RECORD)
-		return (fail(r, "%s: length %u is over %u", lo->name, len,
+		return (fail(r, EBADMSG, "%s: length %u is over %u", lo->name, len,
 		    VPMU_PMCLOG_MAX_RECORD));
 	if (lo->tail == 0 && len != lo->size)
-		return (fail(r, "%s: length %u, not %u", lo->name, len,
+		return (fail(r, EBADMSG, "%s: length %u, not %u", lo->name, len,
 		    lo->size));
 	if (lo->tail != 0 && len < lo->size)
-		return (fail(r, "%s: length %u is shorter than its fixed part (%u)",
+		return (fail(r, EBADMSG, "%s: length %u is shorter than its fixed part (%u)",
 		    lo->name, len, lo->size));
 	if (lo->tail == F_PATH && len - lo->size > VPMU_PMCLOG_PATH_MAX)
-		return (fail(r, "%s: path field of %u bytes is over %u",
+		return (fail(r, EBADMSG, "%s: path field of %u bytes is over %u",
 		    lo->name, len - lo->size, VPMU_PMCLOG_PATH_MAX));
 	*lop = lo;
-	return (VPMU_PMCLOG_OK);
+	return (0);
 }
 
 /* Decode the fields of a whole, checked record into ev. */
@@ -432,7 +440,7 @@ decode(struct vpmu_pmclog_reader *r, const struct layout *lo,
 			nul = memchr(rec + f->roff, 0, f->kind == F_NAME ?
 			    f->size : len - f->roff);
 			if (nul == NULL)
-				return (fail(r, "%s: the string at offset %u has no NUL",
+				return (fail(r, EBADMSG, "%s: the string at offset %u has no NUL",
 				    lo->name, f->roff));
 			memcpy(dst, rec + f->roff, (size_t)(nul - rec) - f->roff + 1);
 			break;
@@ -444,7 +452,7 @@ decode(struct vpmu_pmclog_reader *r, const struct layout *lo,
 			break;
 		}
 	}
-	return (VPMU_PMCLOG_OK);
+	return (0);
 }
 
 int
@@ -453,25 +461,23 @@ vpmu_pmclog_read(vpmu_pmclog_reader *r, struct vpmu_pmclog_ev *ev)
 	const struct layout *lo = NULL;
 	const unsigned char *rec;
 	uint32_t h, len;
-	int st;
+	int error;
 
-	if (r == NULL)
-		return (VPMU_PMCLOG_ERROR);
-	if (r->error)
-		return (VPMU_PMCLOG_ERROR);
-	if (ev == NULL)
-		return (fail(r, "no record to fill (ev is NULL)"));
-	if ((st = hold(r, 4)) != VPMU_PMCLOG_OK)
-		return (st);
+	if (r == NULL || ev == NULL)
+		return (EINVAL);
+	if (r->error != 0)
+		return (r->error);
+	if ((error = hold(r, 4)) != 0)
+		return (error);
 	h = get32(r->buf + r->head);
-	if ((st = check_header(r, h, &lo)) != VPMU_PMCLOG_OK)
-		return (st);
+	if ((error = check_header(r, h, &lo)) != 0)
+		return (error);
 	len = VPMU_PMCLOG_HEADER_LENGTH(h);
-	if ((st = hold(r, len)) != VPMU_PMCLOG_OK)
-		return (st);
+	if ((error = hold(r, len)) != 0)
+		return (error);
 	rec = r->buf + r->head;
-	if (decode(r, lo, rec, len, ev) != VPMU_PMCLOG_OK)
-		return (VPMU_PMCLOG_ERROR);
+	if ((error = decode(r, lo, rec, len, ev)) != 0)
+		return (error);
 	ev->type = VPMU_PMCLOG_HEADER_TYPE(h);
 	ev->len = len;
 	ev->tsc = get64(rec + 8);
@@ -481,7 +487,7 @@ vpmu_pmclog_read(vpmu_pmclog_reader *r, struct vpmu_pmclog_ev *ev)
 	if (r->head == r->tail)
 		r->head = r->tail = 0;	/* empty: the next bytes go to the start */
 	r->closed = ev->type == VPMU_PMCLOG_CLOSELOG;
-	return (VPMU_PMCLOG_OK);
+	return (0);
 }
 
 static int
@@ -526,8 +532,8 @@ vpmu_pmclog_feed(vpmu_pmclog_reader *r, const void *data, size_t len)
 
 	if (r == NULL || r->fd >= 0 || (data == NULL && len > 0))
 		return (EINVAL);
-	if (len == 0 || r->error)
-		return (0);		/* after an ERROR nothing more is read */
+	if (len == 0 || r->error != 0)
+		return (0);		/* after an error nothing more is read */
 	held = r->tail - r->head;
 	if (r->cap - r->tail < len && r->head > 0) {
 		memmove(r->buf, r->buf + r->head, held);

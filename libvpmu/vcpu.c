@@ -327,12 +327,12 @@ sample(struct vpmu_vm *vm, unsigned cpu, const struct vpmu_regs *r)
  * An MSR access, VM lock not held: VPMU_MSR_NOT_PMU (not ours), else
  * handled, with *data the value read and VPMU_MSR_GP for a fault.
  */
-static inline __attribute__((always_inline)) int
+static inline __attribute__((always_inline)) enum vpmu_msr_verdict
 msr_access(struct vpmu_vm *vm, unsigned cpu, bool write, uint32_t index, uint64_t *data)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 	uint64_t val = *data;
-	int res;
+	enum vpmu_msr_verdict res;
 
 	res = vpmu__gpmu_msr(vm, cpu, index, write, &val);
 	if (res == VPMU_MSR_NOT_PMU)
@@ -356,7 +356,7 @@ msr_access(struct vpmu_vm *vm, unsigned cpu, bool write, uint32_t index, uint64_
 static void
 msr_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 {
-	int res;
+	enum vpmu_msr_verdict res;
 
 	res = msr_access(vm, cpu, x->reason == VPMU_EXIT_MSR_WRITE, x->index, &x->data);
 	if (res == VPMU_MSR_NOT_PMU)
@@ -656,14 +656,15 @@ vpmu__vcpu_exit(struct vpmu_vm *vm, unsigned cpu, struct vpmu_exit *x)
 
 /*
  * An MSR exit for the KVM glue, when it has no event injected and no RIP
- * moved to report: VPMU_MSR_OK or VPMU_MSR_GP (handled; a read's value in
- * *data), VPMU_MSR_NOT_PMU (not ours), or a negative errno.  The common
- * exit (no run time to hand out, nothing counting, no source following
- * the guest, no fast-read page to refresh) is the access alone, without a
- * struct vpmu_exit.
+ * moved to report: 0 with *verdict VPMU_MSR_OK or VPMU_MSR_GP (handled; a
+ * read's value in *data) or VPMU_MSR_NOT_PMU (not ours), or an errno.  The
+ * common exit (no run time to hand out, nothing counting, no source
+ * following the guest, no fast-read page to refresh) is the access alone,
+ * without a struct vpmu_exit.
  */
 int
-vpmu__vcpu_msr(struct vpmu_vm *vm, unsigned cpu, bool write, uint32_t index, uint64_t *data)
+vpmu__vcpu_msr(struct vpmu_vm *vm, unsigned cpu, bool write, uint32_t index, uint64_t *data,
+    enum vpmu_msr_verdict *verdict)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 	struct vpmu_exit x;
@@ -675,18 +676,19 @@ vpmu__vcpu_msr(struct vpmu_vm *vm, unsigned cpu, bool write, uint32_t index, uin
 	    __atomic_load_n(&vm->exit_work, __ATOMIC_RELAXED) == 0) {
 		v->xst.exits++;
 		v->faulted = false;
-		return (msr_access(vm, cpu, write, index, data));
+		*verdict = msr_access(vm, cpu, write, index, data);
+		return (0);
 	}
 	memset(&x, 0, sizeof(x));
 	x.reason = write ? VPMU_EXIT_MSR_WRITE : VPMU_EXIT_MSR_READ;
 	x.index = index;
 	x.data = *data;
 	if ((error = vpmu__vcpu_exit(vm, cpu, &x)) != 0)
-		return (-error);
-	if (!x.handled)
-		return (VPMU_MSR_NOT_PMU);
-	*data = x.data;
-	return (x.fault ? VPMU_MSR_GP : VPMU_MSR_OK);
+		return (error);
+	if (x.handled)
+		*data = x.data;
+	*verdict = !x.handled ? VPMU_MSR_NOT_PMU : x.fault ? VPMU_MSR_GP : VPMU_MSR_OK;
+	return (0);
 }
 
 int

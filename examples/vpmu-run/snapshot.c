@@ -165,6 +165,7 @@ get_rec(struct out *o, int fd, unsigned long req, const char *reqname, const cha
 static int
 save_msrs(struct vr_vm *vm, struct vr_vcpu *c, struct out *o, const struct kvm_msr_list *list)
 {
+	enum vpmu_msr_verdict vd;
 	uint32_t *idx, n = 0, i;
 	uint64_t *val, v;
 
@@ -177,7 +178,8 @@ save_msrs(struct vr_vm *vm, struct vr_vcpu *c, struct out *o, const struct kvm_m
 		return (fail_errno("MSRs", c->index));
 	}
 	for (i = 0; i < list->nmsrs; i++) {
-		if (vpmu_msr_read(vm->pmu, c->index, list->indices[i], &v) != VPMU_MSR_NOT_PMU)
+		if (vpmu_msr_read(vm->pmu, c->index, list->indices[i], &v, &vd) != 0 ||
+		    vd != VPMU_MSR_NOT_PMU)
 			continue;
 		v = 0;
 		if (vr_msrs(c->fd, false, &list->indices[i], &v, 1) != 0)

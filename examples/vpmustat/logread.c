@@ -153,7 +153,7 @@ vs_profile_read(struct vs_profile *p, int fd, FILE *dump)
 	uint64_t fed = 0, end = 0, last = 0;
 	ssize_t got = 1;
 	size_t i;
-	int err, state, ret = 0;
+	int err, ret = 0;
 
 	if ((ev = malloc(sizeof(*ev))) == NULL || (buf = malloc(CHUNK)) == NULL)
 		vs_oom();
@@ -164,10 +164,10 @@ vs_profile_read(struct vs_profile *p, int fd, FILE *dump)
 		free(ev);
 		return (-1);
 	}
-	/* EOF (after CLOSELOG) and REQUIRE_DATA both mean: feed it, if there is more. */
+	/* ENODATA (after CLOSELOG) and EAGAIN both mean: feed it, if there is more. */
 	for (;;) {
-		state = vpmu_pmclog_read(r, ev);
-		if (state == VPMU_PMCLOG_OK) {
+		err = vpmu_pmclog_read(r, ev);
+		if (err == 0) {
 			end = ev->offset + ev->len;
 			last = ev->type;
 			if (dump != NULL)
@@ -175,14 +175,14 @@ vs_profile_read(struct vs_profile *p, int fd, FILE *dump)
 			vs_profile_add_record(p, ev);
 			continue;
 		}
-		if (state == VPMU_PMCLOG_ERROR || got == 0)
+		if ((err != EAGAIN && err != ENODATA) || got == 0)
 			break;
 		if ((got = feed(r, fd, buf, CHUNK)) < 0)
 			break;
 		fed += (uint64_t)got;
 	}
 	p->closed = last == VPMU_PMCLOG_CLOSELOG;
-	if (state == VPMU_PMCLOG_ERROR) {
+	if (err != EAGAIN && err != ENODATA) {		/* EBADMSG */
 		snprintf(p->error, sizeof(p->error), "%s", vpmu_pmclog_error(r));
 		ret = -1;
 	} else if (got < 0) {

@@ -34,9 +34,9 @@ static size_t used;
 static void
 add(const struct vpmu_pmclog_ev *ev)
 {
-	size_t n = vpmu_pmclog_encode(ev, buf + used, sizeof(buf) - used);
+	size_t n;
 
-	if (n == 0) {
+	if (vpmu_pmclog_encode(ev, buf + used, sizeof(buf) - used, &n) != 0) {
 		fprintf(stderr, "test_flatlog: cannot encode type %u\n", ev->type);
 		exit(1);
 	}

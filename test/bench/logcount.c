@@ -47,7 +47,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "logcount: %s\n", strerror(error));
 		return (1);
 	}
-	while ((st = vpmu_pmclog_read(r, &ev)) == VPMU_PMCLOG_OK) {
+	while ((st = vpmu_pmclog_read(r, &ev)) == 0) {
 		switch (ev.type) {
 		case VPMU_PMCLOG_INITIALIZE:
 			freq = ev.u.initialize.tsc_freq;
@@ -62,9 +62,9 @@ main(int argc, char **argv)
 			break;
 		}
 	}
-	if (st != VPMU_PMCLOG_EOF) {
+	if (st != ENODATA) {
 		fprintf(stderr, "logcount: %s: %s\n", argv[1],
-		    st == VPMU_PMCLOG_ERROR ? vpmu_pmclog_error(r) : "log cut short");
+		    st == EAGAIN ? "log cut short" : vpmu_pmclog_error(r));
 		vpmu_pmclog_close(r);
 		return (1);
 	}

@@ -9,7 +9,8 @@
  * No guest runs: valgrind cannot follow a vCPU.  The KVM path does what the
  * glue does for an exit, minus KVM_RUN: a VM with model intel-v2 and the
  * synthetic source, vpmu_kvm_create on a real KVM VM fd (the MSR filter
- * ioctls included), a real vCPU fd, and a struct kvm_run of our own that
+ * ioctls included), a real vCPU fd with KVM's CPUID as vpmu_kvm_cpuid_patch
+ * leaves it, and a struct kvm_run of our own that
  * each iteration fills as KVM would for KVM_EXIT_X86_RDMSR/WRMSR before
  * calling vpmu_kvm_handle_exit, then vpmu_kvm_pre_run as for the next
  * entry (which programs what a control write left pending: run.sh
@@ -75,6 +76,36 @@ static const struct bcase {
 };
 #define NCASES	(sizeof(cases) / sizeof(cases[0]))
 
+/*
+ * The vCPU's CPUID: KVM's, patched by libvpmu, as a VMM sets it (the
+ * first entry checks that it describes the model); 0, or -1 with ctx->why.
+ */
+static int
+kvm_cpuid(struct ctx *x)
+{
+	unsigned n = 128, max = n + VPMU_KVM_CPUID_SPARE;
+	struct kvm_cpuid2 *c;
+	int e, ret = -1;
+
+	if ((c = calloc(1, sizeof(*c) + max * sizeof(c->entries[0]))) == NULL) {
+		snprintf(x->why, sizeof(x->why), "CPUID: %s", strerror(ENOMEM));
+		return (-1);
+	}
+	c->nent = n;
+	if (ioctl(x->kvm_fd, KVM_GET_SUPPORTED_CPUID, c) < 0)
+		snprintf(x->why, sizeof(x->why), "KVM_GET_SUPPORTED_CPUID: %s",
+		    strerror(errno));
+	else if ((e = vpmu_kvm_cpuid_patch(x->k, c, max)) != 0)
+		snprintf(x->why, sizeof(x->why), "vpmu_kvm_cpuid_patch: %s",
+		    vpmu_strerror(e));
+	else if (ioctl(x->vcpu_fd, KVM_SET_CPUID2, c) < 0)
+		snprintf(x->why, sizeof(x->why), "KVM_SET_CPUID2: %s", strerror(errno));
+	else
+		ret = 0;
+	free(c);
+	return (ret);
+}
+
 /* The KVM glue on a real VM and vCPU; 0, or -1 with ctx->why set. */
 static int
 kvm_open(struct ctx *x)
@@ -97,6 +128,8 @@ kvm_open(struct ctx *x)
 		snprintf(x->why, sizeof(x->why), "KVM_CREATE_VCPU: %s", strerror(errno));
 		return (-1);
 	}
+	if (kvm_cpuid(x) < 0)
+		return (-1);
 	if ((e = vpmu_kvm_vcpu_init(x->k, 0, x->vcpu_fd, x->run)) != 0) {
 		snprintf(x->why, sizeof(x->why), "vpmu_kvm_vcpu_init: %s",
 		    vpmu_strerror(e));
@@ -125,9 +158,10 @@ static int
 access_once(struct ctx *x, const struct bcase *c)
 {
 	struct kvm_run *run = x->run;
+	enum vpmu_msr_verdict vd = VPMU_MSR_NOT_PMU;
 	uint64_t val = 0;
 	bool handled;
-	int e, res;
+	int e, pending;
 
 	if (x->k != NULL) {
 		/* KVM_RUN would leave this behind for the exit. */
@@ -149,13 +183,13 @@ access_once(struct ctx *x, const struct bcase *c)
 		}
 		return (0);
 	}
-	(void)vpmu_vcpu_take_pmi(x->vm, 0);
+	(void)vpmu_vcpu_take_pmi(x->vm, 0, &pending);
 	(void)vpmu_vcpu_check_overflow(x->vm, 0);
-	res = c->write ? vpmu_msr_write(x->vm, 0, c->msr, c->data) :
-	    vpmu_msr_read(x->vm, 0, c->msr, &val);
-	if (res != VPMU_MSR_OK || (!c->write && val != c->expect)) {
-		fprintf(stderr, PROG ": %s: result %d, value %#llx\n", c->name, res,
-		    (unsigned long long)val);
+	e = c->write ? vpmu_msr_write(x->vm, 0, c->msr, c->data, &vd) :
+	    vpmu_msr_read(x->vm, 0, c->msr, &val, &vd);
+	if (e != 0 || vd != VPMU_MSR_OK || (!c->write && val != c->expect)) {
+		fprintf(stderr, PROG ": %s: %s, verdict %d, value %#llx\n", c->name,
+		    vpmu_errname(e), vd, (unsigned long long)val);
 		return (-1);
 	}
 	return (0);
@@ -181,6 +215,7 @@ main(int argc, char **argv)
 	struct vpmu_model model;
 	vpmu_config *cfg = NULL;
 	struct vpmu_entry ent;
+	enum vpmu_msr_verdict vd;
 	bool direct = false, probe = false;
 	unsigned long k = 0, i;
 	char err[128], *end;
@@ -240,7 +275,8 @@ main(int argc, char **argv)
 		goto out;
 	}
 
-	if (c->counting && vpmu_msr_write(x.vm, 0, MSR_EVTSEL0, EVTSEL_ON) != VPMU_MSR_OK) {
+	if (c->counting && (vpmu_msr_write(x.vm, 0, MSR_EVTSEL0, EVTSEL_ON, &vd) != 0 ||
+	    vd != VPMU_MSR_OK)) {
 		fprintf(stderr, PROG ": enabling IA32_PERFEVTSEL0 failed\n");
 		goto out;
 	}

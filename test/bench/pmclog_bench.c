@@ -8,7 +8,7 @@
  *   parse    a log made like a sampling session's (CALLCHAIN of depth
  *            1..16, a PROCCSW every 50 records, a MAP_IN every 1000) fed
  *            to a buffer reader in 1 MB chunks, each read until
- *            REQUIRE_DATA; the copy made by vpmu_pmclog_feed() counts
+ *            EAGAIN; the copy made by vpmu_pmclog_feed() counts
  *                                                   goal >= 1 GB/s
  *   fd       the same log through an fd reader on a memfd (read(2)'s
  *            copy included); a figure, no goal
@@ -77,9 +77,9 @@ bench_encode(uint64_t n)
 		ev.u.callchain.pid = (uint32_t)i & 0xFF;
 		ev.u.callchain.cpuflags = VPMU_PMCLOG_CPUFLAGS(i & 3, 1);
 		ev.u.callchain.pc[0] = 0x401000 + (i & 0xFFF);
-		if ((len = vpmu_pmclog_encode(&ev, buf + used, sizeof(buf) - used)) == 0) {
+		if (vpmu_pmclog_encode(&ev, buf + used, sizeof(buf) - used, &len) == ENOSPC) {
 			used = 0;	/* the buffer goes to the writer */
-			len = vpmu_pmclog_encode(&ev, buf, sizeof(buf));
+			(void)vpmu_pmclog_encode(&ev, buf, sizeof(buf), &len);
 		}
 		used += len;
 		bytes += len;
@@ -131,8 +131,7 @@ make_log(size_t size, size_t *lenp, uint64_t *nrec)
 			for (j = 0; j < ev.u.callchain.npc; j++)
 				ev.u.callchain.pc[j] = 0x401000 + (xorshift(&s) & 0xFFFF);
 		}
-		n = vpmu_pmclog_encode(&ev, log + used, VPMU_PMCLOG_MAX_RECORD);
-		if (n == 0) {
+		if (vpmu_pmclog_encode(&ev, log + used, VPMU_PMCLOG_MAX_RECORD, &n) != 0) {
 			fprintf(stderr, "pmclog_bench: cannot encode the log\n");
 			exit(1);
 		}
@@ -143,13 +142,13 @@ make_log(size_t size, size_t *lenp, uint64_t *nrec)
 	return (log);
 }
 
-/* Read r until it stops; the records read. */
+/* Read r until it stops (*st: why); the records read. */
 static uint64_t
 drain(vpmu_pmclog_reader *r, int *st)
 {
 	uint64_t n = 0;
 
-	while ((*st = vpmu_pmclog_read(r, &ev)) == VPMU_PMCLOG_OK)
+	while ((*st = vpmu_pmclog_read(r, &ev)) == 0)
 		n++;
 	return (n);
 }
@@ -159,9 +158,9 @@ check(const char *what, uint64_t got, uint64_t want, int st, int want_st,
     vpmu_pmclog_reader *r)
 {
 	if (got != want || st != want_st) {
-		fprintf(stderr, "pmclog_bench: %s: %llu records (of %llu), state %d: %s\n",
-		    what, (unsigned long long)got, (unsigned long long)want, st,
-		    vpmu_pmclog_error(r));
+		fprintf(stderr, "pmclog_bench: %s: %llu records (of %llu), %s: %s\n",
+		    what, (unsigned long long)got, (unsigned long long)want,
+		    strerror(st), vpmu_pmclog_error(r));
 		exit(1);
 	}
 }
@@ -186,7 +185,7 @@ bench_parse_buffer(const unsigned char *log, size_t len, uint64_t nrec)
 		got += drain(r, &st);
 	}
 	t = now() - t;
-	check("buffer reader", got, nrec, st, VPMU_PMCLOG_REQUIRE_DATA, r);
+	check("buffer reader", got, nrec, st, EAGAIN, r);
 	vpmu_pmclog_close(r);
 	return (t);
 }
@@ -205,7 +204,7 @@ bench_parse_fd(int fd, uint64_t nrec)
 	t = now();
 	got = drain(r, &st);
 	t = now() - t;
-	check("fd reader", got, nrec, st, VPMU_PMCLOG_EOF, r);
+	check("fd reader", got, nrec, st, ENODATA, r);
 	vpmu_pmclog_close(r);
 	return (t);
 }

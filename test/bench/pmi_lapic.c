@@ -131,6 +131,18 @@ fail(const char *what, int err)
 	return (1);
 }
 
+/* The host writes vCPU 0's msr: 0, the call's errno, or EINVAL if the guest would fault. */
+static int
+wrmsr0(vpmu_vm *vm, uint32_t msr, uint64_t val)
+{
+	enum vpmu_msr_verdict vd;
+	int e;
+
+	if ((e = vpmu_msr_write(vm, 0, msr, val, &vd)) != 0)
+		return (e);
+	return (vd == VPMU_MSR_OK ? 0 : EINVAL);
+}
+
 static int
 setup(struct pvm *p, const uint8_t *file, size_t flen)
 {
@@ -199,21 +211,21 @@ setup(struct pvm *p, const uint8_t *file, size_t flen)
 		p->ctr = 0xc0010201;
 		p->ctl_val = 0xc0 | 1u << 17 | 1u << 20 | 1u << 22;	/* OS, INT, EN */
 		p->near = (1ull << 48) - 1;
-		if (vpmu_msr_write(vm->pmu, 0, 0xc0000301, 0x3f) != VPMU_MSR_OK)
-			return (fail("PerfCntrGlobalCtl", EINVAL));
+		if ((e = wrmsr0(vm->pmu, 0xc0000301, 0x3f)) != 0)
+			return (fail("PerfCntrGlobalCtl", e));
 	} else {
 		p->ctl = 0x186;
 		p->ctr = 0xc1;			/* a write sign-extends bit 31 */
 		p->ctl_val = 0xc0 | 1u << 17 | 1u << 20 | 1u << 22;
 		p->near = 0xffffffffull;	/* = 2^48 - 1 */
-		if (vpmu_msr_write(vm->pmu, 0, 0x38f, 1) != VPMU_MSR_OK)
-			return (fail("IA32_PERF_GLOBAL_CTRL", EINVAL));
+		if ((e = wrmsr0(vm->pmu, 0x38f, 1)) != 0)
+			return (fail("IA32_PERF_GLOBAL_CTRL", e));
 	}
 	if ((e = vpmu_synthetic_set_rate(vm->pmu, 0, VPMU_EV_INSTRUCTIONS,
 	    1000000ull)) != 0)
 		return (fail("vpmu_synthetic_set_rate", e));
-	if (vpmu_msr_write(vm->pmu, 0, p->ctl, p->ctl_val) != VPMU_MSR_OK)
-		return (fail("counter 0", EINVAL));
+	if ((e = wrmsr0(vm->pmu, p->ctl, p->ctl_val)) != 0)
+		return (fail("counter 0", e));
 	return (0);
 }
 
@@ -255,8 +267,8 @@ batch(struct pvm *p, int kind, unsigned r, unsigned n, bool stop)
 	for (i = 0; done < n || stop; i++) {
 		if (p->kernel && (e = unmask(p)) != 0)
 			return (fail("LVTPC unmask", e));
-		if (vpmu_msr_write(p->vm.pmu, 0, p->ctr, kind && !stop ? p->near : 0) !=
-		    VPMU_MSR_OK || vpmu_synthetic_advance(p->vm.pmu, 0, 1) != 0 ||
+		if (wrmsr0(p->vm.pmu, p->ctr, kind && !stop ? p->near : 0) != 0 ||
+		    vpmu_synthetic_advance(p->vm.pmu, 0, 1) != 0 ||
 		    vpmu_vcpu_check_overflow(p->vm.pmu, 0) != 0)
 			return (fail("counter 0", EINVAL));
 		io1 = nioctl;

@@ -384,9 +384,10 @@ exit_done(struct fz *f, unsigned cpu, const struct vpmu_exit *x)
 static uint64_t
 rd(struct fz *f, unsigned cpu, uint32_t msr)
 {
+	enum vpmu_msr_verdict vd = VPMU_MSR_NOT_PMU;
 	uint64_t v = 0xDEAD;
 
-	CHECK(vpmu_msr_read(f->vm, cpu, msr, &v) == VPMU_MSR_OK);
+	CHECK(vpmu_msr_read(f->vm, cpu, msr, &v, &vd) == 0 && vd == VPMU_MSR_OK);
 	return (v);
 }
 
@@ -394,15 +395,16 @@ rd(struct fz *f, unsigned cpu, uint32_t msr)
 static void
 msr_read(struct fz *f, unsigned cpu, uint32_t msr, bool direct)
 {
+	enum vpmu_msr_verdict vd = VPMU_MSR_OK;
 	struct vpmu_exit x;
 	struct rule r;
-	int pmu = vpmu_msr_is_pmu(msr), res;
+	int pmu = vpmu_msr_is_pmu(msr);
 	uint64_t v = 0x5A5A;
 
 	rule_of(&f->m, msr, 0, &r);
 	if (direct) {
-		res = vpmu_msr_read(f->vm, cpu, msr, &v);
-		CHECK(res == (pmu ? (r.exists ? VPMU_MSR_OK : VPMU_MSR_GP) : VPMU_MSR_NOT_PMU));
+		CHECK(vpmu_msr_read(f->vm, cpu, msr, &v, &vd) == 0);
+		CHECK(vd == (pmu ? (r.exists ? VPMU_MSR_OK : VPMU_MSR_GP) : VPMU_MSR_NOT_PMU));
 		return;
 	}
 	exit_prep(f, cpu, &x, VPMU_EXIT_MSR_READ);
@@ -424,18 +426,19 @@ msr_write(struct fz *f, unsigned cpu, uint32_t msr, uint64_t val, bool direct)
 {
 	uint32_t smsr = status_msr(&f->m);
 	uint64_t before = 0, ctl = 0;
+	enum vpmu_msr_verdict vd = VPMU_MSR_NOT_PMU;
 	struct vpmu_exit x;
 	struct rule r;
-	int pmu = vpmu_msr_is_pmu(msr), res;
+	int pmu = vpmu_msr_is_pmu(msr);
 
 	rule_of(&f->m, msr, val, &r);
 	if (smsr != 0)
 		before = rd(f, cpu, smsr);
 	if (r.exists && r.wfault)
-		CHECK(vpmu_msr_read(f->vm, cpu, msr, &ctl) == VPMU_MSR_OK);
+		CHECK(vpmu_msr_read(f->vm, cpu, msr, &ctl, &vd) == 0 && vd == VPMU_MSR_OK);
 	if (direct) {
-		res = vpmu_msr_write(f->vm, cpu, msr, val);
-		CHECK(res == (pmu ? (r.wfault ? VPMU_MSR_GP : VPMU_MSR_OK) : VPMU_MSR_NOT_PMU));
+		CHECK(vpmu_msr_write(f->vm, cpu, msr, val, &vd) == 0);
+		CHECK(vd == (pmu ? (r.wfault ? VPMU_MSR_GP : VPMU_MSR_OK) : VPMU_MSR_NOT_PMU));
 	} else {
 		exit_prep(f, cpu, &x, VPMU_EXIT_MSR_WRITE);
 		x.index = msr;
@@ -626,6 +629,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t *s1, *s2, kind;
 	size_t n1, n2;
 	unsigned cpu, i, nops;
+	int pending;
 
 	if (size < 2)
 		return (0);
@@ -693,7 +697,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				CHECK(vpmu_vcpu_reset(f.vm, cpu) == 0);
 			else
 				CHECK(vpmu_vcpu_check_overflow(f.vm, cpu) == 0);
-			(void)vpmu_vcpu_take_pmi(f.vm, cpu);
+			CHECK(vpmu_vcpu_take_pmi(f.vm, cpu, &pending) == 0 && pending <= 1);
 			break;
 		}
 	}

@@ -11,10 +11,11 @@
  *   - a returned record re-encodes, and the re-encoding reads back as a
  *     record that encodes to the same bytes;
  *   - the chunking changes nothing: both readers return the same number
- *     of records, and ERROR for the same logs;
- *   - after ERROR the reader stays in ERROR, and vpmu_pmclog_error()
+ *     of records, and EBADMSG for the same logs;
+ *   - after EBADMSG the reader stays in it, and vpmu_pmclog_error()
  *     says where ("offset N: ..."); before, it says "no error";
- *   - vpmu_pmclog_encoded_len() agrees with vpmu_pmclog_encode().
+ *   - vpmu_pmclog_encoded_len() agrees with vpmu_pmclog_encode(), which
+ *     gives ENOSPC, the length it needs, for a buffer a byte short.
  *
  * The custom mutator (pmclog_mutate.c) works on records: the 4 bytes of
  * chunk sizes are its option bytes.  A long run, 10 M executions (about
@@ -24,6 +25,7 @@
  *       -runs=10000000 -rss_limit_mb=2048 CORPUS test/fuzz/corpus/pmclog \
  *       B/test/fuzz/pmclog/seed
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +60,7 @@ static void
 check_record(const struct vpmu_pmclog_ev *e, uint64_t offset)
 {
 	vpmu_pmclog_reader *r;
-	size_t n1, n2;
+	size_t n1, n2, nl;
 
 	CHECK(vpmu_pmclog_type_name(e->type) != NULL);
 	CHECK(e->len >= VPMU_PMCLOG_HEADER_SIZE && e->len <= VPMU_PMCLOG_MAX_RECORD);
@@ -91,25 +93,26 @@ check_record(const struct vpmu_pmclog_ev *e, uint64_t offset)
 		check_string(e->u.proc_create.pcomm, sizeof(e->u.proc_create.pcomm));
 		break;
 	}
-	n1 = vpmu_pmclog_encode(e, enc1, sizeof(enc1));
+	CHECK(vpmu_pmclog_encode(e, enc1, sizeof(enc1), &n1) == 0);
 	CHECK(n1 > 0 && n1 <= e->len);
-	CHECK(vpmu_pmclog_encoded_len(e) == n1);
+	CHECK(vpmu_pmclog_encoded_len(e, &nl) == 0 && nl == n1);
+	CHECK(vpmu_pmclog_encode(e, enc2, n1 - 1, &nl) == ENOSPC && nl == n1);
 	/*
 	 * One buffer reader for every round trip of the process: it holds
 	 * nothing between them (each record is read whole, and what it reads
-	 * after is REQUIRE_DATA or, after a CLOSELOG, EOF), and a reader
-	 * per record would cost a 64 KB buffer each.
+	 * after is EAGAIN or, after a CLOSELOG, ENODATA), and a reader per
+	 * record would cost a 64 KB buffer each.
 	 */
 	if ((r = rt) == NULL)
 		CHECK(vpmu_pmclog_open_buffer(&r) == 0);
 	rt = r;
 	CHECK(vpmu_pmclog_feed(r, enc1, n1) == 0);
-	CHECK(vpmu_pmclog_read(r, &ev2) == VPMU_PMCLOG_OK);
+	CHECK(vpmu_pmclog_read(r, &ev2) == 0);
 	CHECK(ev2.len == n1 && ev2.type == e->type && ev2.tsc == e->tsc);
-	n2 = vpmu_pmclog_encode(&ev2, enc2, sizeof(enc2));
+	CHECK(vpmu_pmclog_encode(&ev2, enc2, sizeof(enc2), &n2) == 0);
 	CHECK(n2 == n1 && memcmp(enc1, enc2, n1) == 0);
 	CHECK(vpmu_pmclog_read(r, &ev2) ==
-	    (e->type == VPMU_PMCLOG_CLOSELOG ? VPMU_PMCLOG_EOF : VPMU_PMCLOG_REQUIRE_DATA));
+	    (e->type == VPMU_PMCLOG_CLOSELOG ? ENODATA : EAGAIN));
 }
 
 /* Read until the reader stops; count and check what it returns. */
@@ -118,15 +121,14 @@ drain(vpmu_pmclog_reader *r, unsigned *count, uint64_t *offset)
 {
 	int st;
 
-	while ((st = vpmu_pmclog_read(r, &ev)) == VPMU_PMCLOG_OK) {
+	while ((st = vpmu_pmclog_read(r, &ev)) == 0) {
 		check_record(&ev, *offset);
 		*offset += ev.len;
 		(*count)++;
 	}
-	CHECK(st == VPMU_PMCLOG_EOF || st == VPMU_PMCLOG_REQUIRE_DATA ||
-	    st == VPMU_PMCLOG_ERROR);
-	if (st == VPMU_PMCLOG_ERROR) {
-		CHECK(vpmu_pmclog_read(r, &ev) == VPMU_PMCLOG_ERROR);
+	CHECK(st == ENODATA || st == EAGAIN || st == EBADMSG);
+	if (st == EBADMSG) {
+		CHECK(vpmu_pmclog_read(r, &ev) == EBADMSG);
 		CHECK(strncmp(vpmu_pmclog_error(r), "offset ", 7) == 0);
 	} else
 		CHECK(strcmp(vpmu_pmclog_error(r), "no error") == 0);
@@ -141,7 +143,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t x;
 	size_t off, n;
 	unsigned count = 0, fcount = 0;
-	int st = VPMU_PMCLOG_REQUIRE_DATA, fst, fd;
+	int st = EAGAIN, fst, fd;
 
 	if (size < 4)
 		return (0);
@@ -152,7 +154,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* The buffer reader, fed in chunks of 1 .. 2^k bytes (xorshift32). */
 	CHECK(vpmu_pmclog_open_buffer(&r) == 0);
-	for (off = 0; off < size && st != VPMU_PMCLOG_ERROR; off += n) {
+	for (off = 0; off < size && st != EBADMSG; off += n) {
 		x ^= x << 13;
 		x ^= x >> 17;
 		x ^= x << 5;
@@ -174,8 +176,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vpmu_pmclog_close(r);
 	close(fd);
 
-	CHECK(fst == VPMU_PMCLOG_EOF || fst == VPMU_PMCLOG_ERROR);
-	CHECK((st == VPMU_PMCLOG_ERROR) == (fst == VPMU_PMCLOG_ERROR));
+	CHECK(fst == ENODATA || fst == EBADMSG);
+	CHECK((st == EBADMSG) == (fst == EBADMSG));
 	CHECK(count == fcount);
 	return (0);
 }

@@ -347,7 +347,7 @@ gen_record(struct rng *g, unsigned char *buf)
 		rand_string(g, ev.u.procexec.path, VPMU_PMCLOG_PATH_MAX);
 		break;
 	}
-	return (vpmu_pmclog_encode(&ev, buf, VPMU_PMCLOG_MAX_RECORD));
+	return (vpmu_pmclog_encode(&ev, buf, VPMU_PMCLOG_MAX_RECORD, &i) == 0 ? i : 0);
 }
 
 /* ---- one mutation ------------------------------------------------------------------- */

@@ -61,9 +61,9 @@ put32(size_t at, uint32_t v)
 static size_t
 add(void)
 {
-	size_t n = vpmu_pmclog_encode(&ev, buf + used, sizeof(buf) - used);
+	size_t n;
 
-	if (n == 0) {
+	if (vpmu_pmclog_encode(&ev, buf + used, sizeof(buf) - used, &n) != 0) {
 		fprintf(stderr, "pmclog_seed: cannot encode type %u\n", ev.type);
 		exit(1);
 	}

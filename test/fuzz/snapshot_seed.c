@@ -57,6 +57,7 @@ int
 main(int argc, char **argv)
 {
 	struct vpmu_pmc_alloc a;
+	enum vpmu_msr_verdict vd;
 	struct vpmu_op_configurelog cl = { 0, -1 };
 	struct vpmu_model m;
 	vpmu_config *cfg;
@@ -82,7 +83,8 @@ main(int argc, char **argv)
 	OK(vpmu_proc_create(vm, &ROOT, 0));
 	OK(vpmu_proc_create(vm, &USER, 1));
 	OK(vpmu_proc_fork(vm, USER.pid, 101));
-	OK(vpmu_msr_write(vm, 0, 0x186, 0xC0 | (3u << 16) | (1u << 22)) == 0 ? 0 : EIO);
+	OK(vpmu_msr_write(vm, 0, 0x186, 0xC0 | (3u << 16) | (1u << 22), &vd));
+	OK(vd == VPMU_MSR_OK ? 0 : EIO);
 	memset(&a, 0, sizeof(a));
 	a.cls = VPMU_CLASS_PV; a.event = VPMU_EV_INSTRUCTIONS; a.mode = VPMU_MODE_SC;
 	OK(vpmu_pmc_allocate(vm, &ROOT, &a));

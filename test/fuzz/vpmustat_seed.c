@@ -72,9 +72,9 @@ begin(const char *opt)
 static void
 add(void)
 {
-	size_t n = vpmu_pmclog_encode(&ev, buf + used, sizeof(buf) - used);
+	size_t n;
 
-	if (n == 0) {
+	if (vpmu_pmclog_encode(&ev, buf + used, sizeof(buf) - used, &n) != 0) {
 		fprintf(stderr, "vpmustat_seed: cannot encode type %u\n", ev.type);
 		exit(1);
 	}

@@ -831,6 +831,13 @@ errors_have_names_and_messages(void **state)
 	assert_string_equal(vpmu_errname(VPMU_EDOOFUS), "EDOOFUS");
 	assert_string_equal(vpmu_errname(VPMU_EPROGMISMATCH), "EPROGMISMATCH");
 	assert_string_equal(vpmu_errname(EBUSY), "EBUSY");
+	/* every code a function returns: vpmu_pmclog_read(), vpmu_vm_restore() ... */
+	assert_string_equal(vpmu_errname(EBADMSG), "EBADMSG");
+	assert_string_equal(vpmu_errname(ENODATA), "ENODATA");
+	assert_string_equal(vpmu_errname(EPROTONOSUPPORT), "EPROTONOSUPPORT");
+	assert_string_equal(vpmu_errname(ENAMETOOLONG), "ENAMETOOLONG");
+	assert_string_equal(vpmu_errname(EPIPE), "EPIPE");
+	assert_non_null(strstr(vpmu_strerror(EBADMSG), "bad log"));
 	assert_string_equal(vpmu_errname(0), "0");
 	assert_string_equal(vpmu_errname(-3), "EUNKNOWN");
 	assert_non_null(strstr(vpmu_strerror(VPMU_EDOOFUS), "log"));

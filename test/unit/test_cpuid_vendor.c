@@ -28,6 +28,8 @@
 #include <vpmu/kvm.h>
 #include <vpmu/source.h>
 
+#include "guest_msr.h"
+
 /* What a model should make of the identity leaves. */
 struct expect {
 	const char *model;
@@ -379,11 +381,11 @@ cpuid_patch_tsx_allows_in_tx(void **state)
 		assert_int_equal(vpmu_kvm_cpuid_patch(k, t, MAXENT), 0);
 		table_get(t, 0x7, l7);
 		assert_int_equal(l7[1], c[i].ebx);	/* the table as it was */
-		assert_int_equal(vpmu_msr_write(vm, 0, 0x186, ev | 1ull << 32), tx);
-		assert_int_equal(vpmu_msr_write(vm, 0, 0x187, ev | 1ull << 33), VPMU_MSR_GP);
-		assert_int_equal(vpmu_msr_write(vm, 0, 0x188, ev | 3ull << 32), tx);
-		assert_int_equal(vpmu_msr_write(vm, 0, 0x188, ev | 1ull << 34), VPMU_MSR_GP);
-		assert_int_equal(vpmu_msr_write(vm, 0, 0x186, ev | 1ull << 21), VPMU_MSR_GP);
+		assert_int_equal(MSR_WRITE(vm, 0, 0x186, ev | 1ull << 32), tx);
+		assert_int_equal(MSR_WRITE(vm, 0, 0x187, ev | 1ull << 33), VPMU_MSR_GP);
+		assert_int_equal(MSR_WRITE(vm, 0, 0x188, ev | 3ull << 32), tx);
+		assert_int_equal(MSR_WRITE(vm, 0, 0x188, ev | 1ull << 34), VPMU_MSR_GP);
+		assert_int_equal(MSR_WRITE(vm, 0, 0x186, ev | 1ull << 21), VPMU_MSR_GP);
 		free(t);
 		vpmu_kvm_destroy(k);
 		vpmu_vm_destroy(vm);

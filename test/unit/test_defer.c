@@ -18,6 +18,7 @@
 
 #include "internal.h"
 #include "gpmu.h"
+#include "guest_msr.h"
 #include <vpmu/snapshot.h>
 #include <vpmu/vcpu.h>
 
@@ -268,7 +269,7 @@ msr_write_outside_the_contract_is_immediate(void **state)
 	vpmu_vm *vm = vm_with("intel-v2");
 
 	(void)state;
-	assert_int_equal(vpmu_msr_write(vm, 0, EVTSEL(2), INSTR), VPMU_MSR_OK);
+	assert_int_equal(MSR_WRITE(vm, 0, EVTSEL(2), INSTR), VPMU_MSR_OK);
 	assert_int_equal(vm->gpmu->vcpu[0].pending, 0);
 	assert_true(core_counts(gp_pmc(vm, 2)));
 	vpmu_vm_destroy(vm);

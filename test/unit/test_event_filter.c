@@ -21,6 +21,8 @@
 #include <vpmu/model.h>
 #include <vpmu/vcpu.h>
 
+#include "guest_msr.h"
+
 #define MS		1000000ull
 #define EN		(1ull << 22)
 #define USR		(1ull << 16)
@@ -398,11 +400,11 @@ rd(vpmu_vm *vm, uint32_t msr)
 {
 	uint64_t v = 0xBAD;
 
-	assert_int_equal(vpmu_msr_read(vm, 0, msr, &v), VPMU_MSR_OK);
+	assert_int_equal(MSR_READ(vm, 0, msr, &v), VPMU_MSR_OK);
 	return (v);
 }
 
-#define WR(vm, msr, v)	assert_int_equal(vpmu_msr_write(vm, 0, msr, v), VPMU_MSR_OK)
+#define WR(vm, msr, v)	assert_int_equal(MSR_WRITE(vm, 0, msr, v), VPMU_MSR_OK)
 
 static vpmu_vm *
 vm_with(const struct mdl *md, const struct vpmu_event_filter *f)

@@ -666,7 +666,7 @@ log_sum(int fd, uint32_t ss, uint64_t rip, uint32_t ud, const uint32_t *ids, uns
 	memset(ls, 0, sizeof(*ls));
 	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
 	assert_int_equal(vpmu_pmclog_open_fd(fd, &r), 0);
-	while ((st = vpmu_pmclog_read(r, ev)) == VPMU_PMCLOG_OK) {
+	while ((st = vpmu_pmclog_read(r, ev)) == 0) {
 		assert_true(ev->type < 32);
 		ls->ntype[ev->type]++;
 		switch (ev->type) {
@@ -690,8 +690,8 @@ log_sum(int fd, uint32_t ss, uint64_t rip, uint32_t ud, const uint32_t *ids, uns
 			break;
 		}
 	}
-	if (st != VPMU_PMCLOG_EOF)
-		fail_msg("log: %s", vpmu_pmclog_error(r));
+	if (st != ENODATA)
+		fail_msg("log: %s: %s", vpmu_errname(st), vpmu_pmclog_error(r));
 	vpmu_pmclog_close(r);
 	free(ev);
 }

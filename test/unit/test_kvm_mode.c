@@ -17,6 +17,7 @@
 #include <vpmu/model.h>
 
 #include "gpmu.h"
+#include "guest_msr.h"
 #include "host_internal.h"
 #include "kvm_mode.h"
 
@@ -412,7 +413,7 @@ core_hands_the_counters_over(void **state)
 	uint64_t v = 0;
 
 	(void)state;
-	assert_int_equal(vpmu_msr_write(vm, 0, 0x186, 0x4300C0), VPMU_MSR_OK);
+	assert_int_equal(MSR_WRITE(vm, 0, 0x186, 0x4300C0), VPMU_MSR_OK);
 	assert_int_equal(vpmu_event_filter_preset("arch", VPMU_VENDOR_INTEL, &f), 0);
 	assert_int_equal(vpmu_vm_set_event_filter(vm, &f), 0);
 	/* The hooks refuse the VM's filter: they do not take over. */
@@ -420,14 +421,14 @@ core_hands_the_counters_over(void **state)
 	ext_filter_error = EINVAL;
 	assert_int_equal(vpmu__gpmu_set_external(vm, &ext), EINVAL);
 	assert_int_equal(ext_filters, 1);
-	assert_int_equal(vpmu_msr_read(vm, 0, 0x186, &v), VPMU_MSR_OK);
+	assert_int_equal(MSR_READ(vm, 0, 0x186, &v), VPMU_MSR_OK);
 	assert_int_equal(v, 0x4300C0);
 	/* They take it: from then on they have the MSRs, the report, the filter. */
 	ext_filter_error = 0;
 	assert_int_equal(vpmu__gpmu_set_external(vm, &ext), 0);
 	assert_int_equal(ext_filters, 2);
-	assert_int_equal(vpmu_msr_read(vm, 0, 0x186, &v), VPMU_MSR_NOT_PMU);
-	assert_int_equal(vpmu_msr_write(vm, 0, 0x38F, 1), VPMU_MSR_NOT_PMU);
+	assert_int_equal(MSR_READ(vm, 0, 0x186, &v), VPMU_MSR_NOT_PMU);
+	assert_int_equal(MSR_WRITE(vm, 0, 0x38F, 1), VPMU_MSR_NOT_PMU);
 	assert_int_equal(vpmu_vcpu_get_counters(vm, 0, ci, &n), 0);
 	assert_int_equal(n, 1);
 	assert_string_equal(ci[0].name, "from kvm 0");

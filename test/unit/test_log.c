@@ -44,7 +44,7 @@ logfile_read(struct logfile *lf, struct vpmu_pmclog_ev *evs, unsigned max)
 	rfd = open(proc, O_RDONLY);
 	assert_true(rfd >= 0);
 	assert_int_equal(vpmu_pmclog_open_fd(rfd, &r), 0);
-	while (n < max && vpmu_pmclog_read(r, &evs[n]) == VPMU_PMCLOG_OK)
+	while (n < max && vpmu_pmclog_read(r, &evs[n]) == 0)
 		n++;
 	vpmu_pmclog_close(r);
 	close(rfd);

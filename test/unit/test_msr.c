@@ -20,6 +20,8 @@
 #include <vpmu/model.h>
 #include <vpmu/vcpu.h>
 
+#include "guest_msr.h"
+
 #define MS		1000000ull
 #define OK		VPMU_MSR_OK
 #define GP		VPMU_MSR_GP
@@ -75,7 +77,7 @@ rd(vpmu_vm *vm, unsigned cpu, uint32_t msr)
 {
 	uint64_t v = 0xBAD;
 
-	assert_int_equal(vpmu_msr_read(vm, cpu, msr, &v), OK);
+	assert_int_equal(MSR_READ(vm, cpu, msr, &v), OK);
 	return (v);
 }
 
@@ -84,10 +86,10 @@ rdres(vpmu_vm *vm, uint32_t msr)
 {
 	uint64_t v;
 
-	return (vpmu_msr_read(vm, 0, msr, &v));
+	return (MSR_READ(vm, 0, msr, &v));
 }
 
-#define WR(vm, msr, v)	assert_int_equal(vpmu_msr_write(vm, 0, msr, v), OK)
+#define WR(vm, msr, v)	assert_int_equal(MSR_WRITE(vm, 0, msr, v), OK)
 
 /* ---- model strings ---------------------------------------------------------- */
 
@@ -230,12 +232,12 @@ intel_full_width_writes_and_their_gp(void **state)
 	WR(vm, APMC(1), 0xff0123456789ull);	/* within 48 bits: exact */
 	assert_int_equal(rd(vm, 0, PMC(1)), 0xff0123456789ull);
 	assert_int_equal(rd(vm, 0, APMC(1)), 0xff0123456789ull);
-	assert_int_equal(vpmu_msr_write(vm, 0, APMC(1), 1ull << 48), GP);
+	assert_int_equal(MSR_WRITE(vm, 0, APMC(1), 1ull << 48), GP);
 	assert_int_equal(rd(vm, 0, PERF_CAP), 1ull << 13);
-	assert_int_equal(vpmu_msr_write(vm, 0, PERF_CAP, 1ull << 13), GP);
+	assert_int_equal(MSR_WRITE(vm, 0, PERF_CAP, 1ull << 13), GP);
 	nofw = vm_with("intel-v2:fw-writes=0", 1);
 	assert_int_equal(rdres(nofw, APMC(0)), GP);
-	assert_int_equal(vpmu_msr_write(nofw, 0, APMC(0), 1), GP);
+	assert_int_equal(MSR_WRITE(nofw, 0, APMC(0), 1), GP);
 	assert_int_equal(rdres(nofw, PERF_CAP), GP);
 	vpmu_vm_destroy(nofw);
 	vpmu_vm_destroy(vm);
@@ -252,8 +254,8 @@ intel_counters_beyond_the_advertised_number_gp(void **state)
 		int want = i < 2 ? OK : GP;
 
 		assert_int_equal(rdres(vm, PMC(i)), want);
-		assert_int_equal(vpmu_msr_write(vm, 0, PMC(i), 0xffff), want);
-		assert_int_equal(vpmu_msr_write(vm, 0, EVTSEL(i), 0), want);
+		assert_int_equal(MSR_WRITE(vm, 0, PMC(i), 0xffff), want);
+		assert_int_equal(MSR_WRITE(vm, 0, EVTSEL(i), 0), want);
 		assert_int_equal(rdres(vm, APMC(i)), want);
 	}
 	/* 0xC1/0xC2 included: no KVM-style leniency. */
@@ -261,9 +263,9 @@ intel_counters_beyond_the_advertised_number_gp(void **state)
 	assert_int_equal(rdres(vm, FIXED(1)), GP);
 	assert_int_equal(rdres(vm, FIXED(3)), GP);
 	/* Unsupported fixed counter in FIXED_CTR_CTRL and GLOBAL_CTRL: #GP. */
-	assert_int_equal(vpmu_msr_write(vm, 0, FIXED_CTRL, 0x30), GP);
-	assert_int_equal(vpmu_msr_write(vm, 0, GCTRL, 1ull << 33), GP);
-	assert_int_equal(vpmu_msr_write(vm, 0, GCTRL, 1ull << 2), GP);
+	assert_int_equal(MSR_WRITE(vm, 0, FIXED_CTRL, 0x30), GP);
+	assert_int_equal(MSR_WRITE(vm, 0, GCTRL, 1ull << 33), GP);
+	assert_int_equal(MSR_WRITE(vm, 0, GCTRL, 1ull << 2), GP);
 	WR(vm, GCTRL, (1ull << 32) | 0x3);
 	vpmu_vm_destroy(vm);
 }
@@ -276,13 +278,13 @@ intel_reserved_evtsel_bits_gp(void **state)
 
 	(void)state;
 	for (b = 32; b < 64; b++)
-		assert_int_equal(vpmu_msr_write(vm, 0, EVTSEL(0), 1ull << b), GP);
-	assert_int_equal(vpmu_msr_write(vm, 0, EVTSEL(0), 1ull << 21), GP);	/* AnyThread */
+		assert_int_equal(MSR_WRITE(vm, 0, EVTSEL(0), 1ull << b), GP);
+	assert_int_equal(MSR_WRITE(vm, 0, EVTSEL(0), 1ull << 21), GP);	/* AnyThread */
 	WR(vm, EVTSEL(0), 0xFFDFFFFFull);	/* everything else is fine */
 	assert_int_equal(rd(vm, 0, EVTSEL(0)), 0xFFDFFFFFull);
 	/* FIXED_CTR_CTRL: bits 0, 1, 3 per nibble; AnyThread bit 2 #GPs. */
-	assert_int_equal(vpmu_msr_write(vm, 0, FIXED_CTRL, 0x4), GP);
-	assert_int_equal(vpmu_msr_write(vm, 0, FIXED_CTRL, 1ull << 12), GP);
+	assert_int_equal(MSR_WRITE(vm, 0, FIXED_CTRL, 0x4), GP);
+	assert_int_equal(MSR_WRITE(vm, 0, FIXED_CTRL, 1ull << 12), GP);
 	WR(vm, FIXED_CTRL, 0xBBB);
 	assert_int_equal(rd(vm, 0, FIXED_CTRL), 0xBBB);
 	vpmu_vm_destroy(vm);
@@ -296,9 +298,9 @@ intel_global_ctrl_reset_value_and_status_rules(void **state)
 	(void)state;
 	assert_int_equal(rd(vm, 0, GCTRL), 0x7);	/* bits n-1:0 */
 	assert_int_equal(rd(vm, 0, GSTATUS), 0);
-	assert_int_equal(vpmu_msr_write(vm, 0, GSTATUS, 0), GP);	/* read-only */
+	assert_int_equal(MSR_WRITE(vm, 0, GSTATUS, 0), GP);	/* read-only */
 	assert_int_equal(rd(vm, 0, GOVF), 0);
-	assert_int_equal(vpmu_msr_write(vm, 0, GOVF, 1ull << 3), GP);	/* no counter 3 */
+	assert_int_equal(MSR_WRITE(vm, 0, GOVF, 1ull << 3), GP);	/* no counter 3 */
 	WR(vm, GOVF, (1ull << 62) | (1ull << 63) | 0x7 | (0x7ull << 32));
 	vpmu_vm_destroy(vm);
 }
@@ -357,8 +359,8 @@ intel_overflow_from_preset_ends_at_one_with_status_and_pmi_iff_int(void **state)
 	assert_int_equal(rd(vm, 0, PMC(0)), 1);
 	assert_int_equal(rd(vm, 0, PMC(1)), 1);
 	assert_int_equal(rd(vm, 0, GSTATUS), 0x3);
-	assert_int_equal(vpmu_vcpu_take_pmi(vm, 0), 1);
-	assert_int_equal(vpmu_vcpu_take_pmi(vm, 0), 0);
+	assert_int_equal(TAKE_PMI(vm, 0), 1);
+	assert_int_equal(TAKE_PMI(vm, 0), 0);
 	WR(vm, GOVF, 0x1);
 	assert_int_equal(rd(vm, 0, GSTATUS), 0x2);
 	/* Reaching all-ones is not an overflow; the next event is. */
@@ -380,7 +382,7 @@ intel_overflow_from_preset_ends_at_one_with_status_and_pmi_iff_int(void **state)
 	assert_int_equal(vpmu_synthetic_advance(vm, 0, 1 * MS), 0);
 	assert_int_equal(vpmu_vcpu_check_overflow(vm, 0), 0);
 	assert_int_equal(rd(vm, 0, GSTATUS), 0x1);
-	assert_int_equal(vpmu_vcpu_take_pmi(vm, 0), 0);
+	assert_int_equal(TAKE_PMI(vm, 0), 0);
 	vpmu_vm_destroy(vm);
 }
 
@@ -419,7 +421,7 @@ intel_vcpus_count_independently(void **state)
 	(void)state;
 	assert_int_equal(vpmu_synthetic_set_rate(vm, 1, VPMU_EV_INSTRUCTIONS, 7), 0);
 	WR(vm, EVTSEL(0), INSTR);
-	assert_int_equal(vpmu_msr_write(vm, 1, EVTSEL(0), INSTR), OK);
+	assert_int_equal(MSR_WRITE(vm, 1, EVTSEL(0), INSTR), OK);
 	assert_int_equal(vpmu_synthetic_advance(vm, 0, 1 * MS), 0);
 	assert_int_equal(vpmu_synthetic_advance(vm, 1, 3 * MS), 0);
 	assert_int_equal(rd(vm, 0, PMC(0)), 1000);
@@ -451,6 +453,7 @@ other_vendor_and_none_models_gp_every_pmu_msr(void **state)
 {
 	vpmu_vm *intel = vm_with("intel-v2", 1), *none = vm_with("none", 1);
 	uint32_t regs[4] = { 1, 1, 1, 1 };
+	enum vpmu_msr_verdict vd;
 	uint64_t v;
 
 	(void)state;
@@ -460,12 +463,45 @@ other_vendor_and_none_models_gp_every_pmu_msr(void **state)
 	assert_int_equal(rdres(none, K7_CTR(0)), GP);
 	assert_int_equal(rdres(none, GCTRL), GP);
 	assert_int_equal(rdres(intel, 0x10), VPMU_MSR_NOT_PMU);	/* TSC */
-	assert_int_equal(vpmu_msr_read(NULL, 0, PMC(0), &v), EINVAL);
-	assert_int_equal(vpmu_msr_read(intel, 1, PMC(0), &v), EINVAL);
+	assert_int_equal(vpmu_msr_read(NULL, 0, PMC(0), &v, &vd), EINVAL);
+	assert_int_equal(vpmu_msr_read(intel, 1, PMC(0), &v, &vd), EINVAL);
 	assert_int_equal(vpmu_cpuid_leaf(none, 0xA, 0, regs), 1);
 	assert_int_equal(regs[0] | regs[1] | regs[2] | regs[3], 0);
 	vpmu_vm_destroy(none);
 	vpmu_vm_destroy(intel);
+}
+
+/*
+ * The call's errno apart from the guest's verdict: EINVAL for a missing
+ * VM, vCPU or out pointer, and the verdict left as it was; a #GP is a
+ * verdict, never an errno.
+ */
+static void
+msr_access_and_take_pmi_EINVAL(void **state)
+{
+	vpmu_vm *vm = vm_with("intel-v2", 1);
+	enum vpmu_msr_verdict vd = VPMU_MSR_NOT_PMU;
+	uint64_t v = 0xBAD;
+	int pending = -1;
+
+	(void)state;
+	assert_int_equal(vpmu_msr_read(vm, 0, PMC(0), NULL, &vd), EINVAL);
+	assert_int_equal(vpmu_msr_read(vm, 0, PMC(0), &v, NULL), EINVAL);
+	assert_int_equal(vpmu_msr_write(NULL, 0, EVTSEL(0), INSTR, &vd), EINVAL);
+	assert_int_equal(vpmu_msr_write(vm, 1, EVTSEL(0), INSTR, &vd), EINVAL);
+	assert_int_equal(vpmu_msr_write(vm, 0, EVTSEL(0), INSTR, NULL), EINVAL);
+	assert_int_equal(vd, VPMU_MSR_NOT_PMU);
+	assert_int_equal(v, 0xBAD);
+	assert_int_equal(rd(vm, 0, EVTSEL(0)), 0);	/* the write was not made */
+	assert_int_equal(vpmu_msr_write(vm, 0, GSTATUS, 0, &vd), 0);
+	assert_int_equal(vd, GP);
+	assert_int_equal(vpmu_vcpu_take_pmi(NULL, 0, &pending), EINVAL);
+	assert_int_equal(vpmu_vcpu_take_pmi(vm, 1, &pending), EINVAL);
+	assert_int_equal(vpmu_vcpu_take_pmi(vm, 0, NULL), EINVAL);
+	assert_int_equal(pending, -1);
+	assert_int_equal(vpmu_vcpu_take_pmi(vm, 0, &pending), 0);
+	assert_int_equal(pending, 0);
+	vpmu_vm_destroy(vm);
 }
 
 /* ---- AMD -------------------------------------------------------------------- */
@@ -548,7 +584,7 @@ amd_v2_global_enable_overflow_and_cpuid(void **state)
 	assert_int_equal(vpmu_vcpu_check_overflow(vm, 0), 0);
 	assert_int_equal(rd(vm, 0, CORE_CTR(0)), 500);
 	assert_int_equal(rd(vm, 0, AMD_GSTATUS), 1);
-	assert_int_equal(vpmu_vcpu_take_pmi(vm, 0), 1);
+	assert_int_equal(TAKE_PMI(vm, 0), 1);
 	assert_int_equal(vpmu_cpuid_leaf(vm, 0x80000022, 0, regs), 1);
 	assert_int_equal(regs[0], 1);
 	assert_int_equal(regs[1], 6);
@@ -784,6 +820,7 @@ main(void)
 		cmocka_unit_test(intel_vcpus_count_independently),
 		cmocka_unit_test(intel_cpuid_leaf_0xa_as_the_model_says),
 		cmocka_unit_test(other_vendor_and_none_models_gp_every_pmu_msr),
+		cmocka_unit_test(msr_access_and_take_pmi_EINVAL),
 		cmocka_unit_test(amd_k7_msrs_alias_the_first_four_core_counters),
 		cmocka_unit_test(amd_reserved_bits_are_dropped_never_gp),
 		cmocka_unit_test(amd_absent_counters_and_msrs_gp),

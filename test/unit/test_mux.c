@@ -7,6 +7,8 @@
 
 #include <vpmu/model.h>
 
+#include "guest_msr.h"
+
 #define MS	1000000ull
 
 /* A VM with cap host counters per vCPU and a 1 ms mux interval. */
@@ -277,11 +279,11 @@ mux_global_ctrl_groups_are_scheduled_together(void **state)
 
 	(void)state;
 	assert_int_equal(vpmu_synthetic_set_rate(vm, 0, VPMU_EV_INSTRUCTIONS, 1000), 0);
-	assert_int_equal(vpmu_msr_write(vm, 0, 0x38F, 0), VPMU_MSR_OK);
+	assert_int_equal(MSR_WRITE(vm, 0, 0x38F, 0), VPMU_MSR_OK);
 	for (i = 0; i < 4; i++)
-		assert_int_equal(vpmu_msr_write(vm, 0, 0x186 + i, 0x4300C0), VPMU_MSR_OK);
-	assert_int_equal(vpmu_msr_write(vm, 0, 0x38F, 0x1), VPMU_MSR_OK);	/* alone */
-	assert_int_equal(vpmu_msr_write(vm, 0, 0x38F, 0xF), VPMU_MSR_OK);	/* 1-3 */
+		assert_int_equal(MSR_WRITE(vm, 0, 0x186 + i, 0x4300C0), VPMU_MSR_OK);
+	assert_int_equal(MSR_WRITE(vm, 0, 0x38F, 0x1), VPMU_MSR_OK);	/* alone */
+	assert_int_equal(MSR_WRITE(vm, 0, 0x38F, 0xF), VPMU_MSR_OK);	/* 1-3 */
 	steps(vm, 0, 12, 1 * MS);
 	assert_int_equal(vpmu_vcpu_get_counters(vm, 0, ci, &n), 0);
 	/*
@@ -311,10 +313,10 @@ mux_group_larger_than_the_slots_is_split_fairly(void **state)
 
 	(void)state;
 	assert_int_equal(vpmu_synthetic_set_rate(vm, 0, VPMU_EV_INSTRUCTIONS, 1000), 0);
-	assert_int_equal(vpmu_msr_write(vm, 0, 0x38F, 0), VPMU_MSR_OK);
+	assert_int_equal(MSR_WRITE(vm, 0, 0x38F, 0), VPMU_MSR_OK);
 	for (i = 0; i < 8; i++)
-		assert_int_equal(vpmu_msr_write(vm, 0, 0x186 + i, 0x4300C0), VPMU_MSR_OK);
-	assert_int_equal(vpmu_msr_write(vm, 0, 0x38F, 0xFF), VPMU_MSR_OK);	/* one write */
+		assert_int_equal(MSR_WRITE(vm, 0, 0x186 + i, 0x4300C0), VPMU_MSR_OK);
+	assert_int_equal(MSR_WRITE(vm, 0, 0x38F, 0xFF), VPMU_MSR_OK);	/* one write */
 	steps(vm, 0, 8, 1 * MS);
 	assert_int_equal(vpmu_vcpu_get_counters(vm, 0, ci, &n), 0);
 	for (i = 0; i < 8; i++) {
@@ -337,24 +339,24 @@ mux_multiplexed_counter_still_overflows_with_its_pmi(void **state)
 
 	(void)state;
 	assert_int_equal(vpmu_synthetic_set_rate(vm, 0, VPMU_EV_INSTRUCTIONS, 1000), 0);
-	assert_int_equal(vpmu_msr_write(vm, 0, 0x38F, 0), VPMU_MSR_OK);
-	assert_int_equal(vpmu_msr_write(vm, 0, 0x4C1, mask - 4999), VPMU_MSR_OK);
-	assert_int_equal(vpmu_msr_write(vm, 0, 0x186, 0x5300C0), VPMU_MSR_OK);	/* INT */
-	assert_int_equal(vpmu_msr_write(vm, 0, 0x187, 0x4300C0), VPMU_MSR_OK);
-	assert_int_equal(vpmu_msr_write(vm, 0, 0x38F, 0x1), VPMU_MSR_OK);
-	assert_int_equal(vpmu_msr_write(vm, 0, 0x38F, 0x3), VPMU_MSR_OK);
+	assert_int_equal(MSR_WRITE(vm, 0, 0x38F, 0), VPMU_MSR_OK);
+	assert_int_equal(MSR_WRITE(vm, 0, 0x4C1, mask - 4999), VPMU_MSR_OK);
+	assert_int_equal(MSR_WRITE(vm, 0, 0x186, 0x5300C0), VPMU_MSR_OK);	/* INT */
+	assert_int_equal(MSR_WRITE(vm, 0, 0x187, 0x4300C0), VPMU_MSR_OK);
+	assert_int_equal(MSR_WRITE(vm, 0, 0x38F, 0x1), VPMU_MSR_OK);
+	assert_int_equal(MSR_WRITE(vm, 0, 0x38F, 0x3), VPMU_MSR_OK);
 	steps(vm, 0, 4, 1 * MS);		/* estimate 4000: 1000 short */
 	assert_int_equal(vpmu_vcpu_check_overflow(vm, 0), 0);
-	assert_int_equal(vpmu_msr_read(vm, 0, 0xC1, &v), VPMU_MSR_OK);
+	assert_int_equal(MSR_READ(vm, 0, 0xC1, &v), VPMU_MSR_OK);
 	assert_int_equal(v, mask - 999);
-	assert_int_equal(vpmu_vcpu_take_pmi(vm, 0), 0);
+	assert_int_equal(TAKE_PMI(vm, 0), 0);
 	steps(vm, 0, 2, 1 * MS);		/* estimate 6000: wrapped to 1000 */
 	assert_int_equal(vpmu_vcpu_check_overflow(vm, 0), 0);
-	assert_int_equal(vpmu_msr_read(vm, 0, 0xC1, &v), VPMU_MSR_OK);
+	assert_int_equal(MSR_READ(vm, 0, 0xC1, &v), VPMU_MSR_OK);
 	assert_int_equal(v, 1000);
-	assert_int_equal(vpmu_msr_read(vm, 0, 0x38E, &v), VPMU_MSR_OK);
+	assert_int_equal(MSR_READ(vm, 0, 0x38E, &v), VPMU_MSR_OK);
 	assert_int_equal(v & 1, 1);
-	assert_int_equal(vpmu_vcpu_take_pmi(vm, 0), 1);
+	assert_int_equal(TAKE_PMI(vm, 0), 1);
 	vpmu_vm_destroy(vm);
 }
 

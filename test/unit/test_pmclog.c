@@ -7,7 +7,7 @@
  * nothing may be written past it.  Then the record is read back and
  * compared field by field.  Then streams: cut at every byte, fed in
  * every chunk size, read from a file, a pipe and a non-blocking pipe;
- * and bad logs, each of which must give a final ERROR.
+ * and bad logs, each of which must give a final EBADMSG.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -92,14 +92,29 @@ text(size_t from, size_t to, const char *s)
 	zero(from + n, to);
 }
 
+/* vpmu_pmclog_encode(ev, buf, cap) returns err with the length want. */
+#define ENCODE_IS(ev, buf, cap, err, want) do {				\
+	size_t len_ = 0xBAD;						\
+									\
+	assert_int_equal(vpmu_pmclog_encode((ev), (buf), (cap), &len_), (err)); \
+	assert_int_equal(len_, (want));					\
+} while (0)
+/* vpmu_pmclog_encoded_len(ev) returns err with the length want. */
+#define ENCODED_LEN_IS(ev, err, want) do {				\
+	size_t len_ = 0xBAD;						\
+									\
+	assert_int_equal(vpmu_pmclog_encoded_len((ev), &len_), (err));	\
+	assert_int_equal(len_, (want));					\
+} while (0)
+
 /* Encode ev into rec (filled with 0xA5 first); it must take len bytes. */
 static void
 encode(const struct vpmu_pmclog_ev *ev, size_t len)
 {
 	memset(rec, 0xA5, sizeof(rec));
 	memset(named, 0, sizeof(named));
-	assert_int_equal(vpmu_pmclog_encode(ev, rec, sizeof(rec)), len);
-	assert_int_equal(vpmu_pmclog_encoded_len(ev), len);
+	ENCODE_IS(ev, rec, sizeof(rec), 0, len);
+	ENCODED_LEN_IS(ev, 0, len);
 }
 
 /* Every byte of the len-byte record was checked; none after it was written. */
@@ -115,7 +130,7 @@ all_named(size_t len)
 		assert_int_equal(rec[i], 0xA5);
 }
 
-/* Read rec back through a buffer reader: one record, then REQUIRE_DATA. */
+/* Read rec back through a buffer reader: one record, then EAGAIN. */
 static void
 decode(size_t len, struct vpmu_pmclog_ev *out)
 {
@@ -124,11 +139,11 @@ decode(size_t len, struct vpmu_pmclog_ev *out)
 	memset(out, 0x5A, sizeof(*out));
 	assert_int_equal(vpmu_pmclog_open_buffer(&r), 0);
 	assert_int_equal(vpmu_pmclog_feed(r, rec, len), 0);
-	assert_int_equal(vpmu_pmclog_read(r, out), VPMU_PMCLOG_OK);
+	assert_int_equal(vpmu_pmclog_read(r, out), 0);
 	assert_int_equal(out->len, len);
 	assert_int_equal(out->offset, 0);
 	assert_int_equal(vpmu_pmclog_read(r, out), out->type == VPMU_PMCLOG_CLOSELOG ?
-	    VPMU_PMCLOG_EOF : VPMU_PMCLOG_REQUIRE_DATA);
+	    ENODATA : EAGAIN);
 	vpmu_pmclog_close(r);
 }
 
@@ -685,20 +700,20 @@ encode_refuses_what_does_not_fit(void **state)
 		memset(&ev, 0, sizeof(ev));
 		ev.type = t;
 		ev.u.callchain.npc = 8;		/* only CALLCHAIN looks */
-		len = vpmu_pmclog_encoded_len(&ev);
+		assert_int_equal(vpmu_pmclog_encoded_len(&ev, &len), 0);
 		assert_true(len >= 16 && len % 4 == 0);
 		memset(buf, 0xA5, sizeof(buf));
-		assert_int_equal(vpmu_pmclog_encode(&ev, buf, len - 1), 0);
+		ENCODE_IS(&ev, buf, len - 1, ENOSPC, len);	/* the length it needs */
 		assert_int_equal(buf[0], 0xA5);		/* nothing written */
-		assert_int_equal(vpmu_pmclog_encode(&ev, buf, 0), 0);
-		assert_int_equal(vpmu_pmclog_encode(&ev, buf, len), len);
+		ENCODE_IS(&ev, buf, 0, ENOSPC, len);
+		ENCODE_IS(&ev, buf, len, 0, len);
 	}
 	/* A full chain needs all of VPMU_PMCLOG_MAX_RECORD. */
 	memset(&ev, 0, sizeof(ev));
 	ev.type = VPMU_PMCLOG_CALLCHAIN;
 	ev.u.callchain.npc = VPMU_PMCLOG_CALLCHAIN_MAX;
-	assert_int_equal(vpmu_pmclog_encode(&ev, buf, VPMU_PMCLOG_MAX_RECORD - 4), 0);
-	assert_int_equal(vpmu_pmclog_encode(&ev, buf, sizeof(buf)), VPMU_PMCLOG_MAX_RECORD);
+	ENCODE_IS(&ev, buf, VPMU_PMCLOG_MAX_RECORD - 4, ENOSPC, VPMU_PMCLOG_MAX_RECORD);
+	ENCODE_IS(&ev, buf, sizeof(buf), 0, VPMU_PMCLOG_MAX_RECORD);
 }
 
 static void
@@ -711,42 +726,46 @@ encode_refuses_invalid_records(void **state)
 	memset(&ev, 0, sizeof(ev));
 	/* Unknown types, including the old numbering's 0 and 4. */
 	ev.type = 0;
-	assert_int_equal(vpmu_pmclog_encode(&ev, buf, sizeof(buf)), 0);
+	ENCODE_IS(&ev, buf, sizeof(buf), EINVAL, 0);
 	ev.type = 4;
-	assert_int_equal(vpmu_pmclog_encode(&ev, buf, sizeof(buf)), 0);
+	ENCODE_IS(&ev, buf, sizeof(buf), EINVAL, 0);
 	ev.type = 21;
-	assert_int_equal(vpmu_pmclog_encode(&ev, buf, sizeof(buf)), 0);
+	ENCODE_IS(&ev, buf, sizeof(buf), EINVAL, 0);
 	ev.type = 0xEE;
-	assert_int_equal(vpmu_pmclog_encoded_len(&ev), 0);
+	ENCODED_LEN_IS(&ev, EINVAL, 0);
 	/* More than 512 addresses. */
 	ev.type = VPMU_PMCLOG_CALLCHAIN;
 	ev.u.callchain.npc = VPMU_PMCLOG_CALLCHAIN_MAX + 1;
-	assert_int_equal(vpmu_pmclog_encode(&ev, buf, sizeof(buf)), 0);
+	ENCODE_IS(&ev, buf, sizeof(buf), EINVAL, 0);
 	ev.u.callchain.npc = UINT32_MAX;
-	assert_int_equal(vpmu_pmclog_encode(&ev, buf, sizeof(buf)), 0);
+	ENCODE_IS(&ev, buf, sizeof(buf), EINVAL, 0);
+	ENCODED_LEN_IS(&ev, EINVAL, 0);
 	/* NULLs. */
-	assert_int_equal(vpmu_pmclog_encode(NULL, buf, sizeof(buf)), 0);
+	ENCODE_IS(NULL, buf, sizeof(buf), EINVAL, 0);
 	ev.u.callchain.npc = 1;
-	assert_int_equal(vpmu_pmclog_encode(&ev, NULL, sizeof(buf)), 0);
-	assert_int_equal(vpmu_pmclog_encoded_len(NULL), 0);
+	ENCODE_IS(&ev, NULL, sizeof(buf), EINVAL, 0);
+	assert_int_equal(vpmu_pmclog_encode(&ev, buf, sizeof(buf), NULL), EINVAL);
+	ENCODED_LEN_IS(NULL, EINVAL, 0);
+	assert_int_equal(vpmu_pmclog_encoded_len(&ev, NULL), EINVAL);
+	ENCODE_IS(&ev, buf, sizeof(buf), 0, 40);
 
 	/* Paths: 1023 bytes is the longest (1024 with its NUL). */
 	memset(&ev, 0, sizeof(ev));
 	ev.type = VPMU_PMCLOG_PMCATTACH;
 	memset(ev.u.pmcattach.path, 'p', sizeof(ev.u.pmcattach.path));
-	assert_int_equal(vpmu_pmclog_encode(&ev, buf, sizeof(buf)), 0);
+	ENCODE_IS(&ev, buf, sizeof(buf), EINVAL, 0);
 	ev.u.pmcattach.path[1023] = '\0';
-	assert_int_equal(vpmu_pmclog_encode(&ev, buf, sizeof(buf)), 24 + 1024);
+	ENCODE_IS(&ev, buf, sizeof(buf), 0, 24 + 1024);
 	ev.type = VPMU_PMCLOG_PROCEXEC;
 	memset(ev.u.procexec.path, 'e', sizeof(ev.u.procexec.path));
-	assert_int_equal(vpmu_pmclog_encode(&ev, buf, sizeof(buf)), 0);
+	ENCODE_IS(&ev, buf, sizeof(buf), EINVAL, 0);
 	ev.u.procexec.path[1023] = '\0';
-	assert_int_equal(vpmu_pmclog_encode(&ev, buf, sizeof(buf)), 40 + 1024);
+	ENCODE_IS(&ev, buf, sizeof(buf), 0, 40 + 1024);
 	ev.type = VPMU_PMCLOG_MAP_IN;
 	memset(ev.u.map_in.path, 'm', sizeof(ev.u.map_in.path));
-	assert_int_equal(vpmu_pmclog_encode(&ev, buf, sizeof(buf)), 0);
+	ENCODE_IS(&ev, buf, sizeof(buf), EINVAL, 0);
 	ev.u.map_in.path[1023] = '\0';
-	assert_int_equal(vpmu_pmclog_encode(&ev, buf, sizeof(buf)), 32 + 1024);
+	ENCODE_IS(&ev, buf, sizeof(buf), 0, 32 + 1024);
 }
 
 /* A fixed-size name without a NUL is cut to keep one. */
@@ -853,7 +872,8 @@ make_stream(void)
 			strcpy(e->u.proc_create.pcomm, "");
 			break;
 		}
-		n = vpmu_pmclog_encode(e, stream + stream_len, sizeof(stream) - stream_len);
+		assert_int_equal(vpmu_pmclog_encode(e, stream + stream_len,
+		    sizeof(stream) - stream_len, &n), 0);
 		assert_true(n > 0);
 		e->len = (uint32_t)n;
 		stream_len += n;
@@ -975,7 +995,7 @@ drain(vpmu_pmclog_reader *r, unsigned *next)
 	static struct vpmu_pmclog_ev ev;
 	int st;
 
-	while ((st = vpmu_pmclog_read(r, &ev)) == VPMU_PMCLOG_OK) {
+	while ((st = vpmu_pmclog_read(r, &ev)) == 0) {
 		assert_true(*next < NREC);
 		same(&ev, (*next)++);
 	}
@@ -1000,13 +1020,13 @@ stream_cut_at_every_byte(void **state)
 		st = drain(r, &got);
 		assert_int_equal(got, whole_before(cut));
 		/* Only after the final CLOSELOG is the end known. */
-		assert_int_equal(st, cut == stream_len ? VPMU_PMCLOG_EOF :
-		    VPMU_PMCLOG_REQUIRE_DATA);
+		assert_int_equal(st, cut == stream_len ? ENODATA :
+		    EAGAIN);
 		/* Asking again changes nothing. */
 		assert_int_equal(drain(r, &got), st);
 		/* The rest completes the log. */
 		assert_int_equal(vpmu_pmclog_feed(r, stream + cut, stream_len - cut), 0);
-		assert_int_equal(drain(r, &got), VPMU_PMCLOG_EOF);
+		assert_int_equal(drain(r, &got), ENODATA);
 		assert_int_equal(got, NREC);
 		vpmu_pmclog_close(r);
 	}
@@ -1031,14 +1051,14 @@ stream_fed_in_every_chunk_size(void **state)
 			st = drain(r, &got);
 			assert_int_equal(got, whole_before(off + n));
 			assert_int_equal(st, off + n == stream_len ?
-			    VPMU_PMCLOG_EOF : VPMU_PMCLOG_REQUIRE_DATA);
+			    ENODATA : EAGAIN);
 		}
 		assert_int_equal(got, NREC);
 		vpmu_pmclog_close(r);
 	}
 }
 
-/* A file cut at every byte: the whole records, then EOF. */
+/* A file cut at every byte: the whole records, then ENODATA. */
 static void
 fd_reader_file_cut_at_every_byte(void **state)
 {
@@ -1058,7 +1078,7 @@ fd_reader_file_cut_at_every_byte(void **state)
 		assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
 		assert_int_equal(vpmu_pmclog_open_fd(fd, &r), 0);
 		got = 0;
-		assert_int_equal(drain(r, &got), VPMU_PMCLOG_EOF);
+		assert_int_equal(drain(r, &got), ENODATA);
 		assert_int_equal(got, whole_before(cut));
 		vpmu_pmclog_close(r);
 		if (cut < stream_len)
@@ -1090,10 +1110,10 @@ fd_reader_large_file(void **state)
 		ev.u.callchain.npc = i % 33;
 		for (j = 0; j < ev.u.callchain.npc; j++)
 			ev.u.callchain.pc[j] = (uint64_t)i << 16 | j;
-		if ((n = vpmu_pmclog_encode(&ev, buf + used, sizeof(buf) - used)) == 0) {
+		if (vpmu_pmclog_encode(&ev, buf + used, sizeof(buf) - used, &n) == ENOSPC) {
 			assert_int_equal(write(fd, buf, used), (ssize_t)used);
 			used = 0;
-			n = vpmu_pmclog_encode(&ev, buf, sizeof(buf));
+			ENCODE_IS(&ev, buf, sizeof(buf), 0, n);
 		}
 		used += n;
 		total += n;
@@ -1103,7 +1123,7 @@ fd_reader_large_file(void **state)
 	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
 	assert_int_equal(vpmu_pmclog_open_fd(fd, &r), 0);
 	for (i = 0; i < nrec; i++) {
-		assert_int_equal(vpmu_pmclog_read(r, &ev), VPMU_PMCLOG_OK);
+		assert_int_equal(vpmu_pmclog_read(r, &ev), 0);
 		assert_int_equal(ev.tsc, i);
 		assert_int_equal(ev.u.callchain.pid, i);
 		assert_int_equal(ev.u.callchain.npc, i % 33);
@@ -1111,7 +1131,7 @@ fd_reader_large_file(void **state)
 			assert_int_equal(ev.u.callchain.pc[j], (uint64_t)i << 16 | j);
 	}
 	assert_int_equal(ev.offset + ev.len, total);
-	assert_int_equal(vpmu_pmclog_read(r, &ev), VPMU_PMCLOG_EOF);
+	assert_int_equal(vpmu_pmclog_read(r, &ev), ENODATA);
 	vpmu_pmclog_close(r);
 	close(fd);
 }
@@ -1157,11 +1177,11 @@ fd_reader_pipe(void **state)
 		assert_int_equal(pthread_create(&th, NULL, dribble, &d), 0);
 		assert_int_equal(vpmu_pmclog_open_fd(p[0], &r), 0);
 		got = 0;
-		/* CLOSELOG comes back as a record; EOF is the pipe's end. */
-		assert_int_equal(drain(r, &got), VPMU_PMCLOG_EOF);
+		/* CLOSELOG comes back as a record; ENODATA is the pipe's end. */
+		assert_int_equal(drain(r, &got), ENODATA);
 		assert_int_equal(got, NREC);
 		assert_int_equal(vpmu_pmclog_read(r, &(struct vpmu_pmclog_ev){ 0 }),
-		    VPMU_PMCLOG_EOF);
+		    ENODATA);
 		vpmu_pmclog_close(r);
 		pthread_join(th, NULL);
 		close(p[0]);
@@ -1180,26 +1200,26 @@ fd_reader_nonblocking_pipe(void **state)
 	assert_int_equal(pipe(p), 0);
 	assert_int_equal(fcntl(p[0], F_SETFL, O_NONBLOCK), 0);
 	assert_int_equal(vpmu_pmclog_open_fd(p[0], &r), 0);
-	assert_int_equal(vpmu_pmclog_read(r, &ev), VPMU_PMCLOG_REQUIRE_DATA);
+	assert_int_equal(vpmu_pmclog_read(r, &ev), EAGAIN);
 	/* Half of the first record, then the rest and part of the second. */
 	assert_int_equal(write(p[1], stream, 50), 50);
-	assert_int_equal(vpmu_pmclog_read(r, &ev), VPMU_PMCLOG_REQUIRE_DATA);
+	assert_int_equal(vpmu_pmclog_read(r, &ev), EAGAIN);
 	assert_int_equal(write(p[1], stream + 50, rec_end[0] + 2 - 50),
 	    (ssize_t)(rec_end[0] + 2 - 50));
-	assert_int_equal(vpmu_pmclog_read(r, &ev), VPMU_PMCLOG_OK);
+	assert_int_equal(vpmu_pmclog_read(r, &ev), 0);
 	same(&ev, 0);
-	assert_int_equal(vpmu_pmclog_read(r, &ev), VPMU_PMCLOG_REQUIRE_DATA);
+	assert_int_equal(vpmu_pmclog_read(r, &ev), EAGAIN);
 	assert_int_equal(write(p[1], stream + rec_end[0] + 2, rec_end[1] - rec_end[0] - 2),
 	    (ssize_t)(rec_end[1] - rec_end[0] - 2));
-	assert_int_equal(vpmu_pmclog_read(r, &ev), VPMU_PMCLOG_OK);
+	assert_int_equal(vpmu_pmclog_read(r, &ev), 0);
 	same(&ev, 1);
 	close(p[1]);
-	assert_int_equal(vpmu_pmclog_read(r, &ev), VPMU_PMCLOG_EOF);
+	assert_int_equal(vpmu_pmclog_read(r, &ev), ENODATA);
 	vpmu_pmclog_close(r);
 	close(p[0]);
 }
 
-/* A read() error is a final ERROR that says so. */
+/* A read() error is a final EIO that says so. */
 static void
 fd_reader_read_error(void **state)
 {
@@ -1211,44 +1231,42 @@ fd_reader_read_error(void **state)
 	assert_true((fd = open("/", O_RDONLY | O_DIRECTORY)) >= 0);
 	assert_int_equal(vpmu_pmclog_open_fd(fd, &r), 0);
 	assert_string_equal(vpmu_pmclog_error(r), "no error");
-	assert_int_equal(vpmu_pmclog_read(r, &ev), VPMU_PMCLOG_ERROR);
+	assert_int_equal(vpmu_pmclog_read(r, &ev), EIO);
 	assert_non_null(strstr(vpmu_pmclog_error(r), "read:"));
-	assert_int_equal(vpmu_pmclog_read(r, &ev), VPMU_PMCLOG_ERROR);
+	assert_int_equal(vpmu_pmclog_read(r, &ev), EIO);
 	vpmu_pmclog_close(r);
 	close(fd);
 }
 
-/* CLOSELOG is a record; EOF if nothing follows; what is fed after is read. */
+/* CLOSELOG is a record; ENODATA if nothing follows; what is fed after is read. */
 static void
 closelog_then_eof(void **state)
 {
 	struct vpmu_pmclog_ev ev = { .type = VPMU_PMCLOG_CLOSELOG }, out;
 	unsigned char b[64];
 	vpmu_pmclog_reader *r;
-	size_t n;
 
 	(void)state;
-	n = vpmu_pmclog_encode(&ev, b, sizeof(b));
+	ENCODE_IS(&ev, b, sizeof(b), 0, 16);
 	ev.type = VPMU_PMCLOG_USERDATA;
 	ev.u.userdata.userdata = 5;
-	n += vpmu_pmclog_encode(&ev, b + n, sizeof(b) - n);
-	assert_int_equal(n, 16 + 24);
+	ENCODE_IS(&ev, b + 16, sizeof(b) - 16, 0, 24);
 	assert_int_equal(vpmu_pmclog_open_buffer(&r), 0);
-	assert_int_equal(vpmu_pmclog_read(r, &out), VPMU_PMCLOG_REQUIRE_DATA);
+	assert_int_equal(vpmu_pmclog_read(r, &out), EAGAIN);
 	assert_int_equal(vpmu_pmclog_feed(r, b, 16), 0);
-	assert_int_equal(vpmu_pmclog_read(r, &out), VPMU_PMCLOG_OK);
+	assert_int_equal(vpmu_pmclog_read(r, &out), 0);
 	assert_int_equal(out.type, VPMU_PMCLOG_CLOSELOG);
-	assert_int_equal(vpmu_pmclog_read(r, &out), VPMU_PMCLOG_EOF);
-	assert_int_equal(vpmu_pmclog_read(r, &out), VPMU_PMCLOG_EOF);
+	assert_int_equal(vpmu_pmclog_read(r, &out), ENODATA);
+	assert_int_equal(vpmu_pmclog_read(r, &out), ENODATA);
 	/* Part of a record after it: more is coming. */
 	assert_int_equal(vpmu_pmclog_feed(r, b + 16, 4), 0);
-	assert_int_equal(vpmu_pmclog_read(r, &out), VPMU_PMCLOG_REQUIRE_DATA);
+	assert_int_equal(vpmu_pmclog_read(r, &out), EAGAIN);
 	assert_int_equal(vpmu_pmclog_feed(r, b + 20, 20), 0);
-	assert_int_equal(vpmu_pmclog_read(r, &out), VPMU_PMCLOG_OK);
+	assert_int_equal(vpmu_pmclog_read(r, &out), 0);
 	assert_int_equal(out.type, VPMU_PMCLOG_USERDATA);
 	assert_int_equal(out.offset, 16);
 	assert_int_equal(out.u.userdata.userdata, 5);
-	assert_int_equal(vpmu_pmclog_read(r, &out), VPMU_PMCLOG_REQUIRE_DATA);
+	assert_int_equal(vpmu_pmclog_read(r, &out), EAGAIN);
 	vpmu_pmclog_close(r);
 }
 
@@ -1257,7 +1275,7 @@ closelog_then_eof(void **state)
 /*
  * A good record, then len bytes of a bad one (header word h, the rest
  * as given by body or zero): the good record reads back, then a final
- * ERROR whose message holds `why`.
+ * EBADMSG whose message holds `why`.
  */
 static void
 expect_error(uint32_t h, const void *body, size_t len, const char *why)
@@ -1268,7 +1286,8 @@ expect_error(uint32_t h, const void *body, size_t len, const char *why)
 	size_t n;
 
 	memset(b, 0, sizeof(b));
-	n = vpmu_pmclog_encode(&ev, b, sizeof(b));
+	n = 16;
+	ENCODE_IS(&ev, b, sizeof(b), 0, n);
 	if (body != NULL)
 		memcpy(b + n, body, len);
 	b[n] = (unsigned char)h;
@@ -1277,15 +1296,15 @@ expect_error(uint32_t h, const void *body, size_t len, const char *why)
 	b[n + 3] = (unsigned char)(h >> 24);
 	assert_int_equal(vpmu_pmclog_open_buffer(&r), 0);
 	assert_int_equal(vpmu_pmclog_feed(r, b, n + len), 0);
-	assert_int_equal(vpmu_pmclog_read(r, &out), VPMU_PMCLOG_OK);
-	assert_int_equal(vpmu_pmclog_read(r, &out), VPMU_PMCLOG_ERROR);
+	assert_int_equal(vpmu_pmclog_read(r, &out), 0);
+	assert_int_equal(vpmu_pmclog_read(r, &out), EBADMSG);
 	if (strstr(vpmu_pmclog_error(r), why) == NULL)
 		fail_msg("error \"%s\" does not say \"%s\"", vpmu_pmclog_error(r), why);
 	assert_non_null(strstr(vpmu_pmclog_error(r), "offset 16:"));
 	/* Final: more data, good or not, changes nothing. */
 	assert_int_equal(vpmu_pmclog_feed(r, b, n), 0);
-	assert_int_equal(vpmu_pmclog_read(r, &out), VPMU_PMCLOG_ERROR);
-	assert_int_equal(vpmu_pmclog_read(r, &out), VPMU_PMCLOG_ERROR);
+	assert_int_equal(vpmu_pmclog_read(r, &out), EBADMSG);
+	assert_int_equal(vpmu_pmclog_read(r, &out), EBADMSG);
 	vpmu_pmclog_close(r);
 }
 
@@ -1363,7 +1382,7 @@ bad_path(void **state)
 		memset(body + 4, 0, 20);
 		assert_int_equal(vpmu_pmclog_open_buffer(&r), 0);
 		assert_int_equal(vpmu_pmclog_feed(r, body, 24 + 1024), 0);
-		assert_int_equal(vpmu_pmclog_read(r, &out), VPMU_PMCLOG_OK);
+		assert_int_equal(vpmu_pmclog_read(r, &out), 0);
 		assert_int_equal(strlen(out.u.pmcattach.path), 1023);
 		vpmu_pmclog_close(r);
 	}
@@ -1394,16 +1413,16 @@ callchain_odd_length(void **state)
 	b[32] = 0x77;
 	assert_int_equal(vpmu_pmclog_open_buffer(&r), 0);
 	assert_int_equal(vpmu_pmclog_feed(r, b, 36), 0);
-	assert_int_equal(vpmu_pmclog_read(r, &out), VPMU_PMCLOG_OK);
+	assert_int_equal(vpmu_pmclog_read(r, &out), 0);
 	assert_int_equal(out.len, 36);
 	assert_int_equal(out.u.callchain.npc, 0);
 	vpmu_pmclog_close(r);
 	b[0] = 0x2C;		/* 44: one address and a word */
 	assert_int_equal(vpmu_pmclog_open_buffer(&r), 0);
 	assert_int_equal(vpmu_pmclog_feed(r, b, 44 - 4), 0);
-	assert_int_equal(vpmu_pmclog_read(r, &out), VPMU_PMCLOG_REQUIRE_DATA);
+	assert_int_equal(vpmu_pmclog_read(r, &out), EAGAIN);
 	assert_int_equal(vpmu_pmclog_feed(r, b, 4), 0);
-	assert_int_equal(vpmu_pmclog_read(r, &out), VPMU_PMCLOG_OK);
+	assert_int_equal(vpmu_pmclog_read(r, &out), 0);
 	assert_int_equal(out.u.callchain.npc, 1);
 	assert_int_equal(out.u.callchain.pc[0], 0x77);
 	vpmu_pmclog_close(r);
@@ -1443,17 +1462,27 @@ vpmu_pmclog_feed_EINVAL(void **state)
 	close(p[1]);
 }
 
+/* A bad argument is the call's error, not the log's: the reader goes on. */
 static void
-vpmu_pmclog_read_null(void **state)
+vpmu_pmclog_read_EINVAL(void **state)
 {
+	struct vpmu_pmclog_ev ev = { .type = VPMU_PMCLOG_CLOSELOG };
+	unsigned char b[16];
 	vpmu_pmclog_reader *r;
 
 	(void)state;
-	assert_int_equal(vpmu_pmclog_read(NULL, NULL), VPMU_PMCLOG_ERROR);
+	assert_int_equal(vpmu_pmclog_read(NULL, NULL), EINVAL);
+	assert_int_equal(vpmu_pmclog_read(NULL, &ev), EINVAL);
 	assert_string_equal(vpmu_pmclog_error(NULL), "no reader");
 	assert_int_equal(vpmu_pmclog_open_buffer(&r), 0);
-	assert_int_equal(vpmu_pmclog_read(r, NULL), VPMU_PMCLOG_ERROR);
-	assert_non_null(strstr(vpmu_pmclog_error(r), "ev is NULL"));
+	assert_int_equal(vpmu_pmclog_read(r, NULL), EINVAL);
+	assert_string_equal(vpmu_pmclog_error(r), "no error");
+	ENCODE_IS(&ev, b, sizeof(b), 0, 16);
+	assert_int_equal(vpmu_pmclog_feed(r, b, sizeof(b)), 0);
+	assert_int_equal(vpmu_pmclog_read(r, NULL), EINVAL);
+	assert_int_equal(vpmu_pmclog_read(r, &ev), 0);
+	assert_int_equal(ev.type, VPMU_PMCLOG_CLOSELOG);
+	assert_int_equal(vpmu_pmclog_read(r, &ev), ENODATA);
 	vpmu_pmclog_close(r);
 }
 
@@ -1500,7 +1529,7 @@ main(void)
 		cmocka_unit_test(callchain_odd_length),
 		cmocka_unit_test(vpmu_pmclog_open_fd_EINVAL),
 		cmocka_unit_test(vpmu_pmclog_feed_EINVAL),
-		cmocka_unit_test(vpmu_pmclog_read_null),
+		cmocka_unit_test(vpmu_pmclog_read_EINVAL),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -35,7 +35,7 @@ log_check(int fd, uint64_t first, unsigned *ncc, unsigned *ndrop)
 
 	*ncc = *ndrop = 0;
 	r = fx_log_reader(fd, &rfd);
-	while (vpmu_pmclog_read(r, &ev) == VPMU_PMCLOG_OK) {
+	while (vpmu_pmclog_read(r, &ev) == 0) {
 		if (ev.type == VPMU_PMCLOG_CALLCHAIN) {
 			assert_int_equal(ev.u.callchain.pc[0], next);
 			next++;

@@ -434,7 +434,7 @@ log_read(int fd, struct logsum *ls)
 	assert_non_null(ev);
 	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
 	assert_int_equal(vpmu_pmclog_open_fd(fd, &r), 0);
-	while ((st = vpmu_pmclog_read(r, ev)) == VPMU_PMCLOG_OK) {
+	while ((st = vpmu_pmclog_read(r, ev)) == 0) {
 		assert_true(ev->type < 32);
 		ls->ntype[ev->type]++;
 		if (ev->type != VPMU_PMCLOG_CALLCHAIN)
@@ -452,8 +452,8 @@ log_read(int fd, struct logsum *ls)
 			if (ls->cc_id[c] == ev->u.callchain.pmcid)
 				ls->cc_of[c]++;
 	}
-	if (st != VPMU_PMCLOG_EOF)
-		fail_msg("log: %s", vpmu_pmclog_error(r));
+	if (st != ENODATA)
+		fail_msg("log: %s: %s", vpmu_errname(st), vpmu_pmclog_error(r));
 	vpmu_pmclog_close(r);
 	free(ev);
 }

@@ -29,6 +29,7 @@
 
 #include "internal.h"		/* vm->src_state, for the exact source's point */
 #include "exact.h"
+#include "guest_msr.h"
 #include <guest/include/vpmu-guest/pv.h>	/* VPMU_PV_PID_MAX */
 
 #define MS		1000000ull
@@ -94,7 +95,7 @@ offer_log(vpmu_vm *vm, int i)
 static void
 wr(vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t v)
 {
-	assert_int_equal(vpmu_msr_write(vm, cpu, msr, v), VPMU_MSR_OK);
+	assert_int_equal(MSR_WRITE(vm, cpu, msr, v), VPMU_MSR_OK);
 }
 
 static uint64_t
@@ -102,7 +103,7 @@ rd(vpmu_vm *vm, unsigned cpu, uint32_t msr)
 {
 	uint64_t v = 0xBAD;
 
-	assert_int_equal(vpmu_msr_read(vm, cpu, msr, &v), VPMU_MSR_OK);
+	assert_int_equal(MSR_READ(vm, cpu, msr, &v), VPMU_MSR_OK);
 	return (v);
 }
 
@@ -327,9 +328,9 @@ round_trip_exact_values(void **state)
 	assert_int_equal(vb.pc[2].value, 42);				/* stopped */
 	assert_int_equal(vb.pc[3].value, 6000);				/* SS cycles */
 	assert_int_equal(vb.ci[0][0].time_enabled, 2 * MS);
-	assert_int_equal(vpmu_vcpu_take_pmi(b, 0), 1);			/* the PMI came along */
-	assert_int_equal(vpmu_vcpu_take_pmi(a, 0), 1);
-	assert_int_equal(vpmu_vcpu_take_pmi(b, 1), 0);
+	assert_int_equal(TAKE_PMI(b, 0), 1);			/* the PMI came along */
+	assert_int_equal(TAKE_PMI(a, 0), 1);
+	assert_int_equal(TAKE_PMI(b, 1), 0);
 
 	/* Both go on alike, from where they were. */
 	advance_both(a, b, 0, 4 * MS);

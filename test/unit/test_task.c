@@ -63,7 +63,7 @@ log_lines(int fd)
 
 	out[0] = '\0';
 	r = fx_log_reader(fd, &rfd);
-	while (vpmu_pmclog_read(r, &ev) == VPMU_PMCLOG_OK) {
+	while (vpmu_pmclog_read(r, &ev) == 0) {
 		if (ev.type == VPMU_PMCLOG_PROC_CREATE)
 			at += (size_t)snprintf(out + at, sizeof(out) - at, "P %u %s\n",
 			    ev.u.proc_create.pid, ev.u.proc_create.pcomm);
@@ -195,7 +195,7 @@ chain_lines(int fd)
 
 	out[0] = '\0';
 	r = fx_log_reader(fd, &rfd);
-	while (vpmu_pmclog_read(r, &ev) == VPMU_PMCLOG_OK) {
+	while (vpmu_pmclog_read(r, &ev) == 0) {
 		if (ev.type != VPMU_PMCLOG_CALLCHAIN)
 			continue;
 		at += (size_t)snprintf(out + at, sizeof(out) - at, "%u", ev.u.callchain.npc);

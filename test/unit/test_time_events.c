@@ -146,7 +146,7 @@ log_pcs(int fd, uint64_t *pcs, unsigned max)
 	int rfd;
 
 	r = fx_log_reader(fd, &rfd);
-	while (vpmu_pmclog_read(r, &ev) == VPMU_PMCLOG_OK)
+	while (vpmu_pmclog_read(r, &ev) == 0)
 		if (ev.type == VPMU_PMCLOG_CALLCHAIN) {
 			assert_true(n < max);
 			assert_int_equal(ev.u.callchain.npc, 1);

@@ -129,14 +129,24 @@ VPMU_EXTERN int vpmu_vm_set_event_filter(struct vpmu_vm *vm, const struct vpmu_e
 VPMU_EXTERN int vpmu_vm_get_event_filter(struct vpmu_vm *vm, struct vpmu_event_filter *out);
 
 /* ---- the guest's MSR accesses ------------------------------------------------
- * Results are not errnos: a guest fault is the guest's, not the host's.
+ * What the guest gets is a verdict, apart from the call's errno: a guest
+ * fault is the guest's, not the host's.
  */
-#define VPMU_MSR_OK		0	/* done; a read's value is in *val */
-#define VPMU_MSR_GP		1	/* the access faults: inject #GP(0) */
-#define VPMU_MSR_NOT_PMU	2	/* not a PMU MSR of any model: not libvpmu's */
+enum vpmu_msr_verdict {
+	VPMU_MSR_OK = 0,	/* done; a read's value is in *val */
+	VPMU_MSR_GP = 1,	/* the access faults: inject #GP(0) */
+	VPMU_MSR_NOT_PMU = 2,	/* not a PMU MSR of any model: not libvpmu's */
+};
 
-VPMU_EXTERN int vpmu_msr_read(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t *val);
-VPMU_EXTERN int vpmu_msr_write(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t val);
+/*
+ * vCPU cpu reads or writes msr, outside the exit contract (a write takes
+ * effect at once): 0 with *verdict set, or EINVAL (vm NULL, cpu not one
+ * of its vCPUs, val or verdict NULL).
+ */
+VPMU_EXTERN int vpmu_msr_read(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t *val,
+    enum vpmu_msr_verdict *verdict);
+VPMU_EXTERN int vpmu_msr_write(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t val,
+    enum vpmu_msr_verdict *verdict);
 /*
  * The model's value of a CPUID leaf: returns 1 and fills regs (eax, ebx,
  * ecx, edx) for the leaves the model owns (0xA, 0x80000022), 0 for others.
@@ -151,8 +161,12 @@ VPMU_EXTERN void vpmu_cpuid_adjust(const struct vpmu_vm *vm, uint32_t leaf, uint
     uint32_t regs[4]);
 /* Architectural reset of every PMU MSR of one vCPU (INIT/RESET). */
 VPMU_EXTERN int vpmu_vcpu_reset(struct vpmu_vm *vm, unsigned cpu);
-/* Take the vCPU's pending PMI: 1 if one was pending (now cleared), else 0. */
-VPMU_EXTERN int vpmu_vcpu_take_pmi(struct vpmu_vm *vm, unsigned cpu);
+/*
+ * Take the vCPU's pending PMI: *pending 1 if one was pending (now
+ * cleared), else 0.  0, or EINVAL (vm NULL, cpu not one of its vCPUs,
+ * pending NULL).
+ */
+VPMU_EXTERN int vpmu_vcpu_take_pmi(struct vpmu_vm *vm, unsigned cpu, int *pending);
 /*
  * Look for overflows: every enabled counter whose value crossed its width
  * since the last look sets its GLOBAL_STATUS bit and, with INT, makes a PMI

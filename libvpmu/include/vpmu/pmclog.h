@@ -11,7 +11,9 @@
  * ... PROC_CREATE 20; 0 and 4 no longer exist).
  *
  * Error rule: as in vpmu(3), functions that can fail return 0 or a
- * positive errno; vpmu_pmclog_read() returns a state instead.
+ * positive errno.  vpmu_pmclog_read() gives the end of the log and "feed
+ * me more" as codes too (ENODATA, EAGAIN), as libuv gives the end of a
+ * stream.
  */
 #ifndef VPMU_PMCLOG_H
 #define VPMU_PMCLOG_H
@@ -101,26 +103,22 @@ struct vpmu_pmclog_ev {
 };
 
 /*
- * Encode ev into buf (cap bytes): returns the record length (a multiple
- * of 4, <= VPMU_PMCLOG_MAX_RECORD), or 0 if it does not fit in cap or ev
- * is invalid (unknown type, npc > 512, a path of 1024 bytes or more).
- * Pad bytes and spare fields are zero.  Fixed-size names (cpuid, evname,
- * tdname, pcomm) are cut to their field's size less one.
+ * Encode ev into buf (cap bytes): 0 with *len the record's length (a
+ * multiple of 4, <= VPMU_PMCLOG_MAX_RECORD); ENOSPC if it does not fit in
+ * cap (*len the length it needs, buf untouched); EINVAL if ev is invalid
+ * (unknown type, npc > 512, a path of 1024 bytes or more) or ev, buf or
+ * len is NULL (*len 0 if len is not).  Pad bytes and spare fields are
+ * zero.  Fixed-size names (cpuid, evname, tdname, pcomm) are cut to their
+ * field's size less one.
  */
-VPMU_EXTERN size_t vpmu_pmclog_encode(const struct vpmu_pmclog_ev *ev, void *buf, size_t cap);
-/* The length vpmu_pmclog_encode() would return with room enough, or 0. */
-VPMU_EXTERN size_t vpmu_pmclog_encoded_len(const struct vpmu_pmclog_ev *ev);
+VPMU_EXTERN int vpmu_pmclog_encode(const struct vpmu_pmclog_ev *ev, void *buf, size_t cap,
+    size_t *len);
+/* The length vpmu_pmclog_encode() would give with room enough: 0, or EINVAL as it. */
+VPMU_EXTERN int vpmu_pmclog_encoded_len(const struct vpmu_pmclog_ev *ev, size_t *len);
 
 /* ---- the reader (pmclog(3)'s role) --------------------------------------- */
 
 typedef struct vpmu_pmclog_reader vpmu_pmclog_reader;
-
-enum vpmu_pmclog_state {
-	VPMU_PMCLOG_OK = 0,		/* *ev holds the next record */
-	VPMU_PMCLOG_EOF = 1,		/* end of file; or CLOSELOG read and nothing more held */
-	VPMU_PMCLOG_REQUIRE_DATA = 2,	/* feed more (or the fd would block) */
-	VPMU_PMCLOG_ERROR = 3		/* the log is bad; final: see vpmu_pmclog_error() */
-};
 
 /* A reader that reads fd (not closed by vpmu_pmclog_close()); 0 or errno. */
 VPMU_EXTERN int vpmu_pmclog_open_fd(int fd, vpmu_pmclog_reader **rp);
@@ -128,9 +126,18 @@ VPMU_EXTERN int vpmu_pmclog_open_fd(int fd, vpmu_pmclog_reader **rp);
 VPMU_EXTERN int vpmu_pmclog_open_buffer(vpmu_pmclog_reader **rp);
 /* Append len bytes (copied) to a buffer reader; 0 or errno (EINVAL on an fd reader). */
 VPMU_EXTERN int vpmu_pmclog_feed(vpmu_pmclog_reader *r, const void *data, size_t len);
-/* The next record: returns an enum vpmu_pmclog_state; OK fills ev. */
+/*
+ * The next record:
+ *   0        *ev holds it
+ *   EAGAIN   feed more (a buffer reader), or the fd would block
+ *   ENODATA  the end of the log: end of file, or CLOSELOG read and
+ *            nothing more held (a record cut short is left unread)
+ *   EBADMSG  the log is bad; final: vpmu_pmclog_error() says why
+ *   EIO      the fd could not be read; final: vpmu_pmclog_error() says why
+ *   EINVAL   r or ev is NULL
+ */
 VPMU_EXTERN int vpmu_pmclog_read(vpmu_pmclog_reader *r, struct vpmu_pmclog_ev *ev);
-/* Why the last ERROR (with the stream offset), or "no error". */
+/* Why the last EBADMSG or EIO (with the stream offset), or "no error". */
 VPMU_EXTERN const char *vpmu_pmclog_error(const vpmu_pmclog_reader *r);
 VPMU_EXTERN void vpmu_pmclog_close(vpmu_pmclog_reader *r);
 /* "CALLCHAIN" for VPMU_PMCLOG_CALLCHAIN and so on; NULL for an unknown type. */

@@ -19,7 +19,12 @@
  * ones hwpmc(4)'s ERRORS section gives for the same condition.  Two
  * FreeBSD-only codes have project values: VPMU_EDOOFUS and
  * VPMU_EPROGMISMATCH.  vpmu_strerror() and vpmu_errname() describe any
- * of them.  Functions never set errno as their result.
+ * of them.  Functions never set errno as their result.  What a call finds
+ * comes back through its arguments: the guest's verdict on an MSR access
+ * (a #GP is the guest's, not an error), a pending PMI, a record's length;
+ * a log reader gives its end and "feed me more" as codes (ENODATA,
+ * EAGAIN), as libuv does.  Functions returning void, a count, a name or a
+ * string, and the predicates (1 or 0), cannot fail.
  *
  * Index spaces (named once):
  *   vCPU index    0 .. nvcpus-1; hwpmc calls it "cpu".
