@@ -91,9 +91,9 @@ vpmu__amd_pmu_decode(uint32_t max_ext_leaf, uint32_t ext1_ecx,
 	if (out->perfmon_v2 && out->num_core != 0)
 		out->gp_count = out->num_core;
 	else if (out->core_ext)
-		out->gp_count = AMD_CORE_EXT_COUNTERS;
+		out->gp_count = VPMU_AMD_MAX_GP;
 	else
-		out->gp_count = AMD_LEGACY_COUNTERS;
+		out->gp_count = VPMU_AMD_LEGACY_GP;
 	out->gp_width = AMD_COUNTER_WIDTH;
 }
 

@@ -62,10 +62,9 @@ union amd_cpuid_80000022_ebx {
 /*
  * AMD counters without PerfMonV2's NumPerfCtrCore: the four legacy (K7)
  * counters of every AMD CPU of family 6 and later, six with the core
- * extension (Fn8000_0001_ECX[23]).  All AMD counters are 48 bits wide.
+ * extension (Fn8000_0001_ECX[23]): <vpmu/model.h>'s VPMU_AMD_LEGACY_GP
+ * and VPMU_AMD_MAX_GP.  All AMD counters are 48 bits wide.
  */
-#define AMD_LEGACY_COUNTERS	4
-#define AMD_CORE_EXT_COUNTERS	6
 #define AMD_COUNTER_WIDTH	48
 
 /* ---- the host object ----------------------------------------------------- */

@@ -208,7 +208,7 @@ vpmu__kvm_mode_model(const struct vpmu_model *m, const uint32_t l0a[4],
 		out->core_ext = m->core_ext && core_ext;
 		out->version = m->version >= 2 && (l80000022[0] & 1) ? 2 : 1;
 		out->gp = out->version >= 2 ? field(l80000022[1], 0, 4) :
-		    min_u(m->gp, out->core_ext ? 6 : 4);
+		    min_u(m->gp, out->core_ext ? VPMU_AMD_MAX_GP : VPMU_AMD_LEGACY_GP);
 	}
 }
 
