@@ -10,17 +10,9 @@
  * counters), SDM Vol. 2A CPUID leaf 0AH, AMD's PPR core events, and
  * perf_event_open(2)'s PERF_COUNT_HW_* numbers.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#include <cmocka.h>
-
 #include <linux/perf_event.h>
 
-#include <vpmu/vpmu.h>
+#include "fixture.h"
 #include <vpmu/model.h>
 #include <vpmu/source.h>
 
@@ -143,31 +135,12 @@ lookups(void **state)
 	    VPMU_VENDOR_NONE), 0);
 }
 
-static vpmu_vm *
-vm_with(const char *model, const struct vpmu_source_ops *src)
-{
-	struct vpmu_model m;
-	vpmu_config *cfg;
-	vpmu_vm *vm;
-	char err[128];
-
-	assert_int_equal(vpmu_model_parse(model, &m, err, sizeof(err)), 0);
-	assert_int_equal(vpmu_config_create(&cfg), 0);
-	assert_int_equal(vpmu_config_set_vcpus(cfg, 1), 0);
-	assert_int_equal(vpmu_config_set_model(cfg, &m), 0);
-	if (src != NULL)
-		assert_int_equal(vpmu_config_set_source(cfg, src, NULL), 0);
-	assert_int_equal(vpmu_vm_create(cfg, &vm), 0);
-	vpmu_config_destroy(cfg);
-	return (vm);
-}
-
 /* The models turn a row's select into its event, and back to the row. */
 static void
 models_decode_the_rows(void **state)
 {
 	struct vpmu_event_spec spec;
-	vpmu_vm *intel = vm_with("intel-v5", NULL), *amd = vm_with("amd-core", NULL);
+	vpmu_vm *intel = fx_vm_model("intel-v5", NULL), *amd = fx_vm_model("amd-core", NULL);
 	size_t i;
 
 	(void)state;
@@ -216,7 +189,7 @@ models_decode_the_rows(void **state)
 static void
 model_leaf_0a(void **state)
 {
-	vpmu_vm *vm = vm_with("intel-v5", NULL);
+	vpmu_vm *vm = fx_vm_model("intel-v5", NULL);
 	struct vpmu__cpuid_0a l;
 	uint32_t r[4];
 
@@ -230,12 +203,12 @@ model_leaf_0a(void **state)
 	assert_int_equal(l.ebx_length, VPMU__NARCH);
 	vpmu_vm_destroy(vm);
 
-	vm = vm_with("intel-v5", &vpmu_source_exact);
+	vm = fx_vm_model("intel-v5", &vpmu_source_exact);
 	assert_int_equal(vpmu_cpuid_leaf(vm, 0xA, 0, r), 1);
 	assert_int_equal(r[1], 1u << 3 | 1u << 4 | 1u << 6);
 	vpmu_vm_destroy(vm);
 
-	vm = vm_with("intel-v1", NULL);
+	vm = fx_vm_model("intel-v1", NULL);
 	assert_int_equal(vpmu_cpuid_leaf(vm, 0xA, 0, r), 1);
 	assert_int_equal(r[0], 0x07300401);
 	assert_int_equal(r[2], 0);
