@@ -24,55 +24,36 @@
 #include <time.h>
 
 #include "internal.h"
+#include "arch.h"
 #include <vpmu/model.h>
 
 #include "exact_internal.h"
 
-/*
- * Raw event selects that name a modelled event: event[7:0] | umask << 8 |
- * AMD EventSelect[11:8] << 16, as the guest-visible models fill
- * vpmu_event_spec.raw.  Intel: SDM Vol. 3B, 20.2.1.2 (architectural
- * events); AMD: PPR "Core Performance Monitor Counters".  A code counts
- * only for the vendors of its row: 0xC4 is taken branches on AMD, 0xC2
- * retired micro-ops on Intel.  With no vendor given, only rows valid for
- * both match -- and the models already turn their own vendor's codes into
- * named events, so what reaches here raw from a guest is exactly the
- * other vendor's codes, which must not match.
- */
 #define VENDOR_INTEL	(1u << VPMU_VENDOR_INTEL)
 #define VENDOR_AMD	(1u << VPMU_VENDOR_AMD)
-static const struct {
-	uint64_t raw;
-	unsigned vendors;
-	uint32_t event;
-} raw_events[] = {
-	/* Intel INST_RETIRED.ANY_P; AMD Retired Instructions */
-	{ 0x00C0, VENDOR_INTEL | VENDOR_AMD, VPMU_EV_INSTRUCTIONS },
-	{ 0x00C4, VENDOR_INTEL, VPMU_EV_BRANCHES },	/* BR_INST_RETIRED.ALL_BRANCHES */
-	{ 0x003C, VENDOR_INTEL, VPMU_EV_CYCLES },	/* CPU_CLK_UNHALTED.THREAD_P */
-	{ 0x013C, VENDOR_INTEL, VPMU_EV_REF_CYCLES },	/* CPU_CLK_UNHALTED.REF_XCLK */
-	{ 0x00C2, VENDOR_AMD,	VPMU_EV_BRANCHES },	/* Retired Branch Instructions */
-	{ 0x0076, VENDOR_AMD,	VPMU_EV_CYCLES },	/* Cycles not in Halt */
-};
 
-/* The modelled event ev counts, or VPMU_EV_NONE. */
+/*
+ * The modelled event ev counts, or VPMU_EV_NONE.  A raw select (as the
+ * guest-visible models fill vpmu_event_spec.raw) names an architectural
+ * event (arch.h) only for the guest's vendor: 0xC4 is taken branches on
+ * AMD, 0xC2 retired micro-ops on Intel.  With no vendor given, only codes
+ * both vendors give the same meaning match -- and the models already turn
+ * their own vendor's codes into named events, so what reaches here raw
+ * from a guest is exactly the other vendor's codes, which must not match.
+ */
 static uint32_t
 modelled(const struct exact *x, const struct vpmu_event_spec *ev)
 {
-	size_t i;
+	uint32_t event = ev->event;
 
-	switch (ev->event) {
+	if (event == VPMU_EV_RAW)
+		event = vpmu__arch_event_raw(ev->raw, x->vendors);
+	switch (event) {
 	case VPMU_EV_INSTRUCTIONS:
 	case VPMU_EV_BRANCHES:
 	case VPMU_EV_CYCLES:
 	case VPMU_EV_REF_CYCLES:
-		return (ev->event);
-	case VPMU_EV_RAW:
-		for (i = 0; i < VPMU_ARRAY_SIZE(raw_events); i++)
-			if (raw_events[i].raw == ev->raw &&
-			    (raw_events[i].vendors & x->vendors) == x->vendors)
-				return (raw_events[i].event);
-		return (VPMU_EV_NONE);
+		return (event);
 	default:
 		return (VPMU_EV_NONE);
 	}

@@ -14,6 +14,7 @@
 
 #include <libcpuid.h>
 
+#include "arch.h"
 #include "host_internal.h"
 
 enum { R_EAX, R_EBX, R_ECX, R_EDX };
@@ -35,40 +36,30 @@ vpmu__host_is_amd(const struct vpmu_host_cpu *cpu)
 	    strcmp(cpu->vendor, "HygonGenuine") == 0);
 }
 
+/* Leaf 0xA through the core's decoder (arch.h), into the probe's terms. */
 void
 vpmu__intel_pmu_decode(const uint32_t regs[4], struct vpmu_host_intel_pmu *out)
 {
-	union intel_cpuid_0a_eax eax = { .full = regs[R_EAX] };
-	union intel_cpuid_0a_edx edx = { .full = regs[R_EDX] };
-	uint32_t ebx_valid;
+	struct vpmu__cpuid_0a l;
 
+	vpmu__cpuid_0a_decode(regs, &l);
 	memset(out, 0, sizeof(*out));
-	/* Version 0 means no architectural PMU: the other fields are void. */
-	if (eax.split.version == 0)
-		return;
-	out->version = eax.split.version;
-	out->gp_count = eax.split.gp_count;
-	out->gp_width = eax.split.gp_width;
-	out->ebx_length = eax.split.ebx_length;
-	/* EBX bits at and above the length are not event flags. */
-	ebx_valid = eax.split.ebx_length >= 32 ? UINT32_MAX :
-	    (1u << eax.split.ebx_length) - 1;
-	out->events_unavailable = regs[R_EBX] & ebx_valid;
-
-	/* EDX is reserved in version 1: fixed counters came with version 2. */
-	if (eax.split.version < 2)
-		return;
-	out->fixed_count = edx.split.fixed_count;
-	out->fixed_width = edx.split.fixed_width;
-	out->anythread_deprecated = edx.split.anythread_deprecated;
+	out->version = (uint8_t)l.version;
+	out->gp_count = (uint8_t)l.gp;
+	out->gp_width = (uint8_t)l.gp_width;
+	out->ebx_length = (uint8_t)l.ebx_length;
+	out->events_unavailable = l.unavailable;
+	out->fixed_count = (uint8_t)l.fixed;
+	out->fixed_width = (uint8_t)l.fixed_width;
+	out->anythread_deprecated = l.anythread_deprecated;
 	/*
-	 * SDM: "FxCtr[i]_is_supported := ECX[i] || (EDX[4:0] > i)".  ECX
-	 * holds that bitmap from version 5 on and is reserved before it.
-	 * fixed_count is five bits, so the shift stays below 32.
+	 * SDM: "FxCtr[i]_is_supported := ECX[i] || (EDX[4:0] > i)"; ECX is
+	 * the bitmap from version 5 on (0 before it, as decoded), and EDX is
+	 * reserved in version 1.  fixed is five bits, so the shift stays
+	 * below 32.
 	 */
-	out->fixed_mask = (1u << out->fixed_count) - 1;
-	if (eax.split.version >= 5)
-		out->fixed_mask |= regs[R_ECX];
+	if (l.version >= 2)
+		out->fixed_mask = ((1u << l.fixed) - 1) | l.fixed_bitmap;
 }
 
 void
@@ -100,9 +91,9 @@ vpmu__amd_pmu_decode(uint32_t max_ext_leaf, uint32_t ext1_ecx,
 	if (out->perfmon_v2 && out->num_core != 0)
 		out->gp_count = out->num_core;
 	else if (out->core_ext)
-		out->gp_count = AMD_CORE_EXT_COUNTERS;
+		out->gp_count = VPMU_AMD_MAX_GP;
 	else
-		out->gp_count = AMD_LEGACY_COUNTERS;
+		out->gp_count = VPMU_AMD_LEGACY_GP;
 	out->gp_width = AMD_COUNTER_WIDTH;
 }
 

@@ -22,27 +22,7 @@
  * gcc and clang support, so each union below reads like the SDM/APM table.
  */
 
-/* Intel SDM vol. 2A, CPUID leaf 0AH. */
-union intel_cpuid_0a_eax {
-	uint32_t full;
-	struct {
-		uint32_t version:8;
-		uint32_t gp_count:8;
-		uint32_t gp_width:8;
-		uint32_t ebx_length:8;
-	} split;
-};
-
-union intel_cpuid_0a_edx {
-	uint32_t full;
-	struct {
-		uint32_t fixed_count:5;
-		uint32_t fixed_width:8;
-		uint32_t reserved1:2;
-		uint32_t anythread_deprecated:1;
-		uint32_t reserved2:16;
-	} split;
-};
+/* Intel's leaf 0AH is the core's (libvpmu/arch.h). */
 
 /* AMD APM vol. 3, CPUID Fn8000_0001_ECX (the PMU bits only). */
 union amd_cpuid_80000001_ecx {
@@ -82,10 +62,9 @@ union amd_cpuid_80000022_ebx {
 /*
  * AMD counters without PerfMonV2's NumPerfCtrCore: the four legacy (K7)
  * counters of every AMD CPU of family 6 and later, six with the core
- * extension (Fn8000_0001_ECX[23]).  All AMD counters are 48 bits wide.
+ * extension (Fn8000_0001_ECX[23]): <vpmu/model.h>'s VPMU_AMD_LEGACY_GP
+ * and VPMU_AMD_MAX_GP.  All AMD counters are 48 bits wide.
  */
-#define AMD_LEGACY_COUNTERS	4
-#define AMD_CORE_EXT_COUNTERS	6
 #define AMD_COUNTER_WIDTH	48
 
 /* ---- the host object ----------------------------------------------------- */
@@ -118,7 +97,7 @@ int	vpmu__host_judge(const struct vpmu_host_info *hi, int source, char *why,
 
 /* ---- decoders (host_cpuid.c) --------------------------------------------- */
 
-/* Leaf 0xA: regs are EAX, EBX, ECX, EDX. */
+/* Leaf 0xA: regs are EAX, EBX, ECX, EDX (arch.h's decoder, in these terms). */
 void	vpmu__intel_pmu_decode(const uint32_t regs[4],
 	    struct vpmu_host_intel_pmu *out);
 /*

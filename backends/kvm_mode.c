@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "arch.h"
 #include "gpmu_msr.h"
 #include "host_internal.h"
 #include "kvm_mode.h"
@@ -129,32 +130,27 @@ vpmu__kvm_mode_resolve(const struct vpmu_host_info *hi, const struct vpmu_model 
 /* ---- CPUID ------------------------------------------------------------------ */
 
 /*
- * Leaf 0xA (SDM Vol. 2A, CPUID): EAX version 7:0, GP counters 15:8, their
- * width 23:16, EBX's length 31:24; EBX bit i set: architectural event i
- * unavailable; ECX (v5) the fixed counters present; EDX fixed counters 4:0,
- * their width 12:5, AnyThread deprecated 15.
+ * Leaf 0xA (arch.h's codec): the smaller version, counts, widths and EBX
+ * length; an event unavailable in either; the fixed counters (ECX, v5)
+ * both have; AnyThread deprecated in either.
  */
 static void
 leaf_0a(const uint32_t m[4], const uint32_t k[4], uint32_t out[4])
 {
-	unsigned ver = min_u(field(m[0], 0, 8), field(k[0], 0, 8));
-	unsigned gp = min_u(field(m[0], 8, 8), field(k[0], 8, 8));
-	unsigned width = min_u(field(m[0], 16, 8), field(k[0], 16, 8));
-	unsigned len = min_u(field(m[0], 24, 8), field(k[0], 24, 8));
-	unsigned fixed, fwidth;
+	struct vpmu__cpuid_0a a, b, o;
 
-	memset(out, 0, 4 * sizeof(out[0]));
-	if (ver == 0)
-		return;
-	out[0] = ver | gp << 8 | width << 16 | len << 24;
-	out[1] = (m[1] | k[1]) & (len >= 32 ? ~0u : (1u << len) - 1);
-	if (ver >= 5)
-		out[2] = m[2] & k[2];
-	if (ver >= 2) {
-		fixed = min_u(field(m[3], 0, 5), field(k[3], 0, 5));
-		fwidth = min_u(field(m[3], 5, 8), field(k[3], 5, 8));
-		out[3] = fixed | fwidth << 5 | ((m[3] | k[3]) & (1u << 15));
-	}
+	vpmu__cpuid_0a_decode(m, &a);
+	vpmu__cpuid_0a_decode(k, &b);
+	o.version = min_u(a.version, b.version);
+	o.gp = min_u(a.gp, b.gp);
+	o.gp_width = min_u(a.gp_width, b.gp_width);
+	o.ebx_length = min_u(a.ebx_length, b.ebx_length);
+	o.unavailable = a.unavailable | b.unavailable;
+	o.fixed_bitmap = a.fixed_bitmap & b.fixed_bitmap;
+	o.fixed = min_u(a.fixed, b.fixed);
+	o.fixed_width = min_u(a.fixed_width, b.fixed_width);
+	o.anythread_deprecated = a.anythread_deprecated || b.anythread_deprecated;
+	vpmu__cpuid_0a_encode(&o, out);
 }
 
 /*
@@ -197,19 +193,22 @@ void
 vpmu__kvm_mode_model(const struct vpmu_model *m, const uint32_t l0a[4],
     const uint32_t l80000022[4], bool core_ext, struct vpmu_model *out)
 {
+	struct vpmu__cpuid_0a l;
+
 	*out = *m;
 	if (m->vendor == VPMU_VENDOR_INTEL) {
-		out->version = field(l0a[0], 0, 8);
-		out->gp = field(l0a[0], 8, 8);
-		out->width = field(l0a[0], 16, 8);
-		out->ebx = l0a[1];
-		out->fixed = out->version >= 2 ? field(l0a[3], 0, 5) : 0;
-		out->fixed_width = out->version >= 2 ? field(l0a[3], 5, 8) : 0;
+		vpmu__cpuid_0a_decode(l0a, &l);
+		out->version = l.version;
+		out->gp = l.gp;
+		out->width = l.gp_width;
+		out->ebx = l.unavailable;
+		out->fixed = l.fixed;
+		out->fixed_width = l.fixed_width;
 	} else if (m->vendor == VPMU_VENDOR_AMD) {
 		out->core_ext = m->core_ext && core_ext;
 		out->version = m->version >= 2 && (l80000022[0] & 1) ? 2 : 1;
 		out->gp = out->version >= 2 ? field(l80000022[1], 0, 4) :
-		    min_u(m->gp, out->core_ext ? 6 : 4);
+		    min_u(m->gp, out->core_ext ? VPMU_AMD_MAX_GP : VPMU_AMD_LEGACY_GP);
 	}
 }
 
@@ -324,7 +323,7 @@ vpmu__kvm_mode_counters(const struct vpmu_vm *vm, const struct vpmu_model *m,
 		out[k].used = out[k].control != 0 || out[k].value != 0;
 		out[k].enabled = (out[k].control & 0x3) != 0 && ((global >> (32 + i)) & 1) != 0;
 		snprintf(out[k].event, sizeof(out[k].event), "%s",
-		    vpmu_event_name(vpmu__gpmu_fixed_event(i)));
+		    vpmu_event_name(vpmu__arch_fixed_event(i)));
 	}
 	*n = k;
 	return (0);

@@ -47,6 +47,7 @@
 
 #include <vpmu/source.h>
 
+#include "arch.h"
 #include "host_internal.h"
 
 #define PERF_EVF_ALL	(VPMU_EVF_USR | VPMU_EVF_OS | VPMU_EVF_EDGE | VPMU_EVF_INV)
@@ -86,29 +87,25 @@ enum perf_kind {
 #define PC_NOEXCL	0x10	/* the PMU refuses every exclude_* bit */
 #define PC_TIME		0x20	/* counts thread time; exclude_* are ignored */
 
-/* Host CPU vendors, the index of perf_evmap.sel. */
+/* Host CPU vendors, as enum vpmu_vendor names them (for arch.h's selects). */
 enum perf_vendor {
-	PV_INTEL,
-	PV_AMD,			/* and Hygon */
-	PV_NVENDORS,
-	PV_OTHER = PV_NVENDORS,
+	PV_OTHER = VPMU_VENDOR_NONE,
+	PV_INTEL = VPMU_VENDOR_INTEL,
+	PV_AMD = VPMU_VENDOR_AMD,	/* and Hygon */
 };
 
-/* How one libvpmu event becomes a perf_event_attr. */
+/*
+ * How one libvpmu event becomes a perf_event_attr.  A hardware event
+ * (PK_HW) is an architectural one: arch.h's row gives its generic event
+ * (perf_hw_config[], below) and, for folding EDGE, INV and cmask into a
+ * raw event (a generic hardware event has no room for them), the host
+ * vendor's event select.
+ */
 struct perf_evmap {
 	uint32_t	 event;		/* enum vpmu_event */
 	uint8_t		 kind;		/* enum perf_kind */
 	uint8_t		 caps;		/* PC_* */
-	/*
-	 * The event select (event | umask << 8) by vendor, for folding EDGE,
-	 * INV and cmask into a raw event: a generic hardware event has no
-	 * room for them.  0 = the vendor has no such event.  Intel: SDM Vol.
-	 * 3B, table 21-1 "UMask and Event Select Encodings for Pre-Defined
-	 * Architectural Performance Events"; AMD: PPR "Core Performance
-	 * Monitor Counters" (PMCx0C0, PMCx0C2, PMCx076).
-	 */
-	uint16_t	 sel[PV_NVENDORS];
-	uint64_t	 config;	/* PERF_COUNT_HW_* or PERF_COUNT_SW_* */
+	uint64_t	 config;	/* PERF_COUNT_SW_*; PK_HW: arch.h's */
 	const char	*what;		/* for messages */
 };
 
@@ -116,28 +113,30 @@ struct perf_evmap {
 #define SWCAPS	(PC_MODES | PC_SAMPLE)
 
 static const struct perf_evmap perf_evmap[] = {
-	{ VPMU_EV_INSTRUCTIONS, PK_HW, HWCAPS, { 0x00c0, 0x00c0 },
-	    PERF_COUNT_HW_INSTRUCTIONS, "hardware instructions" },
-	{ VPMU_EV_BRANCHES, PK_HW, HWCAPS, { 0x00c4, 0x00c2 },
-	    PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "hardware branches" },
-	{ VPMU_EV_CYCLES, PK_HW, HWCAPS, { 0x003c, 0x0076 },
-	    PERF_COUNT_HW_CPU_CYCLES, "hardware cycles" },
-	{ VPMU_EV_REF_CYCLES, PK_HW, HWCAPS, { 0x013c, 0 },
-	    PERF_COUNT_HW_REF_CPU_CYCLES, "hardware ref-cycles" },
-	{ VPMU_EV_TSC, PK_MSR, PC_NOEXCL, { 0, 0 },
-	    0, "msr tsc" },
-	{ VPMU_EV_TASK_CLOCK, PK_SW, PC_SAMPLE | PC_TIME, { 0, 0 },
+	{ VPMU_EV_INSTRUCTIONS, PK_HW, HWCAPS, 0, "hardware instructions" },
+	{ VPMU_EV_BRANCHES, PK_HW, HWCAPS, 0, "hardware branches" },
+	{ VPMU_EV_CYCLES, PK_HW, HWCAPS, 0, "hardware cycles" },
+	{ VPMU_EV_REF_CYCLES, PK_HW, HWCAPS, 0, "hardware ref-cycles" },
+	{ VPMU_EV_TSC, PK_MSR, PC_NOEXCL, 0, "msr tsc" },
+	{ VPMU_EV_TASK_CLOCK, PK_SW, PC_SAMPLE | PC_TIME,
 	    PERF_COUNT_SW_TASK_CLOCK, "software task-clock" },
-	{ VPMU_EV_CPU_CLOCK, PK_SW, PC_SAMPLE | PC_TIME, { 0, 0 },
+	{ VPMU_EV_CPU_CLOCK, PK_SW, PC_SAMPLE | PC_TIME,
 	    PERF_COUNT_SW_CPU_CLOCK, "software cpu-clock" },
-	{ VPMU_EV_PAGE_FAULTS, PK_SW, SWCAPS, { 0, 0 },
+	{ VPMU_EV_PAGE_FAULTS, PK_SW, SWCAPS,
 	    PERF_COUNT_SW_PAGE_FAULTS, "software page-faults" },
-	{ VPMU_EV_CONTEXT_SWITCHES, PK_SW, SWCAPS, { 0, 0 },
+	{ VPMU_EV_CONTEXT_SWITCHES, PK_SW, SWCAPS,
 	    PERF_COUNT_SW_CONTEXT_SWITCHES, "software context-switches" },
-	{ VPMU_EV_CPU_MIGRATIONS, PK_SW, SWCAPS, { 0, 0 },
+	{ VPMU_EV_CPU_MIGRATIONS, PK_SW, SWCAPS,
 	    PERF_COUNT_SW_CPU_MIGRATIONS, "software cpu-migrations" },
-	{ VPMU_EV_RAW, PK_RAW, HWCAPS, { 0, 0 },
-	    0, "raw" },
+	{ VPMU_EV_RAW, PK_RAW, HWCAPS, 0, "raw" },
+};
+
+/* The generic hardware event of each architectural event (arch.h's perf column). */
+static const uint64_t perf_hw_config[VPMU__NARCH] = {
+#define PERF_HW(id, ev, intel, ebx, fixed, amd, perf, ipc)	\
+	[VPMU__ARCH_##id] = PERF_COUNT_##perf,
+	VPMU__ARCH_EVENTS(PERF_HW)
+#undef PERF_HW
 };
 #define PERF_NEVMAP	(sizeof(perf_evmap) / sizeof(perf_evmap[0]))
 
@@ -318,8 +317,8 @@ perf_attr(const struct perf_state *st, const struct vpmu_event_spec *ev,
 {
 	const struct perf_evmap *map;
 	uint32_t modes;
-	uint64_t qual;
-	uint16_t sel;
+	const struct vpmu__arch_event *arch;
+	uint64_t qual, sel;
 
 	map = perf_map(ev->event);
 	if (map == NULL) {
@@ -364,12 +363,14 @@ perf_attr(const struct perf_state *st, const struct vpmu_event_spec *ev,
 	    PERF_FORMAT_TOTAL_TIME_RUNNING;
 	switch (map->kind) {
 	case PK_HW:
+		arch = vpmu__arch_of_event(map->event);
+		VPMU_ASSERT(arch != NULL);
 		if (qual == 0) {
 			attr->type = PERF_TYPE_HARDWARE;
-			attr->config = map->config;
+			attr->config = perf_hw_config[arch - vpmu__arch_events];
 			break;
 		}
-		sel = st->vendor < PV_NVENDORS ? map->sel[st->vendor] : 0;
+		sel = vpmu__arch_sel(arch, (uint32_t)st->vendor);
 		if (sel == 0) {
 			perf_why(why, whylen, "%s: no event select of this "
 			    "CPU vendor to carry EDGE, INV or cmask", map->what);

@@ -74,7 +74,10 @@ enum table { TAB_P6, TAB_P5 };
  * -- on a machine that retires in order, the executed ones are the ones
  * that retire (the V-pipe count, 23, is a part of 22 with no modelled
  * equivalent).  Every other code is refused: libvpmu's sources cannot
- * count caches, buses, stalls or FP operations of a virtual CPU.
+ * count caches, buses, stalls or FP operations of a virtual CPU.  These
+ * are those processors' own codes, not the architectural events of
+ * libvpmu/arch.h, which came later: the Pentium Pro counts cycles with
+ * 0x79, the Pentium numbers its events from 0.
  */
 static const struct {
 	uint8_t code;

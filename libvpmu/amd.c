@@ -16,37 +16,25 @@
  * A counter that does not exist (past gp, or core-extension MSRs without
  * the extension) #GPs: it is not a reserved bit, it is no MSR at all.
  */
+#include "arch.h"
 #include "gpmu.h"
 
 /* Bits 63:36 (40-41 HostOnly/GuestOnly included), 21, 19 (APM 13.2.1). */
 #define EVTSEL_RESERVED	0xFFFFFFF000280000ull
 
-/* Events by the 12-bit event select (bits 35:32 and 7:0), unit mask 0. */
-static const struct {
-	uint16_t evsel;
-	uint32_t event;
-} amd_events[] = {
-	{ 0x0C0, VPMU_EV_INSTRUCTIONS },	/* Retired Instructions */
-	{ 0x0C2, VPMU_EV_BRANCHES },		/* Retired Branch Instructions */
-	{ 0x076, VPMU_EV_CYCLES },		/* Cycles not in Halt */
-};
-
+/*
+ * The event a select names: an architectural event by its 12-bit event
+ * select (bits 35:32 and 7:0) with unit mask 0 (arch.h), anything else raw.
+ */
 static bool
 amd_event(uint64_t sel, struct vpmu_event_spec *spec)
 {
-	uint16_t evsel = (sel & 0xFF) | ((sel >> 24) & 0xF00);
-	uint8_t umask = (sel >> 8) & 0xFF;
-	size_t i;
+	unsigned evsel = (unsigned)((sel & 0xFF) | ((sel >> 24) & 0xF00));
+	unsigned umask = (sel >> 8) & 0xFF;
 
 	if (evsel == 0 && umask == 0)
 		return (false);			/* no event selected at all */
-	spec->event = VPMU_EV_RAW;
-	spec->raw = (sel & 0xFF) | (uint64_t)umask << 8 | ((sel >> 32) & 0xF) << 16;
-	for (i = 0; i < VPMU_ARRAY_SIZE(amd_events); i++)
-		if (amd_events[i].evsel == evsel && umask == 0) {
-			spec->event = amd_events[i].event;
-			spec->raw = 0;
-		}
+	vpmu__arch_spec(vpmu__amd_raw(evsel, umask), VPMU_VENDOR_AMD, spec);
 	return (true);
 }
 

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "gpmu.h"
 
 #define SEL_LO		0xFFull			/* event select 7:0 */
@@ -145,41 +146,39 @@ vpmu_event_filter_allows_fixed(const struct vpmu_event_filter *f, unsigned idx, 
 /* ---- presets ------------------------------------------------------------- */
 
 /*
- * Xen's vpmu=ipc and vpmu=arch (Intel: the architectural events by their
- * SDM encodings).  AMD has no fixed counters, no reference-cycles event
- * and no core LLC events: its sets are cycles (0x76), instructions
- * (0xC0), and for arch retired branches (0xC2) and mispredicted retired
- * branches (0xC3).  The fixed bitmap allows fixed counters 0-2 (their
- * events are instructions, cycles and reference cycles: all in ipc).
+ * Xen's vpmu=ipc and vpmu=arch: the architectural events (arch.h) of the
+ * vendor, by its event selects, in the table's order; ipc only those the
+ * table marks so.  AMD has no fixed counters, no reference-cycles event
+ * and no core LLC events.  The fixed bitmap allows every fixed counter
+ * the table has (their events are instructions, cycles and reference
+ * cycles: all in ipc).
  */
-static const uint64_t intel_ipc[] = { 0x003C, 0x013C, 0x00C0 };
-static const uint64_t intel_arch[] = { 0x003C, 0x013C, 0x00C0, 0x4F2E, 0x412E, 0x00C4, 0x00C5 };
-static const uint64_t amd_ipc[] = { 0x0076, 0x00C0 };
-static const uint64_t amd_arch[] = { 0x0076, 0x00C0, 0x00C2, 0x00C3 };
-
 int
 vpmu_event_filter_preset(const char *name, uint32_t vendor, struct vpmu_event_filter *out)
 {
-	const uint64_t *ev;
-	size_t n;
-	bool amd = vendor == VPMU_VENDOR_AMD;
+	const struct vpmu__arch_event *e;
+	bool ipc;
+	uint64_t sel;
+	size_t i;
 
 	if (name == NULL || out == NULL ||
 	    (vendor != VPMU_VENDOR_INTEL && vendor != VPMU_VENDOR_AMD))
 		return (EINVAL);
-	if (strcmp(name, "ipc") == 0) {
-		ev = amd ? amd_ipc : intel_ipc;
-		n = amd ? VPMU_ARRAY_SIZE(amd_ipc) : VPMU_ARRAY_SIZE(intel_ipc);
-	} else if (strcmp(name, "arch") == 0) {
-		ev = amd ? amd_arch : intel_arch;
-		n = amd ? VPMU_ARRAY_SIZE(amd_arch) : VPMU_ARRAY_SIZE(intel_arch);
-	} else
+	if (strcmp(name, "ipc") == 0)
+		ipc = true;
+	else if (strcmp(name, "arch") == 0)
+		ipc = false;
+	else
 		return (ENOENT);
 	memset(out, 0, sizeof(*out));
 	out->action = VPMU_FILTER_ALLOW;
-	out->fixed_counter_bitmap = 0x7;
-	out->nevents = (uint32_t)n;
-	memcpy(out->events, ev, n * sizeof(ev[0]));
+	for (i = 0; i < VPMU__NARCH; i++) {
+		e = &vpmu__arch_events[i];
+		if (e->fixed >= 0)
+			out->fixed_counter_bitmap |= 1u << e->fixed;
+		if ((sel = vpmu__arch_sel(e, vendor)) != 0 && (e->ipc || !ipc))
+			out->events[out->nevents++] = sel;
+	}
 	return (0);
 }
 

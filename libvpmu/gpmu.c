@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "arch.h"
 #include "gpmu.h"
 
 static uint64_t
@@ -273,13 +274,9 @@ gp_wants(const struct gpmu *g, struct gpmu_vcpu *v, unsigned i, struct vpmu_even
 }
 
 /*
- * Fixed counter i counts fixed event i (SDM Vol. 3B 20.2.2): instructions,
- * core cycles, reference cycles.  Its nibble: bit 0 OS, bit 1 USR, bit 3 PMI.
+ * Fixed counter i counts its architectural event (SDM Vol. 3B 20.2.2,
+ * arch.h).  Its nibble: bit 0 OS, bit 1 USR, bit 3 PMI.
  */
-const uint32_t gpmu_fixed_event[GPMU_MAX_FIXED] = {
-	VPMU_EV_INSTRUCTIONS, VPMU_EV_CYCLES, VPMU_EV_REF_CYCLES
-};
-
 static bool
 fixed_wants(const struct gpmu *g, struct gpmu_vcpu *v, unsigned i, struct vpmu_event_spec *spec)
 {
@@ -288,7 +285,7 @@ fixed_wants(const struct gpmu *g, struct gpmu_vcpu *v, unsigned i, struct vpmu_e
 	bool on;
 
 	memset(spec, 0, sizeof(*spec));
-	spec->event = gpmu_fixed_event[i];
+	spec->event = vpmu__arch_fixed_event(i);
 	GPMU_STORE(c->ctl, nib);
 	c->intr = (nib & 0x8) != 0;
 	if (nib & 0x1)

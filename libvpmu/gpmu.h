@@ -88,9 +88,6 @@ struct gpmu_range {
 	gpmu_wr_fn *wr;
 };
 
-/* The event fixed counter i counts (SDM Vol. 3B 20.2.2), gpmu.c. */
-extern const uint32_t gpmu_fixed_event[GPMU_MAX_FIXED];
-
 /* A vendor: its MSR table and its event codes. */
 struct gpmu_vendor {
 	const struct gpmu_range *ranges;

@@ -8,46 +8,45 @@
 #include <errno.h>
 #include <string.h>
 
+#include "arch.h"
 #include "gpmu.h"
 
-#define INTEL_EVENTS_LEN	7	/* CPUID.0xA.EAX[31:24]: 7 architectural events */
-
 /*
- * Leaf 0xA (SDM Vol. 2A CPUID): EAX version, GP count, GP width, EBX
- * length; EBX unavailable events; ECX fixed-counter bitmap (v5); EDX fixed
- * count and width (v2+).  AMD has no leaf 0xA PMU: zeros.  Leaf 0x80000022
- * (APM Vol. 3): EAX[0] PerfMonV2, EBX[3:0] core counters.
+ * Leaf 0xA (arch.h's codec): the model's version, GP count and width, an
+ * EBX of the architectural table's length (7: CPUID.0xA.EAX[31:24]), the
+ * fixed counters (v2+) and their bitmap (v5).  AMD has no leaf 0xA PMU:
+ * zeros.  Leaf 0x80000022 (APM Vol. 3): EAX[0] PerfMonV2, EBX[3:0] core
+ * counters.
  */
 /*
- * CPUID.0xA.EBX: the architectural events (SDM Vol. 3B 20.2.1.2, bit i =
- * event i, as unit mask << 8 | event select) that the model marks
- * unavailable, and those the VM's source cannot count: the guest is not
- * offered an event that would always read 0.
+ * CPUID.0xA.EBX: the architectural events (arch.h, bit ebx of each row)
+ * that the model marks unavailable, and those the VM's source cannot
+ * count: the guest is not offered an event that would always read 0.
  */
 static uint32_t
 intel_unavailable(const struct vpmu_vm *vm)
 {
-	static const uint16_t arch[INTEL_EVENTS_LEN] = {
-		0x003C, 0x00C0, 0x013C, 0x4F2E, 0x412E, 0x00C4, 0x00C5,
-	};
 	const struct gpmu *g = vm->gpmu;
+	const struct vpmu__arch_event *e;
 	struct vpmu_event_spec spec;
 	uint32_t bits = g->model.ebx;
-	unsigned i;
+	size_t i;
 
-	for (i = 0; i < INTEL_EVENTS_LEN; i++) {
+	for (i = 0; i < VPMU__NARCH; i++) {
+		e = &vpmu__arch_events[i];
 		memset(&spec, 0, sizeof(spec));
-		if (!g->vendor->event(arch[i] | SEL_EN, &spec) ||
+		if (!g->vendor->event(e->intel | SEL_EN, &spec) ||
 		    vm->src->supports(vm->src_state, &spec, NULL, 0) != 0)
-			bits |= 1u << i;
+			bits |= 1u << e->ebx;
 	}
-	return (bits & ((1u << INTEL_EVENTS_LEN) - 1));
+	return (bits);
 }
 
 int
 vpmu_cpuid_leaf(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
 {
 	const struct vpmu_model *m;
+	struct vpmu__cpuid_0a l0a;
 
 	(void)subleaf;
 	if (vm == NULL || vm->gpmu == NULL || regs == NULL ||
@@ -56,13 +55,16 @@ vpmu_cpuid_leaf(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf, uint3
 	m = &vm->gpmu->model;
 	memset(regs, 0, 4 * sizeof(regs[0]));
 	if (leaf == 0xA && m->vendor == VPMU_VENDOR_INTEL) {
-		regs[0] = m->version | m->gp << 8 | m->width << 16 |
-		    (uint32_t)INTEL_EVENTS_LEN << 24;
-		regs[1] = intel_unavailable(vm);
-		if (m->version >= 5)
-			regs[2] = (1u << m->fixed) - 1;
-		if (m->version >= 2)
-			regs[3] = m->fixed | m->fixed_width << 5;
+		memset(&l0a, 0, sizeof(l0a));
+		l0a.version = m->version;
+		l0a.gp = m->gp;
+		l0a.gp_width = m->width;
+		l0a.ebx_length = VPMU__NARCH;
+		l0a.unavailable = intel_unavailable(vm);
+		l0a.fixed = m->fixed;
+		l0a.fixed_width = m->fixed_width;
+		l0a.fixed_bitmap = (1u << m->fixed) - 1;
+		vpmu__cpuid_0a_encode(&l0a, regs);
 	}
 	if (leaf == 0x80000022 && m->vendor == VPMU_VENDOR_AMD && m->version >= 2) {
 		regs[0] = 1;

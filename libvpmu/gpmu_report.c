@@ -27,12 +27,6 @@ vpmu__gpmu_gp_name(const struct vpmu_vm *vm)
 	return (g != NULL && g->vendor != NULL ? g->vendor->ranges[0].name : NULL);
 }
 
-uint32_t
-vpmu__gpmu_fixed_event(unsigned i)
-{
-	return (i < GPMU_MAX_FIXED ? gpmu_fixed_event[i] : 0);
-}
-
 static void
 ctr_info(struct vpmu_vm *vm, struct gpmu_ctr *c, const char *name,
     struct vpmu_counter_info *ci)

@@ -19,6 +19,7 @@
  * which exists for old guests probing P6 counters; a guest told "n
  * counters" that touches counter n gets the fault the SDM promises.
  */
+#include "arch.h"
 #include "gpmu.h"
 
 #define EVTSEL_RESERVED	0xFFFFFFFF00200000ull	/* bits 63:32, 21 */
@@ -27,32 +28,16 @@
 #define PERF_CAP_FW_WRITE (1ull << 13)
 #define GLOBAL_OVF_EXTRA ((1ull << 62) | (1ull << 63))	/* OvfBuf, CondChgd */
 
-/* Architectural events by (event select, unit mask), SDM Vol. 3B 20.2.1.2. */
-static const struct {
-	uint8_t evsel, umask;
-	uint32_t event;
-} intel_events[] = {
-	{ 0xC0, 0x00, VPMU_EV_INSTRUCTIONS },
-	{ 0xC4, 0x00, VPMU_EV_BRANCHES },
-	{ 0x3C, 0x00, VPMU_EV_CYCLES },
-	{ 0x3C, 0x01, VPMU_EV_REF_CYCLES },
-};
-
+/*
+ * The event a select names: an architectural event by its event select
+ * and unit mask (arch.h), anything else raw.
+ */
 static bool
 intel_event(uint64_t sel, struct vpmu_event_spec *spec)
 {
-	uint8_t evsel = sel & 0xFF, umask = (sel >> 8) & 0xFF;
-	size_t i;
-
 	if ((sel & 0xFFFF) == 0)
 		return (false);			/* no event selected at all */
-	spec->event = VPMU_EV_RAW;
-	spec->raw = sel & 0xFFFF;
-	for (i = 0; i < VPMU_ARRAY_SIZE(intel_events); i++)
-		if (intel_events[i].evsel == evsel && intel_events[i].umask == umask) {
-			spec->event = intel_events[i].event;
-			spec->raw = 0;
-		}
+	vpmu__arch_spec(sel & 0xFFFF, VPMU_VENDOR_INTEL, spec);
 	return (true);
 }
 

@@ -429,13 +429,12 @@ int	vpmu__gpmu_set_filter(struct vpmu_vm *vm, const struct vpmu_event_filter *f)
  * What the model's vendor makes of its registers, for a counter report
  * read elsewhere (the KVM glue's kvm mode): the event a GP select sel
  * names (false: none, or a model without a PMU), the name its GP
- * counters are reported by ("IA32_PMC"; NULL without a PMU), the event
- * fixed counter i counts (0 for i out of range).
+ * counters are reported by ("IA32_PMC"; NULL without a PMU).  The event
+ * a fixed counter counts is the architectural table's (arch.h).
  */
 bool	vpmu__gpmu_event_of(const struct vpmu_vm *vm, uint64_t sel,
 	    struct vpmu_event_spec *spec);
 const char *vpmu__gpmu_gp_name(const struct vpmu_vm *vm);
-uint32_t vpmu__gpmu_fixed_event(unsigned i);
 
 /*
  * layer.c: the layers of a VM above its PMCs, in creation order.

@@ -12,6 +12,7 @@
  */
 #include <stdlib.h>
 
+#include "arch.h"
 #include "pmc_internal.h"
 
 /* ---- owners ------------------------------------------------------------- */
@@ -132,29 +133,25 @@ vpmu__pmc_disp_of(const struct vpmu_vm *vm, unsigned row)
 }
 
 /*
- * Which events a row can count.  A fixed-function row counts one event
- * (IAF-0 instructions, IAF-1 core cycles, IAF-2 reference cycles); GP rows
- * count the architectural events and raw selects; paravirtual rows count
- * anything the event table names.
+ * Which events a row can count.  A fixed-function row counts one event,
+ * its fixed counter's (IAF-0 instructions, IAF-1 core cycles, IAF-2
+ * reference cycles); GP rows count the named architectural events their
+ * vendor has (arch.h) and raw selects; paravirtual rows count anything
+ * the event table names.
  */
 static bool
 event_fits_row(const struct vpmu_classdesc *c, unsigned row, uint32_t event)
 {
-	static const uint32_t fixed[] = {
-		VPMU_EV_INSTRUCTIONS, VPMU_EV_CYCLES, VPMU_EV_REF_CYCLES
-	};
+	const struct vpmu__arch_event *a = vpmu__arch_of_event(event);
 	unsigned idx = row - c->ri_base;
 
 	switch (c->cls) {
 	case VPMU_CLASS_IAF:
-		return (idx < VPMU_ARRAY_SIZE(fixed) && fixed[idx] == event);
+		return (event != VPMU_EV_NONE && vpmu__arch_fixed_event(idx) == event);
 	case VPMU_CLASS_IAP:
-		return (event == VPMU_EV_INSTRUCTIONS || event == VPMU_EV_BRANCHES ||
-		    event == VPMU_EV_CYCLES || event == VPMU_EV_REF_CYCLES ||
-		    event == VPMU_EV_RAW);
+		return (event == VPMU_EV_RAW || (a != NULL && a->intel != 0));
 	case VPMU_CLASS_K8:
-		return (event == VPMU_EV_INSTRUCTIONS || event == VPMU_EV_BRANCHES ||
-		    event == VPMU_EV_CYCLES || event == VPMU_EV_RAW);
+		return (event == VPMU_EV_RAW || (a != NULL && a->amd != 0));
 	default:
 		return (true);
 	}

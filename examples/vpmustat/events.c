@@ -184,10 +184,12 @@ vs_event_parse(const char *name, unsigned vendor, struct vs_event *ev, char *err
 void
 vs_event_list(FILE *f, unsigned vendor)
 {
-	static const uint32_t generic[] = { VPMU_EV_INSTRUCTIONS, VPMU_EV_BRANCHES,
-	    VPMU_EV_CYCLES, VPMU_EV_REF_CYCLES, VPMU_EV_TSC, VPMU_EV_TASK_CLOCK,
-	    VPMU_EV_CPU_CLOCK, VPMU_EV_PAGE_FAULTS, VPMU_EV_CONTEXT_SWITCHES,
-	    VPMU_EV_CPU_MIGRATIONS };
+	/* Every event <vpmu/source.h> names; raw codes are listed apart. */
+	static const uint32_t generic[] = {
+#define VS_EV(n, v, s)	VPMU_EV_##n,
+		VPMU_EVENTS(VS_EV)
+#undef VS_EV
+	};
 	pfm_pmu_info_t pinfo;
 	pfm_event_info_t info;
 	const char *table = vs_event_pfm_table(vendor);
@@ -196,7 +198,8 @@ vs_event_list(FILE *f, unsigned vendor)
 
 	fprintf(f, "libvpmu events (the exact source counts the first four):\n");
 	for (i = 0; i < sizeof(generic) / sizeof(generic[0]); i++)
-		fprintf(f, "  %s\n", vpmu_event_name(generic[i]));
+		if (generic[i] != VPMU_EV_RAW)
+			fprintf(f, "  %s\n", vpmu_event_name(generic[i]));
 	fprintf(f, "raw codes: 0xUUEE (unit mask, event select)\n");
 	if (table == NULL || pfm_ready(vendor) < 0) {
 		fprintf(f, "libpfm4: no event table for this model\n");

@@ -2,6 +2,7 @@
 # points, every model, multiplexing on and off, synthetic and exact sources.
 vpmu_fuzz(msr SOURCES fuzz_msr.c
     ${PROJECT_SOURCE_DIR}/libvpmu/intel.c ${PROJECT_SOURCE_DIR}/libvpmu/amd.c
+    ${PROJECT_SOURCE_DIR}/libvpmu/arch.c
     ${PROJECT_SOURCE_DIR}/libvpmu/model.c ${PROJECT_SOURCE_DIR}/libvpmu/gpmu.c
     ${PROJECT_SOURCE_DIR}/libvpmu/gpmu_cpuid.c ${PROJECT_SOURCE_DIR}/libvpmu/gpmu_report.c
     ${PROJECT_SOURCE_DIR}/libvpmu/vcpu.c ${PROJECT_SOURCE_DIR}/libvpmu/rdpmc.c

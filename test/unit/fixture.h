@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include <vpmu/vpmu.h>
+#include <vpmu/model.h>
 #include <vpmu/pmclog.h>
 
 #define ROW_IAP0	0
@@ -139,6 +140,26 @@ fx_logfd(void)
 	assert_true(fd >= 0);
 	unlink(path);
 	return (fd);
+}
+
+/* A one-vCPU VM of a model (a model string) on src (NULL: the synthetic source). */
+static inline vpmu_vm *
+fx_vm_model(const char *model, const struct vpmu_source_ops *src)
+{
+	struct vpmu_model m;
+	vpmu_config *cfg;
+	vpmu_vm *vm;
+	char err[128];
+
+	assert_int_equal(vpmu_model_parse(model, &m, err, sizeof(err)), 0);
+	assert_int_equal(vpmu_config_create(&cfg), 0);
+	assert_int_equal(vpmu_config_set_vcpus(cfg, 1), 0);
+	assert_int_equal(vpmu_config_set_model(cfg, &m), 0);
+	if (src != NULL)
+		assert_int_equal(vpmu_config_set_source(cfg, src, NULL), 0);
+	assert_int_equal(vpmu_vm_create(cfg, &vm), 0);
+	vpmu_config_destroy(cfg);
+	return (vm);
 }
 
 /*

@@ -28,6 +28,7 @@
 #include <vpmu/kvm.h>
 #include <vpmu/source.h>
 
+#include "fixture.h"
 #include "guest_msr.h"
 
 /* What a model should make of the identity leaves. */
@@ -70,25 +71,6 @@ static const struct host hosts[] = {
 	  { 0x80000028, 0x68747541, 0x444d4163, 0x69746e65 },
 	  { 0x00a00f11, 0x40000000, 0x75c237ff, 0x2fd3fbff } },
 };
-
-static vpmu_vm *
-vm_with(const char *model, const struct vpmu_source_ops *src)
-{
-	struct vpmu_model m;
-	vpmu_config *cfg;
-	vpmu_vm *vm;
-	char err[128];
-
-	assert_int_equal(vpmu_model_parse(model, &m, err, sizeof(err)), 0);
-	assert_int_equal(vpmu_config_create(&cfg), 0);
-	assert_int_equal(vpmu_config_set_vcpus(cfg, 1), 0);
-	assert_int_equal(vpmu_config_set_model(cfg, &m), 0);
-	if (src != NULL)
-		assert_int_equal(vpmu_config_set_source(cfg, src, NULL), 0);
-	assert_int_equal(vpmu_vm_create(cfg, &vm), 0);
-	vpmu_config_destroy(cfg);
-	return (vm);
-}
 
 static void
 vendor_of(const uint32_t r[4], char out[13])
@@ -183,7 +165,7 @@ every_model_names_its_vendor_and_a_part_of_its_generation(void **state)
 	for (i = 0; i < sizeof(expects) / sizeof(expects[0]); i++)
 		for (j = 0; j < sizeof(hosts) / sizeof(hosts[0]); j++) {
 			const struct host *h = &hosts[j];
-			vpmu_vm *vm = vm_with(expects[i].model, NULL);
+			vpmu_vm *vm = fx_vm_model(expects[i].model, NULL);
 			uint32_t l0[4], l1[4], e0[4], e1[4];
 
 			memcpy(l0, h->l0, sizeof(l0));
@@ -215,7 +197,7 @@ signatures_are_exact(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(sig) / sizeof(sig[0]); i++) {
-		vpmu_vm *vm = vm_with(sig[i].model, NULL);
+		vpmu_vm *vm = fx_vm_model(sig[i].model, NULL);
 		uint32_t l1[4] = { 0xF0003000u | 0x00A00F11u, 1, 2, 3 };
 
 		vpmu_cpuid_adjust(vm, 0x1, 0, l1);
@@ -276,7 +258,7 @@ cpuid_patch_sets_the_identity_leaves(void **state)
 	for (i = 0; i < sizeof(expects) / sizeof(expects[0]); i++)
 		for (j = 0; j < sizeof(hosts) / sizeof(hosts[0]); j++) {
 			const struct host *h = &hosts[j];
-			vpmu_vm *vm = vm_with(expects[i].model, NULL);
+			vpmu_vm *vm = fx_vm_model(expects[i].model, NULL);
 			uint32_t l0[4], l1[4], e0[4], e1[4], a[4];
 			struct kvm_cpuid2 *t = table_new();
 			vpmu_kvm *k;
@@ -325,7 +307,7 @@ cpuid_patch_hides_steal_time_from_the_exact_source(void **state)
 		for (behind = 0; behind <= 1; behind++) {
 			uint32_t base = 0x40000000u + (behind ? 0x100u : 0), f[4], o[4];
 			struct kvm_cpuid2 *t = table_new();
-			vpmu_vm *vm = vm_with("intel-v2", exact ? &vpmu_source_exact : NULL);
+			vpmu_vm *vm = fx_vm_model("intel-v2", exact ? &vpmu_source_exact : NULL);
 			vpmu_kvm *k;
 			int vmfd;
 
@@ -370,7 +352,7 @@ cpuid_patch_tsx_allows_in_tx(void **state)
 	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		uint32_t l7[4] = { 0, c[i].ebx, 0, 0 };
 		struct kvm_cpuid2 *t = table_new();
-		vpmu_vm *vm = vm_with("intel-v2:gp=4", NULL);
+		vpmu_vm *vm = fx_vm_model("intel-v2:gp=4", NULL);
 		int tx = c[i].tsx ? VPMU_MSR_OK : VPMU_MSR_GP;
 		vpmu_kvm *k;
 		int vmfd;
@@ -404,7 +386,7 @@ cpuid_patch_after_the_vmm_filter_all_or_nothing(void **state)
 {
 	static const uint32_t zero[4];
 	int kvm = *(int *)*state, vmfd;
-	vpmu_vm *vm = vm_with("intel-v5", NULL);
+	vpmu_vm *vm = fx_vm_model("intel-v5", NULL);
 	struct kvm_cpuid2 *t = table_new();
 	uint32_t a[4], want[4];
 	unsigned need;
