@@ -379,7 +379,8 @@ struct vpmu_vcpu {
 };
 
 struct vpmu_vm {
-	int lock;			/* vpmu__vm_lock(): 0 free, 1 held */
+	uintptr_t lock;			/* vpmu__vm_lock(): 0 free, else its holder
+					   (vpmu__self()) */
 	struct vpmu_tunables tun;
 	vpmu_log_fn log_fn;
 	void *log_arg;
@@ -718,19 +719,42 @@ vpmu__spin_wait(unsigned *spins)
 		sched_yield();
 }
 
+/*
+ * The calling thread's thread pointer, which the x86-64 TLS ABI keeps at
+ * %fs:0: one mov, never 0, one per live thread.  The lock word holds its
+ * holder's, so that "this thread holds the lock" can be asked
+ * (vpmu__vm_held(): the unit tests' check that no system call runs under
+ * it, test_nolock_syscalls.c).
+ */
+static inline uintptr_t
+vpmu__self(void)
+{
+	uintptr_t tp;
+
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	return (tp);
+}
+
 /* The VM lock if it is free now: true when taken. */
 static inline bool
 vpmu__vm_trylock(struct vpmu_vm *vm)
 {
 	return (__atomic_load_n(&vm->lock, __ATOMIC_RELAXED) == 0 &&
-	    __atomic_exchange_n(&vm->lock, 1, __ATOMIC_ACQUIRE) == 0);
+	    __atomic_exchange_n(&vm->lock, vpmu__self(), __ATOMIC_ACQUIRE) == 0);
 }
 
 static inline void
 vpmu__vm_lock(struct vpmu_vm *vm)
 {
-	if (__atomic_exchange_n(&vm->lock, 1, __ATOMIC_ACQUIRE) != 0)
+	if (__atomic_exchange_n(&vm->lock, vpmu__self(), __ATOMIC_ACQUIRE) != 0)
 		vpmu__vm_lock_wait(vm);
+}
+
+/* The calling thread holds the VM lock. */
+static inline bool
+vpmu__vm_held(const struct vpmu_vm *vm)
+{
+	return (__atomic_load_n(&vm->lock, __ATOMIC_RELAXED) == vpmu__self());
 }
 
 /* The lock given back, and nothing else. */
