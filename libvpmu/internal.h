@@ -18,6 +18,9 @@
  *    mark, holding vm->lock, takes drain_mtx after raising drain_want,
  *    which makes the consumer holding it let go (sample.c);
  *  - the exit contract's per-vCPU state (vcpu.c): the vCPU's thread only.
+ * No system call under vm->lock: a source's open() and close() and the
+ * sweeper's wake-up are done by its release (vpmu__vm_unlock(), count.c),
+ * the sweeper started without it (op.c).
  * FLUSHLOG and the closes of a log drop vm->lock before they wait for the
  * log's writer (log.c).  Order: drain_mtx, then vm->lock, then a log's
  * mutex; vm->lock then drain_mtx only through drain_want (sample.c).
