@@ -373,6 +373,7 @@ x_init(void **statep, unsigned nvcpus, void *arg)
 			return (ENOMEM);
 		}
 	x->nvcpus = nvcpus;
+	pthread_mutex_init(&x->ctrs.mtx, NULL);
 	x->mode = prm != NULL ? prm->mode : VPMU_EXACT_BLOCK;
 	x->foresee = prm == NULL || !(prm->flags & VPMU_EXACT_NO_FORESEE);
 	x->interp = prm == NULL || !(prm->flags & VPMU_EXACT_NO_INTERP);
@@ -391,18 +392,13 @@ static void
 x_fini(void *state)
 {
 	struct exact *x = state;
-	struct xctr *c;
 	unsigned i;
 
 	if (x == NULL)
 		return;
-	for (i = 0; i < x->nvcpus; i++) {
-		while ((c = x->vcpu[i].ctrs) != NULL) {
-			x->vcpu[i].ctrs = c->next;
-			free(c);
-		}
+	vpmu__ctr_set_fini(&x->ctrs);
+	for (i = 0; i < x->nvcpus; i++)
 		free(x->vcpu[i].dc);
-	}
 	free(x->vcpu);
 	free(x);
 }
@@ -481,11 +477,17 @@ x_open(void *state, unsigned vcpu, pid_t tid, const struct vpmu_event_spec *ev, 
 	c->event = modelled(x, ev);
 	c->flags = ev->flags;
 	c->cmask = ev->cmask;
-	c->next = x->vcpu[vcpu].ctrs;
-	x->vcpu[vcpu].ctrs = c;
+	vpmu__ctr_set_add(&x->ctrs, &c->all);
 	*ctrp = c;
 	return (0);
 }
+
+/*
+ * open() and close() run without the VM lock, on any thread, so they
+ * touch the counter and the set of them (its own mutex) alone: a counter
+ * is on its vCPU's list (walked under the lock) while enabled, and the
+ * core closes only disabled counters.
+ */
 
 static int
 x_enable(void *state, void *ctr)
@@ -497,6 +499,8 @@ x_enable(void *state, void *ctr)
 		return (EINVAL);
 	if (!c->enabled) {
 		c->enabled = true;
+		c->next = x->vcpu[c->vcpu].ctrs;
+		x->vcpu[c->vcpu].ctrs = c;
 		c->cond = false;
 		c->since = now_ns();
 		c->tsc = tsc_now();
@@ -510,7 +514,7 @@ static int
 x_disable(void *state, void *ctr)
 {
 	struct exact *x = state;
-	struct xctr *c = ctr;
+	struct xctr *c = ctr, **pp;
 
 	if (x == NULL || c == NULL)
 		return (EINVAL);
@@ -518,6 +522,9 @@ x_disable(void *state, void *ctr)
 		if (by_time(x, c))
 			c->value += ref_pending(c, run_cpl(&x->vcpu[c->vcpu]), tsc_now());
 		c->enabled = false;
+		for (pp = &x->vcpu[c->vcpu].ctrs; *pp != c; pp = &(*pp)->next)
+			;
+		*pp = c->next;
 		c->ns += now_ns() - c->since;
 		__atomic_sub_fetch(&x->vcpu[c->vcpu].nenabled, 1, __ATOMIC_RELAXED);
 		vpmu__exact_recap(x, &x->vcpu[c->vcpu]);
@@ -529,17 +536,13 @@ static void
 x_close(void *state, void *ctr)
 {
 	struct exact *x = state;
-	struct xctr *c = ctr, **pp;
+	struct xctr *c = ctr;
 
 	if (x == NULL || c == NULL)
 		return;
-	(void)x_disable(x, c);
-	for (pp = &x->vcpu[c->vcpu].ctrs; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == c) {
-			*pp = c->next;
-			free(c);
-			return;
-		}
+	(void)x_disable(x, c);			/* the core's are disabled already */
+	vpmu__ctr_set_del(&x->ctrs, &c->all);
+	free(c);
 }
 
 /* Events left before the counter overflows: blocks stop there (recap). */

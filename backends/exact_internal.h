@@ -68,6 +68,7 @@
 
 /* A counter: one modelled event on one vCPU. */
 struct xctr {
+	struct vpmu__ctr_node all;	/* in struct exact's ctrs: first */
 	struct xctr *next;
 	unsigned vcpu;
 	uint32_t event;			/* INSTRUCTIONS, BRANCHES, CYCLES, REF_CYCLES */
@@ -97,7 +98,7 @@ struct path {
 
 /* Per vCPU; touched by its thread and by the hooks, under the VM lock. */
 struct xvcpu {
-	struct xctr *ctrs;
+	struct xctr *ctrs;		/* the enabled ones (exact.c) */
 	unsigned nenabled;
 	bool	 known;			/* p is the last retirement point */
 	struct vpmu_regs p;
@@ -194,6 +195,7 @@ struct exact {
 	bool	 interp;		/* instructions run in user space (interpret()) */
 	uint64_t ff_max;		/* vpmu_exact_params.ff_max, 0 resolved */
 	const struct vpmu_gmem *mem;
+	struct vpmu__ctr_set ctrs;	/* every counter open (exact.c) */
 	struct xvcpu *vcpu;
 };
 

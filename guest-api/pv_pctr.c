@@ -138,7 +138,7 @@ fn_set(struct vpmu_pv *pv, unsigned i, uint32_t fn)
 			error = vpmu_do_op_pmcstart(pv->vm, &owner_cred, &op);
 		}
 	}
-	vpmu__vm_unlock(pv->vm);
+	error = vpmu__vm_unlock_err(pv->vm, error);	/* the host counters opened */
 	if (error != 0)
 		fn_release(pv, i);		/* all or nothing; fn stays, counting nothing */
 	return (error);

@@ -135,8 +135,7 @@ ctr_simple(struct vpmu_vm *vm, struct pm_ctr *k, int (*op)(struct vpmu_vm *,
 		return (0);
 	vpmu__vm_lock(vm);
 	error = op(vm, &owner_cred, &s);
-	vpmu__vm_unlock(vm);
-	return (error);
+	return (vpmu__vm_unlock_err(vm, error));	/* START's host counter opened */
 }
 
 static uint64_t

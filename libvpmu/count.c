@@ -147,46 +147,91 @@ slot_arm(struct vpmu_vm *vm, struct vpmu_pmc *pm, struct vpmu_hw *hw)
 {
 	uint64_t left;
 
-	if (vm->src->set_period == NULL || (left = period_left(vm, pm)) == 0)
+	if (vm->src->set_period == NULL || hw->hc == NULL ||
+	    (left = period_left(vm, pm)) == 0)
 		return;
-	(void)vm->src->set_period(vm->src_state, hw->ctr, left);
+	(void)vm->src->set_period(vm->src_state, hw->hc->ctr, left);
+}
+
+static void
+set_nopening(struct vpmu_vm *vm, unsigned n)
+{
+	__atomic_store_n(&vm->nopening, n, __ATOMIC_RELAXED);
+}
+
+/* hw (pm's hw idx) waits for its counter, on vm->opening; or no longer. */
+static void
+opening_set(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned idx, bool on)
+{
+	struct vpmu_hw *hw = &pm->hw[idx];
+
+	if (on) {
+		hw->opm = pm;
+		hw->oidx = idx;
+		if ((hw->onext = vm->opening) != NULL)
+			hw->onext->oprev = &hw->onext;
+		hw->oprev = &vm->opening;
+		vm->opening = hw;
+	} else if ((*hw->oprev = hw->onext) != NULL)
+		hw->onext->oprev = hw->oprev;
+	hw->opening = on;
+	set_nopening(vm, on ? vm->nopening + 1 : vm->nopening - 1);
+}
+
+/* The slot of hw given back: it counted nothing, or its counter is not open. */
+static void
+slot_drop(struct vpmu_vm *vm, struct vpmu_hw *hw, unsigned cpu)
+{
+	if (hw->opening)
+		opening_set(vm, hw->opm, hw->oidx, false);
+	hw->counting = false;
+	vm->vcpu[cpu].ncounting--;
 }
 
 /*
- * Give pm a host slot on cpu.  A transient failure leaves it waiting and
- * is returned; a permanent one makes the PMC unsupported (not an error).
+ * The slot's counter counts from now: its reading is the slot's base.  A
+ * transient failure gives the slot back and is returned; a permanent one
+ * makes the PMC unsupported (not an error).
  */
 static int
-slot_give(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
+slot_start(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu, struct vpmu_hw *hw)
 {
-	struct vpmu_hw *hw = hw_of(pm, cpu);
 	int error;
 
-	VPMU_ASSERT(hw->active && !hw->counting);
-	if (!slotted(pm))
-		return (0);
-	if (hw->ctr == NULL) {
-		error = vm->src->open(vm->src_state, cpu, vm->vcpu[cpu].tid,
-		    &pm->spec, &hw->ctr);
-		if (error != 0) {
-			hw->ctr = NULL;
-			if (transient(error))
-				return (error);
-			mark_unsupported(pm, "source open failed", error);
-			return (0);
-		}
-	}
-	if ((error = vm->src->read(vm->src_state, hw->ctr, &hw->base)) != 0 ||
-	    (error = vm->src->enable(vm->src_state, hw->ctr)) != 0) {
+	if ((error = vm->src->read(vm->src_state, hw->hc->ctr, &hw->base)) != 0 ||
+	    (error = vm->src->enable(vm->src_state, hw->hc->ctr)) != 0) {
+		slot_drop(vm, hw, cpu);
 		if (transient(error))
 			return (error);
 		mark_unsupported(pm, "source enable failed", error);
 		return (0);
 	}
-	hw->counting = true;
 	hw->peeked = 0;
-	vm->vcpu[cpu].ncounting++;
 	slot_arm(vm, pm, hw);
+	return (0);
+}
+
+/*
+ * Give pm a host slot on cpu.  A transient failure leaves it waiting and
+ * is returned; a permanent one makes the PMC unsupported (not an error).
+ * A slot whose counter is not open yet holds it "opening": the source's
+ * open() is a system call for perf, so it runs at the lock's release
+ * (vpmu__hc_open()), and the slot counts from there.
+ */
+static int
+slot_give(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
+{
+	struct vpmu_hw *hw = hw_of(pm, cpu);
+
+	VPMU_ASSERT(hw->active && !hw->counting);
+	if (!slotted(pm))
+		return (0);
+	hw->counting = true;
+	vm->vcpu[cpu].ncounting++;
+	if (hw->hc != NULL)
+		return (slot_start(vm, pm, cpu, hw));
+	hw->peeked = 0;
+	opening_set(vm, pm, (unsigned)(hw - pm->hw), true);
 	return (0);
 }
 
@@ -203,7 +248,8 @@ slot_peek(struct vpmu_vm *vm, struct vpmu_hw *hw)
 	struct vpmu_count now;
 	uint64_t n, en, run;
 
-	if (!hw->counting || vm->src->read(vm->src_state, hw->ctr, &now) != 0)
+	if (!hw->counting || hw->opening ||
+	    vm->src->read(vm->src_state, hw->hc->ctr, &now) != 0)
 		return (hw->counting ? hw->peeked : 0);
 	n = now.value - hw->base.value;
 	en = now.time_enabled - hw->base.time_enabled;
@@ -242,9 +288,9 @@ slot_take(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned cpu)
 	if (!hw->counting)
 		return (0);
 	delta = slot_peek(vm, hw);
-	(void)vm->src->disable(vm->src_state, hw->ctr);
-	hw->counting = false;
-	vm->vcpu[cpu].ncounting--;
+	if (!hw->opening)
+		(void)vm->src->disable(vm->src_state, hw->hc->ctr);
+	slot_drop(vm, hw, cpu);
 	credit(vm, pm, cpu, delta);
 	return (delta);
 }
@@ -352,7 +398,7 @@ window(struct vpmu_vm *vm, unsigned cpu)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 	bool placed[VPMU_MAX_ROWS + 1] = { false }, chosen[VPMU_MAX_ROWS + 1] = { false };
-	unsigned i, k, n, best, left = vm->capacity;
+	unsigned i, k, n, best, left = vm->capacity != 0 ? vm->capacity : v->nact;
 
 	VPMU_ASSERT(v->nact <= VPMU_MAX_ROWS);
 	while (left > 0) {
@@ -399,6 +445,130 @@ waiting(struct vpmu_vm *vm, unsigned cpu)
 		if (slotted(v->act[i]) && !hw_of(v->act[i], cpu)->counting)
 			return (true);
 	return (false);
+}
+
+/* ---- host counters: opened and closed without the VM lock -------------- */
+
+/*
+ * The source's open() and close() are system calls for perf (and
+ * perf_event_open is a slow one), so they never run under the VM lock.
+ * A slot given under the lock whose counter is not open is "opening"
+ * (slot_give); the release of the lock opens what such slots wait for in
+ * batches, the lock dropped, and gives each to a slot that still waits
+ * for a counter of that vCPU, thread and event (vpmu__hc_open).  A closed
+ * counter goes on vm->closing, which the release closes after it gave
+ * the lock back.
+ */
+#define OPEN_BATCH	16
+
+struct hc_req {
+	unsigned cpu;
+	pid_t tid;
+	struct vpmu_event_spec spec;
+	struct vpmu_hctr *hc;		/* opened, or NULL: error */
+	int error;
+};
+
+static void
+hc_closing(struct vpmu_vm *vm, struct vpmu_hctr *hc)
+{
+	if (hc == NULL)
+		return;
+	hc->next = vm->closing;
+	vm->closing = hc;
+	vm->after |= VPMU__AFTER_CLOSE;
+}
+
+void
+vpmu__hc_close_list(struct vpmu_vm *vm, struct vpmu_hctr *list)
+{
+	struct vpmu_hctr *hc;
+
+	while ((hc = list) != NULL) {
+		list = hc->next;
+		vm->src->close(vm->src_state, hc->ctr);
+		free(hc);
+	}
+}
+
+/* Without the lock: r's counter, in a holder of the core's. */
+static void
+hc_req_open(struct vpmu_vm *vm, struct hc_req *r)
+{
+	void *ctr;
+
+	r->hc = NULL;
+	if ((r->error = vm->src->open(vm->src_state, r->cpu, r->tid, &r->spec, &ctr)) != 0)
+		return;
+	if ((r->hc = malloc(sizeof(*r->hc))) == NULL) {
+		vm->src->close(vm->src_state, ctr);
+		r->error = ENOMEM;
+		return;
+	}
+	r->hc->ctr = ctr;
+	r->hc->next = NULL;
+}
+
+/*
+ * Under the lock again: r's counter to a slot that still waits for one of
+ * its vCPU, thread and event (else it is closed), or r's error to it.
+ * The transient error of a slot given back, else 0.
+ */
+static int
+hc_req_give(struct vpmu_vm *vm, struct hc_req *r)
+{
+	struct vpmu_pmc *pm;
+	struct vpmu_hw *hw;
+	unsigned cpu;
+
+	for (hw = vm->opening; hw != NULL; hw = hw->onext) {
+		pm = hw->opm;
+		cpu = cpu_of(pm, hw->oidx);
+		if (cpu != r->cpu || vm->vcpu[cpu].tid != r->tid ||
+		    memcmp(&pm->spec, &r->spec, sizeof(r->spec)) != 0)
+			continue;
+		if (r->error != 0) {
+			slot_drop(vm, hw, cpu);
+			if (vm->capacity != 0 || transient(r->error))
+				set_dirty(&vm->vcpu[cpu], true);	/* asks again */
+			if (transient(r->error))
+				return (r->error);
+			mark_unsupported(pm, "source open failed", r->error);
+			return (0);
+		}
+		hw->hc = r->hc;
+		r->hc = NULL;
+		opening_set(vm, pm, hw->oidx, false);
+		return (slot_start(vm, pm, cpu, hw));
+	}
+	hc_closing(vm, r->hc);			/* no slot waits for it now */
+	r->hc = NULL;
+	return (0);
+}
+
+int
+vpmu__hc_open(struct vpmu_vm *vm)
+{
+	struct hc_req req[OPEN_BATCH];
+	struct vpmu_hw *hw;
+	unsigned i, n;
+	int error = 0, e;
+
+	while (vm->nopening != 0) {
+		for (n = 0, hw = vm->opening; n < OPEN_BATCH && hw != NULL; n++, hw = hw->onext) {
+			req[n].cpu = cpu_of(hw->opm, hw->oidx);
+			req[n].tid = vm->vcpu[req[n].cpu].tid;
+			req[n].spec = hw->opm->spec;
+		}
+		vpmu__vm_release(vm);
+		for (i = 0; i < n; i++)
+			hc_req_open(vm, &req[i]);
+		vpmu__vm_lock(vm);
+		for (i = 0; i < n; i++)
+			if ((e = hc_req_give(vm, &req[i])) != 0 && error == 0)
+				error = e;
+	}
+	return (error);
 }
 
 /* ---- interface ---------------------------------------------------------- */
@@ -470,9 +640,8 @@ vpmu__hw_close_all(struct vpmu_vm *vm, struct vpmu_pmc *pm)
 	for (i = 0; i < pm->nhw; i++) {
 		if (pm->hw[i].active)
 			(void)vpmu__hw_deactivate(vm, pm, cpu_of(pm, i));
-		if (pm->hw[i].ctr != NULL)
-			vm->src->close(vm->src_state, pm->hw[i].ctr);
-		pm->hw[i].ctr = NULL;
+		hc_closing(vm, pm->hw[i].hc);
+		pm->hw[i].hc = NULL;
 	}
 }
 

@@ -18,6 +18,9 @@
  *    mark, holding vm->lock, takes drain_mtx after raising drain_want,
  *    which makes the consumer holding it let go (sample.c);
  *  - the exit contract's per-vCPU state (vcpu.c): the vCPU's thread only.
+ * No system call under vm->lock: a source's open() and close() and the
+ * sweeper's wake-up are done by its release (vpmu__vm_unlock(), count.c),
+ * the sweeper started without it (op.c).
  * FLUSHLOG and the closes of a log drop vm->lock before they wait for the
  * log's writer (log.c).  Order: drain_mtx, then vm->lock, then a log's
  * mutex; vm->lock then drain_mtx only through drain_want (sample.c).
@@ -85,6 +88,53 @@ bool	vpmu__tunable_is_rw(int id);
 void	vpmu__tunables_validate(struct vpmu_tunables *t, vpmu_log_fn fn, void *arg);
 void	vpmu__log(vpmu_log_fn fn, void *arg, int level, const char *fmt, ...)
 	    __attribute__((format(printf, 4, 5)));
+
+/*
+ * Every counter a built-in source has open (synthetic.c, exact.c), for
+ * its fini(): open() and close() run without the VM lock, on any thread,
+ * so the set has a mutex of its own.  A counter's node is its first member.
+ */
+struct vpmu__ctr_node {
+	struct vpmu__ctr_node *next, **pprev;
+};
+
+struct vpmu__ctr_set {
+	pthread_mutex_t mtx;
+	struct vpmu__ctr_node *head;
+};
+
+static inline void
+vpmu__ctr_set_add(struct vpmu__ctr_set *s, struct vpmu__ctr_node *n)
+{
+	pthread_mutex_lock(&s->mtx);
+	if ((n->next = s->head) != NULL)
+		n->next->pprev = &n->next;
+	n->pprev = &s->head;
+	s->head = n;
+	pthread_mutex_unlock(&s->mtx);
+}
+
+static inline void
+vpmu__ctr_set_del(struct vpmu__ctr_set *s, struct vpmu__ctr_node *n)
+{
+	pthread_mutex_lock(&s->mtx);
+	if ((*n->pprev = n->next) != NULL)
+		n->next->pprev = n->pprev;
+	pthread_mutex_unlock(&s->mtx);
+}
+
+/* fini(): the counters left freed, and the set. */
+static inline void
+vpmu__ctr_set_fini(struct vpmu__ctr_set *s)
+{
+	struct vpmu__ctr_node *n;
+
+	while ((n = s->head) != NULL) {
+		s->head = n->next;
+		free(n);
+	}
+	pthread_mutex_destroy(&s->mtx);
+}
 
 /* ---- configuration (config.c) ------------------------------------------- */
 
@@ -165,11 +215,25 @@ struct vpmu_proc {
 #define VPMU_PF_ATTACH_DONE		0x00040000u
 #define VPMU_PF_MSR_ACCESS		0x00080000u
 
+/*
+ * A source's counter as the core holds it (count.c): opened and closed
+ * without the VM lock, so a closed one waits on vm->closing for the
+ * lock's release.
+ */
+struct vpmu_hctr {
+	void *ctr;			/* the source's */
+	struct vpmu_hctr *next;		/* on vm->closing */
+};
+
 /* A counter opened on the host source for one vCPU (a "host slot"). */
 struct vpmu_hw {
-	void *ctr;			/* source counter, NULL until opened */
+	struct vpmu_hctr *hc;		/* source counter, NULL until opened */
 	bool active;			/* the PMC wants to count on this vCPU */
 	bool counting;			/* ...and holds one of its host slots */
+	bool opening;			/* ...whose counter is not open yet (count.c): */
+	struct vpmu_pmc *opm;		/* then on vm->opening, as pm's hw idx */
+	unsigned oidx;
+	struct vpmu_hw *onext, **oprev;
 	struct vpmu_count base;		/* source reading when the slot was taken */
 	uint64_t peeked;		/* the most counted since then (slot_peek) */
 	uint64_t loaded;		/* counted since activation (PROCCSW) */
@@ -320,7 +384,8 @@ struct vpmu_vcpu {
 #define VPMU__LAYERS_MAX	4	/* layers of a VM, its own included (layer.c) */
 
 struct vpmu_vm {
-	int lock;			/* vpmu__vm_lock(): 0 free, 1 held */
+	uintptr_t lock;			/* vpmu__vm_lock(): 0 free, else its holder
+					   (vpmu__self()) */
 	struct vpmu_tunables tun;
 	vpmu_log_fn log_fn;
 	void *log_arg;
@@ -367,7 +432,21 @@ struct vpmu_vm {
 	bool sweeper_on, sweeper_stop;
 	bool drain_want;		/* a vCPU thread holding the lock waits for drain_mtx */
 	int sweep_efd;			/* eventfd: a ring is a quarter full (while sweeper_on) */
+	pthread_mutex_t sweeper_mtx;	/* one starter at a time, VM lock not held */
+
+	/*
+	 * What a holder of the VM lock leaves for its release (count.c,
+	 * vpmu__vm_unlock()): host counters to open (nopening slots wait for
+	 * theirs: stored atomically, the vCPU's entry reads it as a hint),
+	 * counters to close, the sweeper to wake (VPMU__AFTER_*).
+	 */
+	unsigned nopening;
+	struct vpmu_hw *opening;
+	struct vpmu_hctr *closing;
+	unsigned after;
 };
+#define VPMU__AFTER_CLOSE	0x1u	/* vm->closing is not empty */
+#define VPMU__AFTER_KICK	0x2u	/* a ring is a quarter full: wake the sweeper */
 
 /* sample.c */
 int	vpmu__rings_init(struct vpmu_vm *vm);
@@ -403,8 +482,14 @@ void	vpmu__task_names_free(struct vpmu_owner *o);
 void	vpmu__sample_emit_all(struct vpmu_vm *vm);
 /* Every ring into the logs now; without the VM lock (it takes it per record). */
 void	vpmu__sample_drain(struct vpmu_vm *vm);
+/*
+ * The sweeper started (no lock held: it creates a thread and an eventfd);
+ * its stop; its wake-up when a ring is a quarter full (at the VM lock's
+ * release: VPMU__AFTER_KICK).
+ */
 int	vpmu__sweeper_start(struct vpmu_vm *vm);
 void	vpmu__sweeper_stop(struct vpmu_vm *vm);
+void	vpmu__sweeper_kick(struct vpmu_vm *vm);
 
 struct gpmu;
 /* gpmu.c: the guest-visible PMU */
@@ -540,6 +625,12 @@ int	vpmu_do_op_pmcrelease(struct vpmu_vm *, const struct vpmu_cred *, void *);
 int	vpmu_do_op_pmcrw(struct vpmu_vm *, const struct vpmu_cred *, void *);
 int	vpmu_do_op_pmcsetcount(struct vpmu_vm *, const struct vpmu_cred *, void *);
 int	vpmu_do_op_pmcstart(struct vpmu_vm *, const struct vpmu_cred *, void *);
+/*
+ * PMCSTART of a sampling PMC before the sweeper runs: nothing done, the
+ * caller starts it without the VM lock (vpmu__sweeper_start()) and asks
+ * again (op.c).  Not an errno.
+ */
+#define VPMU__ESWEEPER	0x10000
 int	vpmu_do_op_pmcstop(struct vpmu_vm *, const struct vpmu_cred *, void *);
 int	vpmu_do_op_pmcadmin(struct vpmu_vm *, const struct vpmu_cred *, void *);
 int	vpmu_do_op_getpmcinfo(struct vpmu_vm *, const struct vpmu_cred *, void *);
@@ -587,6 +678,14 @@ void	vpmu__pmc_set_base(struct vpmu_vm *vm, struct vpmu_pmc *pm, uint64_t v);
 void	vpmu__pmc_arm(struct vpmu_vm *vm, struct vpmu_pmc *pm);
 /* Before the vCPU runs: share the slots out again if the demand changed. */
 void	vpmu__vcpu_prepare(struct vpmu_vm *vm, unsigned cpu);
+/*
+ * VM lock held, and held again on return: the host counters that slots
+ * wait for (vm->nopening) opened with the lock dropped, then given to
+ * their slots.  0, or the first transient error (that slot given back).
+ */
+int	vpmu__hc_open(struct vpmu_vm *vm);
+/* No lock held: the counters of a list taken from vm->closing closed. */
+void	vpmu__hc_close_list(struct vpmu_vm *vm, struct vpmu_hctr *list);
 /* Events pm->hw[idx] counted in its host slot so far, not yet in pm->counted. */
 uint64_t vpmu__hw_peek(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned idx);
 /* Some active hw of pm has no slot. */
@@ -630,25 +729,89 @@ vpmu__spin_wait(unsigned *spins)
 		sched_yield();
 }
 
+/*
+ * The calling thread's thread pointer, which the x86-64 TLS ABI keeps at
+ * %fs:0: one mov, never 0, one per live thread.  The lock word holds its
+ * holder's, so that "this thread holds the lock" can be asked
+ * (vpmu__vm_held(): the unit tests' check that no system call runs under
+ * it, test_nolock_syscalls.c).
+ */
+static inline uintptr_t
+vpmu__self(void)
+{
+	uintptr_t tp;
+
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	return (tp);
+}
+
 /* The VM lock if it is free now: true when taken. */
 static inline bool
 vpmu__vm_trylock(struct vpmu_vm *vm)
 {
 	return (__atomic_load_n(&vm->lock, __ATOMIC_RELAXED) == 0 &&
-	    __atomic_exchange_n(&vm->lock, 1, __ATOMIC_ACQUIRE) == 0);
+	    __atomic_exchange_n(&vm->lock, vpmu__self(), __ATOMIC_ACQUIRE) == 0);
 }
 
 static inline void
 vpmu__vm_lock(struct vpmu_vm *vm)
 {
-	if (__atomic_exchange_n(&vm->lock, 1, __ATOMIC_ACQUIRE) != 0)
+	if (__atomic_exchange_n(&vm->lock, vpmu__self(), __ATOMIC_ACQUIRE) != 0)
 		vpmu__vm_lock_wait(vm);
 }
 
+/* The calling thread holds the VM lock. */
+static inline bool
+vpmu__vm_held(const struct vpmu_vm *vm)
+{
+	return (__atomic_load_n(&vm->lock, __ATOMIC_RELAXED) == vpmu__self());
+}
+
+/* The lock given back, and nothing else. */
+static inline void
+vpmu__vm_release(struct vpmu_vm *vm)
+{
+	__atomic_store_n(&vm->lock, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * vm.c: the release's work, for vpmu__vm_unlock(): the host counters
+ * asked for opened (the lock dropped meanwhile) and given their slots,
+ * then, the lock given back, the closed ones closed and the sweeper woken.
+ * Returns the first transient error of the opens (vpmu__hc_open()).
+ */
+int	vpmu__vm_unlock_work(struct vpmu_vm *vm);
+
+/*
+ * No system call runs under the VM lock: what needs one is left for the
+ * release (vm->nopening, vm->after), which does it around or after giving
+ * the lock back.
+ */
 static inline void
 vpmu__vm_unlock(struct vpmu_vm *vm)
 {
-	__atomic_store_n(&vm->lock, 0, __ATOMIC_RELEASE);
+	if (vm->nopening != 0 || vm->after != 0)
+		(void)vpmu__vm_unlock_work(vm);
+	else
+		vpmu__vm_release(vm);
+}
+
+/*
+ * The same, for an entry point that returns an error: error, else the
+ * first transient error of the host counters opened at the release (the
+ * PMC that asked for one waits for a slot, and asks again before its
+ * vCPU's next entry).
+ */
+static inline int
+vpmu__vm_unlock_err(struct vpmu_vm *vm, int error)
+{
+	int e = 0;
+
+	if (vm->nopening != 0 || vm->after != 0)
+		e = vpmu__vm_unlock_work(vm);
+	else
+		vpmu__vm_release(vm);
+	return (error != 0 ? error : e);
 }
 
 #endif /* VPMU_INTERNAL_H */

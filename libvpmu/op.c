@@ -115,13 +115,20 @@ vpmu_vm_op(vpmu_vm *vm, const struct vpmu_cred *caller, int op, void *arg)
 		error = EINVAL;			/* unknown operation */
 	else if (optab[op].needs_arg && arg == NULL)
 		error = EFAULT;
-	else if ((error = vpmu__cred_check(caller)) == 0)
-		error = optab[op].fn(vm, caller, arg);
+	else if ((error = vpmu__cred_check(caller)) == 0) {
+		/* PMCSTART of the first sampling PMC: the sweeper, lock dropped. */
+		while ((error = optab[op].fn(vm, caller, arg)) == VPMU__ESWEEPER) {
+			vpmu__vm_release(vm);
+			error = vpmu__sweeper_start(vm);
+			vpmu__vm_lock(vm);
+			if (error != 0)
+				break;
+		}
+	}
 	vm->stats.syscalls++;
 	if (error != 0)
 		vm->stats.syscall_errors++;
-	vpmu__vm_unlock(vm);
-	return (error);
+	return (vpmu__vm_unlock_err(vm, error));	/* the host counters PMCSTART asked for */
 }
 
 /* ---- typed wrappers ------------------------------------------------------ */

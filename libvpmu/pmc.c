@@ -389,8 +389,8 @@ vpmu_do_op_pmcstart(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg)
 	if ((pm->flags & VPMU_PF_NEEDS_LOGFILE) && !pm->owner->has_log)
 		return (VPMU_EDOOFUS);
 	if (VPMU_MODE_IS_SAMPLING(pm->mode)) {
-		if ((error = vpmu__sweeper_start(vm)) != 0)
-			return (error);
+		if (!__atomic_load_n(&vm->sweeper_on, __ATOMIC_ACQUIRE))
+			return (VPMU__ESWEEPER);	/* vpmu_vm_op() starts it, unlocked */
 		pm->sample_mark = vpmu__pmc_counted(vm, pm);
 	}
 

@@ -224,8 +224,7 @@ hook_enter(struct vpmu_vm *vm)
 static int
 hook_leave(struct vpmu_vm *vm, int error)
 {
-	vpmu__vm_unlock(vm);
-	return (error);
+	return (vpmu__vm_unlock_err(vm, error));	/* the host counters asked for opened */
 }
 
 /*
@@ -248,7 +247,7 @@ hook_enter_closing(struct vpmu_vm *vm)
 static int
 hook_leave_closing(struct vpmu_vm *vm, int error, struct vpmu_log *closing)
 {
-	vpmu__vm_unlock(vm);
+	error = vpmu__vm_unlock_err(vm, error);
 	vpmu__log_finish_all(closing);
 	return (error);
 }

@@ -215,11 +215,8 @@ vpmu__sample_take(struct vpmu_vm *vm, unsigned cpu, const uint64_t *pc, unsigned
 		fill = r->prod - cons;
 		if (fill >= hiwat(r))
 			emit_rings(vm, r);	/* the ring empty again: room */
-		else if (fill == r->n / 4 && __atomic_load_n(&vm->sweeper_on, __ATOMIC_RELAXED)) {
-			uint64_t one = 1;
-
-			(void)!write(vm->sweep_efd, &one, sizeof(one));	/* sweep now */
-		}
+		else if (fill == r->n / 4 && __atomic_load_n(&vm->sweeper_on, __ATOMIC_RELAXED))
+			vm->after |= VPMU__AFTER_KICK;	/* sweep now, once the lock is free */
 	}
 	vpmu__vcpu_time_due(vm, cpu);	/* the next sample of a time event */
 }
@@ -434,17 +431,32 @@ sweeper_main(void *arg)
 int
 vpmu__sweeper_start(struct vpmu_vm *vm)
 {
-	if (vm->sweeper_on)
+	int error = 0;
+
+	if (__atomic_load_n(&vm->sweeper_on, __ATOMIC_ACQUIRE))
 		return (0);
-	vm->sweeper_stop = false;
-	if ((vm->sweep_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
-		return (EAGAIN);
-	if (pthread_create(&vm->sweeper, NULL, sweeper_main, vm) != 0) {
-		close(vm->sweep_efd);
-		return (EAGAIN);
+	pthread_mutex_lock(&vm->sweeper_mtx);
+	if (!__atomic_load_n(&vm->sweeper_on, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&vm->sweeper_stop, false, __ATOMIC_RELAXED);
+		if ((vm->sweep_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+			error = EAGAIN;
+		else if (pthread_create(&vm->sweeper, NULL, sweeper_main, vm) != 0) {
+			close(vm->sweep_efd);
+			error = EAGAIN;
+		} else
+			__atomic_store_n(&vm->sweeper_on, true, __ATOMIC_RELEASE);
 	}
-	__atomic_store_n(&vm->sweeper_on, true, __ATOMIC_RELEASE);
-	return (0);
+	pthread_mutex_unlock(&vm->sweeper_mtx);
+	return (error);
+}
+
+void
+vpmu__sweeper_kick(struct vpmu_vm *vm)
+{
+	uint64_t one = 1;
+
+	if (__atomic_load_n(&vm->sweeper_on, __ATOMIC_ACQUIRE))
+		(void)!write(vm->sweep_efd, &one, sizeof(one));
 }
 
 /* Stop it, the rings swept (VM lock not held). */

@@ -163,6 +163,20 @@ apply_owners(struct vpmu_vm *vm, const struct snap *s)
 	return (0);
 }
 
+/* The blob has a running sampling PMC: the sweeper must run. */
+static bool
+snap_sampling(const struct snap *s)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < s->nowner; i++)
+		for (j = 0; j < s->owners[i].npmc; j++)
+			if (VPMU_MODE_IS_SAMPLING(s->owners[i].pmcs[j].mode) &&
+			    s->owners[i].pmcs[j].state == VPMU_STATE_RUNNING)
+				return (true);
+	return (false);
+}
+
 /* Running PMCs take their host slots again, then get their saved counts. */
 static int
 apply_running(struct vpmu_vm *vm, const struct snap *s)
@@ -200,7 +214,8 @@ apply_running(struct vpmu_vm *vm, const struct snap *s)
 			settle(vm, pm);
 		}
 	}
-	return (sampling ? vpmu__sweeper_start(vm) : 0);
+	/* vpmu_vm_restore() started the sweeper before the lock; EAGAIN: it could not. */
+	return (sampling && !__atomic_load_n(&vm->sweeper_on, __ATOMIC_ACQUIRE) ? EAGAIN : 0);
 }
 
 static int
@@ -345,6 +360,8 @@ vpmu_vm_restore(struct vpmu_vm *vm, const void *buf, size_t len)
 		else
 			log_error = prepare_logs(vm, &s, logs);
 	}
+	if (error == 0 && snap_sampling(&s))
+		(void)vpmu__sweeper_start(vm);	/* apply_running() says if it failed */
 	if (error == 0) {
 		vpmu__vm_lock(vm);
 		if ((error = vpmu__snap_check(vm, &s)) == 0 && (error = log_error) == 0)

@@ -19,6 +19,7 @@
 #define NEVENTS		256		/* rates are indexed by event code */
 
 struct synth_ctr {
+	struct vpmu__ctr_node all;	/* in struct synth's ctrs: first */
 	struct synth_ctr *next;
 	unsigned vcpu;
 	uint32_t event;
@@ -30,12 +31,13 @@ struct synth_ctr {
 
 struct synth_vcpu {
 	uint64_t rate[NEVENTS];		/* events per ms */
-	struct synth_ctr *ctrs;
+	struct synth_ctr *ctrs;		/* the enabled ones */
 };
 
 struct synth {
 	unsigned nvcpus;
 	unsigned capacity;
+	struct vpmu__ctr_set ctrs;	/* every counter open */
 	struct synth_vcpu *vcpu;
 };
 
@@ -53,6 +55,7 @@ synth_init(void **statep, unsigned nvcpus, void *arg)
 		return (ENOMEM);
 	}
 	s->nvcpus = nvcpus;
+	pthread_mutex_init(&s->ctrs.mtx, NULL);
 	if (arg != NULL)		/* optional: unsigned capacity */
 		s->capacity = *(const unsigned *)arg;
 	*statep = s;
@@ -63,16 +66,10 @@ static void
 synth_fini(void *state)
 {
 	struct synth *s = state;
-	struct synth_ctr *c;
-	unsigned i;
 
 	if (s == NULL)
 		return;
-	for (i = 0; i < s->nvcpus; i++)
-		while ((c = s->vcpu[i].ctrs) != NULL) {
-			s->vcpu[i].ctrs = c->next;
-			free(c);
-		}
+	vpmu__ctr_set_fini(&s->ctrs);
 	free(s->vcpu);
 	free(s);
 }
@@ -117,45 +114,62 @@ synth_open(void *state, unsigned vcpu, pid_t tid, const struct vpmu_event_spec *
 		return (ENOMEM);
 	c->vcpu = vcpu;
 	c->event = ev->event;
-	c->next = s->vcpu[vcpu].ctrs;
-	s->vcpu[vcpu].ctrs = c;
+	vpmu__ctr_set_add(&s->ctrs, &c->all);
 	*ctrp = c;
 	return (0);
 }
 
+static int synth_disable(void *state, void *ctr);
+
+/*
+ * open() and close() run without the VM lock, so they touch the counter
+ * and the set of them (its own mutex) alone: a counter is on its vCPU's
+ * list (which advance walks under the lock) while it is enabled, and the
+ * core closes only disabled ones.
+ */
 static void
 synth_close(void *state, void *ctr)
 {
 	struct synth *s = state;
-	struct synth_ctr *c = ctr, **pp;
+	struct synth_ctr *c = ctr;
 
 	if (s == NULL || c == NULL)
 		return;
-	for (pp = &s->vcpu[c->vcpu].ctrs; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == c) {
-			*pp = c->next;
-			free(c);
-			return;
-		}
+	(void)synth_disable(s, c);		/* the core's are disabled already */
+	vpmu__ctr_set_del(&s->ctrs, &c->all);
+	free(c);
 }
 
 static int
 synth_enable(void *state, void *ctr)
 {
-	(void)state;
-	if (ctr == NULL)
+	struct synth *s = state;
+	struct synth_ctr *c = ctr;
+
+	if (s == NULL || c == NULL)
 		return (EINVAL);
-	((struct synth_ctr *)ctr)->enabled = true;
+	if (!c->enabled) {
+		c->enabled = true;
+		c->next = s->vcpu[c->vcpu].ctrs;
+		s->vcpu[c->vcpu].ctrs = c;
+	}
 	return (0);
 }
 
 static int
 synth_disable(void *state, void *ctr)
 {
-	(void)state;
-	if (ctr == NULL)
+	struct synth *s = state;
+	struct synth_ctr *c = ctr, **pp;
+
+	if (s == NULL || c == NULL)
 		return (EINVAL);
-	((struct synth_ctr *)ctr)->enabled = false;
+	if (c->enabled) {
+		c->enabled = false;
+		for (pp = &s->vcpu[c->vcpu].ctrs; *pp != c; pp = &(*pp)->next)
+			;
+		*pp = c->next;
+	}
 	return (0);
 }
 
@@ -222,6 +236,7 @@ vpmu_synthetic_advance(vpmu_vm *vm, unsigned cpu, uint64_t ns)
 		return (EINVAL);
 	vpmu__vm_lock(vm);
 	vpmu__vcpu_prepare(vm, cpu);		/* who runs this slice */
+	(void)vpmu__hc_open(vm);		/* with their counters (the lock dropped) */
 	for (c = s->vcpu[cpu].ctrs; c != NULL; c = c->next) {
 		if (!c->enabled)
 			continue;

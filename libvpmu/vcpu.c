@@ -120,9 +120,12 @@ enter_work(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 	}
 	/*
 	 * The controls written since the last entry, programmed at once; then
-	 * dirty (changed under the VM lock; a stale look is re-taken).
+	 * dirty (changed under the VM lock; a stale look is re-taken); then
+	 * the host counters the slots wait for, opened before the guest runs
+	 * (by the lock's release: no system call under it).
 	 */
-	if (vpmu__gpmu_pending(vm, cpu) || __atomic_load_n(&v->dirty, __ATOMIC_RELAXED)) {
+	if (vpmu__gpmu_pending(vm, cpu) || __atomic_load_n(&v->dirty, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&vm->nopening, __ATOMIC_RELAXED) != 0) {
 		vpmu__vm_lock(vm);
 		(void)vpmu__gpmu_flush(vm, cpu);
 		vpmu__vcpu_prepare(vm, cpu);

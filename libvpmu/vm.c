@@ -71,6 +71,7 @@ vpmu__vm_create(const vpmu_config *cfg, const struct vpmu__layer *const *above,
 	if ((vm = calloc(1, sizeof(*vm))) == NULL)
 		return (ENOMEM);
 	pthread_mutex_init(&vm->drain_mtx, NULL);
+	pthread_mutex_init(&vm->sweeper_mtx, NULL);
 	vm->tun = cfg->tun;
 	vm->log_fn = cfg->log_fn;
 	vm->log_arg = cfg->log_arg;
@@ -178,6 +179,8 @@ vpmu_vm_destroy(vpmu_vm *vm)
 	}
 	if (vm->proc_hash != NULL)
 		vpmu__procs_free(vm);
+	vpmu__vm_unlock(vm);			/* the source's counters closed */
+	vpmu__vm_lock(vm);
 	if (vm->src != NULL)
 		vm->src->fini(vm->src_state);
 	if (vm->vcpu != NULL)
@@ -193,6 +196,7 @@ vpmu_vm_destroy(vpmu_vm *vm)
 	free(vm->proc_hash);
 	vpmu__vm_unlock(vm);
 	pthread_mutex_destroy(&vm->drain_mtx);
+	pthread_mutex_destroy(&vm->sweeper_mtx);
 	free(vm);
 }
 
@@ -203,6 +207,27 @@ vpmu__vm_lock_wait(struct vpmu_vm *vm)
 
 	while (!vpmu__vm_trylock(vm))
 		vpmu__spin_wait(&spins);
+}
+
+int
+vpmu__vm_unlock_work(struct vpmu_vm *vm)
+{
+	struct vpmu_hctr *closing;
+	unsigned after;
+	int error = 0;
+
+	if (vm->nopening != 0)
+		error = vpmu__hc_open(vm);
+	closing = vm->closing;
+	after = vm->after;
+	vm->closing = NULL;
+	vm->after = 0;
+	vpmu__vm_release(vm);
+	if (after & VPMU__AFTER_CLOSE)
+		vpmu__hc_close_list(vm, closing);
+	if (after & VPMU__AFTER_KICK)
+		vpmu__sweeper_kick(vm);
+	return (error);
 }
 
 int

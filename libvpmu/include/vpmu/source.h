@@ -109,7 +109,13 @@ struct vpmu_source_ops {
 	    char *why, size_t whylen);
 
 	/* --- counters (required) --- */
-	/* tid: the vCPU's host thread, 0 = the calling thread */
+	/*
+	 * tid: the vCPU's host thread, 0 = the calling thread.  open() and
+	 * close() are called without the core's VM lock, on any thread, at
+	 * the same time as the other hooks on other counters (what they share
+	 * needs the source's own lock); close() only for a disabled counter.
+	 * The other hooks are called with the VM lock held and must not block.
+	 */
 	int  (*open)(void *state, unsigned vcpu, pid_t tid,
 	    const struct vpmu_event_spec *ev, void **ctrp);
 	void (*close)(void *state, void *ctr);
