@@ -30,6 +30,7 @@
 #include <vpmu/snapshot.h>
 
 #include "internal.h"
+#include "guest_msr.h"
 
 /* ---- the VMs watched, and what was seen under their locks -------------- */
 
@@ -369,10 +370,10 @@ no_syscall_under_the_vm_lock(void **state)
 	run(vm, 1, 2000);
 
 	/* The guest's counter 0: programmed, given another event, run. */
-	assert_int_equal(vpmu_msr_write(vm, 1, MSR_PERFEVTSEL0, 0x4300C0), VPMU_MSR_OK);
-	assert_int_equal(vpmu_msr_write(vm, 1, MSR_GLOBAL_CTRL, 0x1), VPMU_MSR_OK);
+	assert_int_equal(MSR_WRITE(vm, 1, MSR_PERFEVTSEL0, 0x4300C0), VPMU_MSR_OK);
+	assert_int_equal(MSR_WRITE(vm, 1, MSR_GLOBAL_CTRL, 0x1), VPMU_MSR_OK);
 	run(vm, 1, 2000);
-	assert_int_equal(vpmu_msr_write(vm, 1, MSR_PERFEVTSEL0, 0x4300C4), VPMU_MSR_OK);
+	assert_int_equal(MSR_WRITE(vm, 1, MSR_PERFEVTSEL0, 0x4300C4), VPMU_MSR_OK);
 	run(vm, 1, 2000);
 
 	/* Saved, and restored into a VM like it. */
