@@ -225,22 +225,15 @@ l_close(void *state, void *ctr)
 }
 
 static int
-l_enable(void *state, void *ctr)
+l_switch(void *ctr, bool on)
 {
-	(void)state;
-	hook("enable", &nother, false);
-	((struct lctr *)ctr)->enabled = true;
+	hook(on ? "enable" : "disable", &nother, false);
+	((struct lctr *)ctr)->enabled = on;
 	return (0);
 }
 
-static int
-l_disable(void *state, void *ctr)
-{
-	(void)state;
-	hook("disable", &nother, false);
-	((struct lctr *)ctr)->enabled = false;
-	return (0);
-}
+static int l_enable(void *state, void *ctr) { (void)state; return (l_switch(ctr, true)); }
+static int l_disable(void *state, void *ctr) { (void)state; return (l_switch(ctr, false)); }
 
 /* An enabled counter counts 500 events per look: samples come on their own. */
 static int
