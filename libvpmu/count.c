@@ -484,6 +484,7 @@ vpmu__hc_close_list(struct vpmu_vm *vm, struct vpmu_hctr *list)
 {
 	struct vpmu_hctr *hc;
 
+	VPMU_ASSERT(list == NULL || !vpmu__vm_held(vm));
 	while ((hc = list) != NULL) {
 		list = hc->next;
 		vm->src->close(vm->src_state, hc->ctr);
@@ -497,6 +498,7 @@ hc_req_open(struct vpmu_vm *vm, struct hc_req *r)
 {
 	void *ctr;
 
+	VPMU_ASSERT(!vpmu__vm_held(vm));
 	r->hc = NULL;
 	if ((r->error = vm->src->open(vm->src_state, r->cpu, r->tid, &r->spec, &ctr)) != 0)
 		return;
