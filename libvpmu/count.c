@@ -398,6 +398,7 @@ window(struct vpmu_vm *vm, unsigned cpu)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 	bool placed[VPMU_MAX_ROWS + 1] = { false }, chosen[VPMU_MAX_ROWS + 1] = { false };
+	/* Unlimited capacity (a slot given back by a failed open): every unit. */
 	unsigned i, k, n, best, left = vm->capacity != 0 ? vm->capacity : v->nact;
 
 	VPMU_ASSERT(v->nact <= VPMU_MAX_ROWS);
