@@ -398,6 +398,7 @@ window(struct vpmu_vm *vm, unsigned cpu)
 {
 	struct vpmu_vcpu *v = &vm->vcpu[cpu];
 	bool placed[VPMU_MAX_ROWS + 1] = { false }, chosen[VPMU_MAX_ROWS + 1] = { false };
+	/* Unlimited capacity (a slot given back by a failed open): every unit. */
 	unsigned i, k, n, best, left = vm->capacity != 0 ? vm->capacity : v->nact;
 
 	VPMU_ASSERT(v->nact <= VPMU_MAX_ROWS);
@@ -484,6 +485,7 @@ vpmu__hc_close_list(struct vpmu_vm *vm, struct vpmu_hctr *list)
 {
 	struct vpmu_hctr *hc;
 
+	VPMU_ASSERT(list == NULL || !vpmu__vm_held(vm));
 	while ((hc = list) != NULL) {
 		list = hc->next;
 		vm->src->close(vm->src_state, hc->ctr);
@@ -497,6 +499,7 @@ hc_req_open(struct vpmu_vm *vm, struct hc_req *r)
 {
 	void *ctr;
 
+	VPMU_ASSERT(!vpmu__vm_held(vm));
 	r->hc = NULL;
 	if ((r->error = vm->src->open(vm->src_state, r->cpu, r->tid, &r->spec, &ctr)) != 0)
 		return;

@@ -435,6 +435,7 @@ vpmu__sweeper_start(struct vpmu_vm *vm)
 
 	if (__atomic_load_n(&vm->sweeper_on, __ATOMIC_ACQUIRE))
 		return (0);
+	VPMU_ASSERT(!vpmu__vm_held(vm));	/* a thread: never under the VM lock */
 	pthread_mutex_lock(&vm->sweeper_mtx);
 	if (!__atomic_load_n(&vm->sweeper_on, __ATOMIC_RELAXED)) {
 		__atomic_store_n(&vm->sweeper_stop, false, __ATOMIC_RELAXED);
