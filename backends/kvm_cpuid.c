@@ -101,7 +101,7 @@ owned_leaf(const vpmu_kvm *k, uint32_t leaf, uint32_t r[4])
 	if (k->mode == VPMU_PMU_MODE_KVM)
 		memcpy(r, leaf == 0xA ? k->leaf_0a : k->leaf_80000022, 4 * sizeof(r[0]));
 	else
-		(void)vpmu_cpuid_leaf(k->vm, leaf, 0, r);
+		(void)vpmu_cpuid_get_leaf(k->vm, leaf, 0, r);
 }
 
 int

@@ -212,10 +212,10 @@ vpmu__kvm_vpmu_setup(struct vpmu_kvm *k)
 	close(fd);
 	if (error == 0) {
 		supported_leaf(c, 0xA, sup);
-		(void)vpmu_cpuid_leaf(k->vm, 0xA, 0, r);
+		(void)vpmu_cpuid_get_leaf(k->vm, 0xA, 0, r);
 		vpmu__kvm_mode_leaf(0xA, r, sup, k->leaf_0a);
 		supported_leaf(c, 0x80000022, sup);
-		(void)vpmu_cpuid_leaf(k->vm, 0x80000022, 0, r);
+		(void)vpmu_cpuid_get_leaf(k->vm, 0x80000022, 0, r);
 		vpmu__kvm_mode_leaf(0x80000022, r, sup, k->leaf_80000022);
 		supported_leaf(c, 0x80000001, r);
 		vpmu__kvm_mode_model(&m, k->leaf_0a, k->leaf_80000022,

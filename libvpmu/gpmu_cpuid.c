@@ -1,6 +1,6 @@
 /*
  * gpmu_cpuid.c -- the guest-visible PMU's CPUID: the model's PMU leaves
- * (0xA for Intel, 0x80000022 for AMD; vpmu_cpuid_leaf), and the whole
+ * (0xA for Intel, 0x80000022 for AMD; vpmu_cpuid_get_leaf), and the whole
  * adjustment of a VMM's leaves (vpmu_cpuid_adjust): the vendor's identity
  * as a real part of the model's generation, PDCM, PerfCtrExtCore, the
  * extended range reaching 0x80000022; TSX as the CPUID patch saw it.
@@ -43,15 +43,16 @@ intel_unavailable(const struct vpmu_vm *vm)
 }
 
 int
-vpmu_cpuid_leaf(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
+vpmu_cpuid_get_leaf(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
 {
 	const struct vpmu_model *m;
 	struct vpmu__cpuid_0a l0a;
 
 	(void)subleaf;
-	if (vm == NULL || vm->gpmu == NULL || regs == NULL ||
-	    (leaf != 0xA && leaf != 0x80000022))
-		return (0);
+	if (vm == NULL || vm->gpmu == NULL || regs == NULL)
+		return (EINVAL);
+	if (leaf != 0xA && leaf != 0x80000022)
+		return (ENOENT);
 	m = &vm->gpmu->model;
 	memset(regs, 0, 4 * sizeof(regs[0]));
 	if (leaf == 0xA && m->vendor == VPMU_VENDOR_INTEL) {
@@ -70,7 +71,7 @@ vpmu_cpuid_leaf(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf, uint3
 		regs[0] = 1;
 		regs[1] = m->gp & 0xF;
 	}
-	return (1);
+	return (0);
 }
 
 /*
@@ -174,6 +175,6 @@ vpmu_cpuid_adjust(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf, uin
 		regs[2] &= ~(1u << 23);
 		if (m->vendor == VPMU_VENDOR_AMD && m->core_ext)
 			regs[2] |= 1u << 23;
-	} else if (vpmu_cpuid_leaf(vm, leaf, subleaf, regs))
-		return;
+	} else
+		(void)vpmu_cpuid_get_leaf(vm, leaf, subleaf, regs);	/* ENOENT: not the model's */
 }

@@ -6,7 +6,7 @@
  * owners, processes, PMCs, the per-vCPU tables.  Read without it:
  *  - what vpmu_vm_create() sets once: nvcpus, the classes, the source and
  *    the guest PMU's model (vpmu_vm_get_nvcpus(), vpmu_vm_get_model(),
- *    vpmu_cpuid_leaf() take no lock);
+ *    vpmu_cpuid_get_leaf() take no lock);
  *  - vcpu[].dirty and vcpu[].nact, written under the lock by count.c,
  *    from any thread (a PMC started for another vCPU), always with an
  *    atomic store: the vCPU's thread loads them (relaxed) as hints before

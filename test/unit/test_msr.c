@@ -321,7 +321,7 @@ intel_v1_has_no_fixed_counters_and_no_global_msrs(void **state)
 	WR(vm, EVTSEL(0), INSTR);
 	assert_int_equal(vpmu_synthetic_advance(vm, 0, 1 * MS), 0);
 	assert_int_equal(rd(vm, 0, PMC(0)), 1000);
-	assert_int_equal(vpmu_cpuid_leaf(vm, 0xA, 0, regs), 1);
+	assert_int_equal(vpmu_cpuid_get_leaf(vm, 0xA, 0, regs), 0);
 	assert_int_equal(regs[0], 0x07300401u);
 	assert_int_equal(regs[3], 0);
 	vpmu_vm_destroy(vm);
@@ -436,7 +436,7 @@ intel_cpuid_leaf_0xa_as_the_model_says(void **state)
 	uint32_t regs[4] = { 0 };
 
 	(void)state;
-	assert_int_equal(vpmu_cpuid_leaf(vm, 0xA, 0, regs), 1);
+	assert_int_equal(vpmu_cpuid_get_leaf(vm, 0xA, 0, regs), 0);
 	assert_int_equal(regs[0], 0x07280605u);		/* len 7, width 40, 6 GP, v5 */
 	assert_int_equal(regs[1], 0x45);
 	assert_int_equal(regs[2], 0x3);			/* fixed bitmap */
@@ -444,7 +444,11 @@ intel_cpuid_leaf_0xa_as_the_model_says(void **state)
 	regs[2] = 0;
 	vpmu_cpuid_adjust(vm, 0x1, 0, regs);
 	assert_int_equal(regs[2], 1u << 15);		/* PDCM */
-	assert_int_equal(vpmu_cpuid_leaf(vm, 0x7, 0, regs), 0);
+	regs[0] = 0xAAAA;
+	assert_int_equal(vpmu_cpuid_get_leaf(vm, 0x7, 0, regs), ENOENT);
+	assert_int_equal(regs[0], 0xAAAA);		/* not the model's leaf: untouched */
+	assert_int_equal(vpmu_cpuid_get_leaf(NULL, 0xA, 0, regs), EINVAL);
+	assert_int_equal(vpmu_cpuid_get_leaf(vm, 0xA, 0, NULL), EINVAL);
 	vpmu_vm_destroy(vm);
 }
 
@@ -465,7 +469,7 @@ other_vendor_and_none_models_gp_every_pmu_msr(void **state)
 	assert_int_equal(rdres(intel, 0x10), VPMU_MSR_NOT_PMU);	/* TSC */
 	assert_int_equal(vpmu_msr_read(NULL, 0, PMC(0), &v, &vd), EINVAL);
 	assert_int_equal(vpmu_msr_read(intel, 1, PMC(0), &v, &vd), EINVAL);
-	assert_int_equal(vpmu_cpuid_leaf(none, 0xA, 0, regs), 1);
+	assert_int_equal(vpmu_cpuid_get_leaf(none, 0xA, 0, regs), 0);
 	assert_int_equal(regs[0] | regs[1] | regs[2] | regs[3], 0);
 	vpmu_vm_destroy(none);
 	vpmu_vm_destroy(intel);
@@ -585,10 +589,10 @@ amd_v2_global_enable_overflow_and_cpuid(void **state)
 	assert_int_equal(rd(vm, 0, CORE_CTR(0)), 500);
 	assert_int_equal(rd(vm, 0, AMD_GSTATUS), 1);
 	assert_int_equal(TAKE_PMI(vm, 0), 1);
-	assert_int_equal(vpmu_cpuid_leaf(vm, 0x80000022, 0, regs), 1);
+	assert_int_equal(vpmu_cpuid_get_leaf(vm, 0x80000022, 0, regs), 0);
 	assert_int_equal(regs[0], 1);
 	assert_int_equal(regs[1], 6);
-	assert_int_equal(vpmu_cpuid_leaf(vm, 0xA, 0, regs), 1);
+	assert_int_equal(vpmu_cpuid_get_leaf(vm, 0xA, 0, regs), 0);
 	assert_int_equal(regs[0], 0);
 	regs[2] = 0;
 	vpmu_cpuid_adjust(vm, 0x80000001, 0, regs);

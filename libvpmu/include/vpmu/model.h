@@ -148,14 +148,15 @@ VPMU_EXTERN int vpmu_msr_read(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, ui
 VPMU_EXTERN int vpmu_msr_write(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t val,
     enum vpmu_msr_verdict *verdict);
 /*
- * The model's value of a CPUID leaf: returns 1 and fills regs (eax, ebx,
- * ecx, edx) for the leaves the model owns (0xA, 0x80000022), 0 for others.
+ * The model's value of a CPUID leaf: fills regs (eax, ebx, ecx, edx) and
+ * returns 0 for the leaves the model owns (0xA, 0x80000022); ENOENT, regs
+ * untouched, for the others; EINVAL if vm or regs is NULL.
  * For leaves that carry a PMU bit (1.ECX.PDCM, 0x80000001.ECX[23]) or say
  * who made the processor (0, 1, 0x80000000, 0x80000001: the model's vendor
  * string and a family/model/stepping of its generation) use
  * vpmu_cpuid_adjust() on the host's values.
  */
-VPMU_EXTERN int vpmu_cpuid_leaf(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf,
+VPMU_EXTERN int vpmu_cpuid_get_leaf(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf,
     uint32_t regs[4]);
 VPMU_EXTERN void vpmu_cpuid_adjust(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf,
     uint32_t regs[4]);
