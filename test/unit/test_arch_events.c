@@ -141,7 +141,7 @@ static void
 models_decode_the_rows(void **state)
 {
 	struct vpmu_event_spec spec;
-	vpmu_vm *intel = fx_vm_model("intel-v5", NULL), *amd = fx_vm_model("amd-core", NULL);
+	vpmu_vm *intel = fx_vm_model("intel-v5", 1, NULL), *amd = fx_vm_model("amd-core", 1, NULL);
 	size_t i;
 
 	(void)state;
@@ -190,7 +190,7 @@ models_decode_the_rows(void **state)
 static void
 model_leaf_0a(void **state)
 {
-	vpmu_vm *vm = fx_vm_model("intel-v5", NULL);
+	vpmu_vm *vm = fx_vm_model("intel-v5", 1, NULL);
 	struct vpmu__cpuid_0a l;
 	uint32_t r[4];
 
@@ -204,12 +204,12 @@ model_leaf_0a(void **state)
 	assert_int_equal(l.ebx_length, VPMU__NARCH);
 	vpmu_vm_destroy(vm);
 
-	vm = fx_vm_model("intel-v5", &vpmu_source_exact);
+	vm = fx_vm_model("intel-v5", 1, &vpmu_source_exact);
 	assert_int_equal(vpmu_cpuid_leaf(vm, 0xA, 0, r), 1);
 	assert_int_equal(r[1], 1u << 3 | 1u << 4 | 1u << 6);
 	vpmu_vm_destroy(vm);
 
-	vm = fx_vm_model("intel-v1", NULL);
+	vm = fx_vm_model("intel-v1", 1, NULL);
 	assert_int_equal(vpmu_cpuid_leaf(vm, 0xA, 0, r), 1);
 	assert_int_equal(r[0], 0x07300401);
 	assert_int_equal(r[2], 0);
@@ -321,7 +321,7 @@ cpuid_80000022_codec(void **state)
 	vpmu__kvm_mode_leaf(0x80000022, zen4, zen4, r);
 	assert_memory_equal(r, zen4, sizeof(r));
 
-	vm = fx_vm_model("amd-v2", NULL);
+	vm = fx_vm_model("amd-v2", 1, NULL);
 	assert_int_equal(vpmu_cpuid_leaf(vm, 0x80000022, 0, r), 1);
 	assert_memory_equal(r, ((const uint32_t[4]){ 0x1, 0x6, 0, 0 }), sizeof(r));
 	vpmu_vm_destroy(vm);
