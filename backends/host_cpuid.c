@@ -67,8 +67,7 @@ vpmu__amd_pmu_decode(uint32_t max_ext_leaf, uint32_t ext1_ecx,
     const uint32_t leaf22[4], struct vpmu_host_amd_pmu *out)
 {
 	union amd_cpuid_80000001_ecx ecx = { .full = ext1_ecx };
-	union amd_cpuid_80000022_eax eax22 = { .full = leaf22[R_EAX] };
-	union amd_cpuid_80000022_ebx ebx22 = { .full = leaf22[R_EBX] };
+	struct vpmu__cpuid_80000022 l22;
 
 	memset(out, 0, sizeof(*out));
 	if (max_ext_leaf >= LEAF_EXT_FEATURES) {
@@ -77,11 +76,12 @@ vpmu__amd_pmu_decode(uint32_t max_ext_leaf, uint32_t ext1_ecx,
 		out->llc_ext = ecx.split.perf_ctr_ext_llc;
 	}
 	if (max_ext_leaf >= LEAF_EXT_PERFMON) {
-		out->perfmon_v2 = eax22.split.perfmon_v2;
-		out->lbr_stack = eax22.split.lbr_stack;
-		out->num_core = ebx22.split.num_perf_ctr_core;
-		out->lbr_v2_depth = ebx22.split.lbr_v2_stack_size;
-		out->num_nb = ebx22.split.num_perf_ctr_nb;
+		vpmu__cpuid_80000022_decode(leaf22, &l22);	/* the core's (arch.h) */
+		out->perfmon_v2 = l22.perfmon_v2;
+		out->lbr_stack = l22.lbr_stack;
+		out->num_core = (uint8_t)l22.num_core;
+		out->lbr_v2_depth = (uint8_t)l22.lbr_v2_depth;
+		out->num_nb = (uint8_t)l22.num_nb;
 	}
 	/*
 	 * APM vol. 2, "Performance Monitoring Counters": PerfMonV2 gives the

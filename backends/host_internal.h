@@ -22,8 +22,6 @@
  * gcc and clang support, so each union below reads like the SDM/APM table.
  */
 
-/* Intel's leaf 0AH is the core's (libvpmu/arch.h). */
-
 /* AMD APM vol. 3, CPUID Fn8000_0001_ECX (the PMU bits only). */
 union amd_cpuid_80000001_ecx {
 	uint32_t full;
@@ -37,27 +35,7 @@ union amd_cpuid_80000001_ecx {
 	} split;
 };
 
-/* AMD APM vol. 3, CPUID Fn8000_0022, extended performance monitoring. */
-union amd_cpuid_80000022_eax {
-	uint32_t full;
-	struct {
-		uint32_t perfmon_v2:1;
-		uint32_t lbr_stack:1;
-		uint32_t lbr_and_pmc_freeze:1;
-		uint32_t reserved:29;
-	} split;
-};
-
-union amd_cpuid_80000022_ebx {
-	uint32_t full;
-	struct {
-		uint32_t num_perf_ctr_core:4;
-		uint32_t lbr_v2_stack_size:6;
-		uint32_t num_perf_ctr_nb:6;
-		uint32_t num_perf_ctr_umc:6;	/* Zen 4 and later */
-		uint32_t reserved:10;
-	} split;
-};
+/* Intel's leaf 0AH and AMD's Fn8000_0022 are the core's (libvpmu/arch.h). */
 
 /*
  * AMD counters without PerfMonV2's NumPerfCtrCore: the four legacy (K7)

@@ -29,13 +29,6 @@ min_u(unsigned a, unsigned b)
 	return (a < b ? a : b);
 }
 
-/* Bits [lo+len-1:lo] of v. */
-static unsigned
-field(uint32_t v, unsigned lo, unsigned len)
-{
-	return ((v >> lo) & ((1u << len) - 1));
-}
-
 /* ---- resolve ---------------------------------------------------------------- */
 
 static uint32_t
@@ -154,24 +147,25 @@ leaf_0a(const uint32_t m[4], const uint32_t k[4], uint32_t out[4])
 }
 
 /*
- * Leaf 0x80000022 (APM Vol. 3): EAX feature bits (PerfMonV2, LbrStack,
- * LbrAndPmcFreeze); EBX NumPerfCtrCore 3:0, LbrV2StackSz 9:4,
- * NumPerfCtrNB 15:10, NumPerfCtrUmc 21:16; ECX the active UMCs.
+ * Leaf 0x80000022 (arch.h's codec): a feature both have, the smaller
+ * count of each kind, the UMCs active in both.
  */
 static void
 leaf_80000022(const uint32_t m[4], const uint32_t k[4], uint32_t out[4])
 {
-	static const struct {
-		unsigned lo, len;
-	} counts[] = { { 0, 4 }, { 4, 6 }, { 10, 6 }, { 16, 6 } };
-	size_t i;
+	struct vpmu__cpuid_80000022 a, b, o;
 
-	memset(out, 0, 4 * sizeof(out[0]));
-	out[0] = m[0] & k[0] & 0x7u;
-	for (i = 0; i < VPMU_ARRAY_SIZE(counts); i++)
-		out[1] |= min_u(field(m[1], counts[i].lo, counts[i].len),
-		    field(k[1], counts[i].lo, counts[i].len)) << counts[i].lo;
-	out[2] = m[2] & k[2];
+	vpmu__cpuid_80000022_decode(m, &a);
+	vpmu__cpuid_80000022_decode(k, &b);
+	o.perfmon_v2 = a.perfmon_v2 && b.perfmon_v2;
+	o.lbr_stack = a.lbr_stack && b.lbr_stack;
+	o.lbr_pmc_freeze = a.lbr_pmc_freeze && b.lbr_pmc_freeze;
+	o.num_core = min_u(a.num_core, b.num_core);
+	o.lbr_v2_depth = min_u(a.lbr_v2_depth, b.lbr_v2_depth);
+	o.num_nb = min_u(a.num_nb, b.num_nb);
+	o.num_umc = min_u(a.num_umc, b.num_umc);
+	o.active_umc = a.active_umc & b.active_umc;
+	vpmu__cpuid_80000022_encode(&o, out);
 }
 
 void
@@ -194,6 +188,7 @@ vpmu__kvm_mode_model(const struct vpmu_model *m, const uint32_t l0a[4],
     const uint32_t l80000022[4], bool core_ext, struct vpmu_model *out)
 {
 	struct vpmu__cpuid_0a l;
+	struct vpmu__cpuid_80000022 a;
 
 	*out = *m;
 	if (m->vendor == VPMU_VENDOR_INTEL) {
@@ -206,8 +201,9 @@ vpmu__kvm_mode_model(const struct vpmu_model *m, const uint32_t l0a[4],
 		out->fixed_width = l.fixed_width;
 	} else if (m->vendor == VPMU_VENDOR_AMD) {
 		out->core_ext = m->core_ext && core_ext;
-		out->version = m->version >= 2 && (l80000022[0] & 1) ? 2 : 1;
-		out->gp = out->version >= 2 ? field(l80000022[1], 0, 4) :
+		vpmu__cpuid_80000022_decode(l80000022, &a);
+		out->version = m->version >= 2 && a.perfmon_v2 ? 2 : 1;
+		out->gp = out->version >= 2 ? a.num_core :
 		    min_u(m->gp, out->core_ext ? VPMU_AMD_MAX_GP : VPMU_AMD_LEGACY_GP);
 	}
 }

@@ -1,6 +1,6 @@
 /*
- * arch.c -- the architectural events' table and its lookups, and CPUID
- * leaf 0AH's decoder and encoder (arch.h).
+ * arch.c -- the architectural events' table and its lookups, and the
+ * decoders and encoders of CPUID leaves 0AH and 0x80000022 (arch.h).
  */
 #include <string.h>
 
@@ -154,4 +154,63 @@ vpmu__cpuid_0a_encode(const struct vpmu__cpuid_0a *in, uint32_t regs[4])
 	regs[R_EDX] = edx.full;
 	if (in->version >= 5)
 		regs[R_ECX] = in->fixed_bitmap;
+}
+
+/* ---- CPUID leaf 0x80000022 -------------------------------------------------- */
+
+union cpuid_80000022_eax {
+	uint32_t full;
+	struct {
+		uint32_t perfmon_v2:1;
+		uint32_t lbr_stack:1;
+		uint32_t lbr_pmc_freeze:1;
+		uint32_t reserved:29;
+	} split;
+};
+
+union cpuid_80000022_ebx {
+	uint32_t full;
+	struct {
+		uint32_t num_core:4;
+		uint32_t lbr_v2_depth:6;
+		uint32_t num_nb:6;
+		uint32_t num_umc:6;
+		uint32_t reserved:10;
+	} split;
+};
+
+void
+vpmu__cpuid_80000022_decode(const uint32_t regs[4], struct vpmu__cpuid_80000022 *out)
+{
+	union cpuid_80000022_eax eax = { .full = regs[R_EAX] };
+	union cpuid_80000022_ebx ebx = { .full = regs[R_EBX] };
+
+	memset(out, 0, sizeof(*out));
+	out->perfmon_v2 = eax.split.perfmon_v2;
+	out->lbr_stack = eax.split.lbr_stack;
+	out->lbr_pmc_freeze = eax.split.lbr_pmc_freeze;
+	out->num_core = ebx.split.num_core;
+	out->lbr_v2_depth = ebx.split.lbr_v2_depth;
+	out->num_nb = ebx.split.num_nb;
+	out->num_umc = ebx.split.num_umc;
+	out->active_umc = regs[R_ECX];
+}
+
+void
+vpmu__cpuid_80000022_encode(const struct vpmu__cpuid_80000022 *in, uint32_t regs[4])
+{
+	union cpuid_80000022_eax eax = { .full = 0 };
+	union cpuid_80000022_ebx ebx = { .full = 0 };
+
+	eax.split.perfmon_v2 = in->perfmon_v2;
+	eax.split.lbr_stack = in->lbr_stack;
+	eax.split.lbr_pmc_freeze = in->lbr_pmc_freeze;
+	ebx.split.num_core = in->num_core & 0xF;
+	ebx.split.lbr_v2_depth = in->lbr_v2_depth & 0x3F;
+	ebx.split.num_nb = in->num_nb & 0x3F;
+	ebx.split.num_umc = in->num_umc & 0x3F;
+	regs[R_EAX] = eax.full;
+	regs[R_EBX] = ebx.full;
+	regs[R_ECX] = in->active_umc;
+	regs[R_EDX] = 0;
 }

@@ -1,7 +1,8 @@
 /*
  * arch.h -- the x86 PMU's architectural facts, each written once: the
- * architectural events (one row per event, below) and CPUID leaf 0AH's
- * layout (one decoder, one encoder).  The core owns them, so that
+ * architectural events (one row per event, below) and the layouts of
+ * the PMU's CPUID leaves, Intel's 0AH and AMD's 0x80000022 (one decoder
+ * and one encoder each).  The core owns them, so that
  * everything above it can use them: in the core the Intel and AMD models
  * (intel.c, amd.c: a guest's select to an event), the fixed counters
  * (gpmu.c, pmc_row.c), the model's CPUID (gpmu_cpuid.c) and the event
@@ -155,5 +156,25 @@ struct vpmu__cpuid_0a {
 
 void	vpmu__cpuid_0a_decode(const uint32_t regs[4], struct vpmu__cpuid_0a *out);
 void	vpmu__cpuid_0a_encode(const struct vpmu__cpuid_0a *in, uint32_t regs[4]);
+
+/*
+ * CPUID leaf 0x80000022, AMD's extended performance monitoring (APM Vol.
+ * 3, CPUID Fn8000_0022), a field per member; EDX is reserved.
+ */
+struct vpmu__cpuid_80000022 {
+	bool	 perfmon_v2;		/* EAX[0] PerfMonV2: the global MSRs */
+	bool	 lbr_stack;		/* EAX[1] LbrStack */
+	bool	 lbr_pmc_freeze;	/* EAX[2] LbrAndPmcFreeze */
+	unsigned num_core;		/* EBX[3:0] NumPerfCtrCore */
+	unsigned lbr_v2_depth;		/* EBX[9:4] LbrV2StackSz */
+	unsigned num_nb;		/* EBX[15:10] NumPerfCtrNB */
+	unsigned num_umc;		/* EBX[21:16] NumPerfCtrUmc (Zen 4 on) */
+	uint32_t active_umc;		/* ECX: the active UMCs */
+};
+
+void	vpmu__cpuid_80000022_decode(const uint32_t regs[4],
+	    struct vpmu__cpuid_80000022 *out);
+void	vpmu__cpuid_80000022_encode(const struct vpmu__cpuid_80000022 *in,
+	    uint32_t regs[4]);
 
 #endif /* VPMU_ARCH_H */

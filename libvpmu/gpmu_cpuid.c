@@ -12,11 +12,11 @@
 #include "gpmu.h"
 
 /*
- * Leaf 0xA (arch.h's codec): the model's version, GP count and width, an
- * EBX of the architectural table's length (7: CPUID.0xA.EAX[31:24]), the
- * fixed counters (v2+) and their bitmap (v5).  AMD has no leaf 0xA PMU:
- * zeros.  Leaf 0x80000022 (APM Vol. 3): EAX[0] PerfMonV2, EBX[3:0] core
- * counters.
+ * The leaves through arch.h's encoders.  Leaf 0xA: the model's version, GP
+ * count and width, an EBX of the architectural table's length (7:
+ * CPUID.0xA.EAX[31:24]), the fixed counters (v2+) and their bitmap (v5);
+ * AMD has no leaf 0xA PMU: zeros.  Leaf 0x80000022 (amd-v2): PerfMonV2 and
+ * the core counters.
  */
 /*
  * CPUID.0xA.EBX: the architectural events (arch.h, bit ebx of each row)
@@ -47,6 +47,7 @@ vpmu_cpuid_get_leaf(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf, u
 {
 	const struct vpmu_model *m;
 	struct vpmu__cpuid_0a l0a;
+	struct vpmu__cpuid_80000022 l22;
 
 	(void)subleaf;
 	if (vm == NULL || vm->gpmu == NULL || regs == NULL)
@@ -68,8 +69,10 @@ vpmu_cpuid_get_leaf(const struct vpmu_vm *vm, uint32_t leaf, uint32_t subleaf, u
 		vpmu__cpuid_0a_encode(&l0a, regs);
 	}
 	if (leaf == 0x80000022 && m->vendor == VPMU_VENDOR_AMD && m->version >= 2) {
-		regs[0] = 1;
-		regs[1] = m->gp & 0xF;
+		memset(&l22, 0, sizeof(l22));
+		l22.perfmon_v2 = true;
+		l22.num_core = m->gp;
+		vpmu__cpuid_80000022_encode(&l22, regs);
 	}
 	return (0);
 }

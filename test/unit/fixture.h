@@ -142,9 +142,9 @@ fx_logfd(void)
 	return (fd);
 }
 
-/* A one-vCPU VM of a model (a model string) on src (NULL: the synthetic source). */
+/* A VM of nvcpus vCPUs, of a model (a model string), on src (NULL: the synthetic source). */
 static inline vpmu_vm *
-fx_vm_model(const char *model, const struct vpmu_source_ops *src)
+fx_vm_model(const char *model, unsigned nvcpus, const struct vpmu_source_ops *src)
 {
 	struct vpmu_model m;
 	vpmu_config *cfg;
@@ -153,7 +153,7 @@ fx_vm_model(const char *model, const struct vpmu_source_ops *src)
 
 	assert_int_equal(vpmu_model_parse(model, &m, err, sizeof(err)), 0);
 	assert_int_equal(vpmu_config_create(&cfg), 0);
-	assert_int_equal(vpmu_config_set_vcpus(cfg, 1), 0);
+	assert_int_equal(vpmu_config_set_vcpus(cfg, nvcpus), 0);
 	assert_int_equal(vpmu_config_set_model(cfg, &m), 0);
 	if (src != NULL)
 		assert_int_equal(vpmu_config_set_source(cfg, src, NULL), 0);

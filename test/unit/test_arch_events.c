@@ -3,7 +3,8 @@
  * 0AH's codec (libvpmu/arch.h), and that everything derived from them
  * agrees with them: the Intel and AMD models' select decoders, the fixed
  * counters, the model's leaf 0xA, the event filter's Xen presets, the
- * exact source's raw codes, the host probe's decoder and kvm mode's leaf.
+ * exact source's raw codes, the host probe's decoders and kvm mode's
+ * leaves; and the codec of AMD's leaf 0x80000022.
  * The expected values are written here from the manuals, not from the
  * table: SDM Vol. 3B 20.2.1.2 (Table "UMask and Event Select Encodings
  * for Pre-Defined Architectural Performance Events") and 20.2.2 (fixed
@@ -140,7 +141,7 @@ static void
 models_decode_the_rows(void **state)
 {
 	struct vpmu_event_spec spec;
-	vpmu_vm *intel = fx_vm_model("intel-v5", NULL), *amd = fx_vm_model("amd-core", NULL);
+	vpmu_vm *intel = fx_vm_model("intel-v5", 1, NULL), *amd = fx_vm_model("amd-core", 1, NULL);
 	size_t i;
 
 	(void)state;
@@ -189,7 +190,7 @@ models_decode_the_rows(void **state)
 static void
 model_leaf_0a(void **state)
 {
-	vpmu_vm *vm = fx_vm_model("intel-v5", NULL);
+	vpmu_vm *vm = fx_vm_model("intel-v5", 1, NULL);
 	struct vpmu__cpuid_0a l;
 	uint32_t r[4];
 
@@ -203,12 +204,12 @@ model_leaf_0a(void **state)
 	assert_int_equal(l.ebx_length, VPMU__NARCH);
 	vpmu_vm_destroy(vm);
 
-	vm = fx_vm_model("intel-v5", &vpmu_source_exact);
+	vm = fx_vm_model("intel-v5", 1, &vpmu_source_exact);
 	assert_int_equal(vpmu_cpuid_get_leaf(vm, 0xA, 0, r), 0);
 	assert_int_equal(r[1], 1u << 3 | 1u << 4 | 1u << 6);
 	vpmu_vm_destroy(vm);
 
-	vm = fx_vm_model("intel-v1", NULL);
+	vm = fx_vm_model("intel-v1", 1, NULL);
 	assert_int_equal(vpmu_cpuid_get_leaf(vm, 0xA, 0, r), 0);
 	assert_int_equal(r[0], 0x07300401);
 	assert_int_equal(r[2], 0);
@@ -285,6 +286,47 @@ cpuid_0a_codec(void **state)
 	assert_memory_equal(r, ((const uint32_t[4]){ 0, 0, 0, 0 }), sizeof(r));
 }
 
+/* Leaf 0x80000022: the codec, the host probe's view, kvm mode's, the model's. */
+static void
+cpuid_80000022_codec(void **state)
+{
+	/* A Zen 4 host: PerfMonV2 and LbrStack; 6 core, 16 LBR, 16 NB, 8 UMC counters; UMC 0-7. */
+	static const uint32_t zen4[4] = { 0x00000003, 0x00084106, 0x000000FF, 0 };
+	struct vpmu__cpuid_80000022 l;
+	struct vpmu_host_amd_pmu h;
+	uint32_t r[4];
+	vpmu_vm *vm;
+
+	(void)state;
+	vpmu__cpuid_80000022_decode(zen4, &l);
+	assert_true(l.perfmon_v2);
+	assert_true(l.lbr_stack);
+	assert_false(l.lbr_pmc_freeze);
+	assert_int_equal(l.num_core, 6);
+	assert_int_equal(l.lbr_v2_depth, 16);
+	assert_int_equal(l.num_nb, 16);
+	assert_int_equal(l.num_umc, 8);
+	assert_int_equal(l.active_umc, 0xFF);
+	vpmu__cpuid_80000022_encode(&l, r);
+	assert_memory_equal(r, zen4, sizeof(r));
+
+	vpmu__amd_pmu_decode(0x80000022, 1u << 23, zen4, &h);
+	assert_int_equal(h.perfmon_v2, 1);
+	assert_int_equal(h.lbr_stack, 1);
+	assert_int_equal(h.num_core, 6);
+	assert_int_equal(h.lbr_v2_depth, 16);
+	assert_int_equal(h.num_nb, 16);
+	assert_int_equal(h.gp_count, 6);
+
+	vpmu__kvm_mode_leaf(0x80000022, zen4, zen4, r);
+	assert_memory_equal(r, zen4, sizeof(r));
+
+	vm = fx_vm_model("amd-v2", 1, NULL);
+	assert_int_equal(vpmu_cpuid_get_leaf(vm, 0x80000022, 0, r), 0);
+	assert_memory_equal(r, ((const uint32_t[4]){ 0x1, 0x6, 0, 0 }), sizeof(r));
+	vpmu_vm_destroy(vm);
+}
+
 /* The Xen presets are the table's codes of the vendor, ipc the marked ones. */
 static void
 presets_follow_the_table(void **state)
@@ -356,6 +398,7 @@ main(void)
 		cmocka_unit_test(models_decode_the_rows),
 		cmocka_unit_test(model_leaf_0a),
 		cmocka_unit_test(cpuid_0a_codec),
+		cmocka_unit_test(cpuid_80000022_codec),
 		cmocka_unit_test(presets_follow_the_table),
 		cmocka_unit_test(exact_raw_codes),
 	};

@@ -165,7 +165,7 @@ every_model_names_its_vendor_and_a_part_of_its_generation(void **state)
 	for (i = 0; i < sizeof(expects) / sizeof(expects[0]); i++)
 		for (j = 0; j < sizeof(hosts) / sizeof(hosts[0]); j++) {
 			const struct host *h = &hosts[j];
-			vpmu_vm *vm = fx_vm_model(expects[i].model, NULL);
+			vpmu_vm *vm = fx_vm_model(expects[i].model, 1, NULL);
 			uint32_t l0[4], l1[4], e0[4], e1[4];
 
 			memcpy(l0, h->l0, sizeof(l0));
@@ -197,7 +197,7 @@ signatures_are_exact(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(sig) / sizeof(sig[0]); i++) {
-		vpmu_vm *vm = fx_vm_model(sig[i].model, NULL);
+		vpmu_vm *vm = fx_vm_model(sig[i].model, 1, NULL);
 		uint32_t l1[4] = { 0xF0003000u | 0x00A00F11u, 1, 2, 3 };
 
 		vpmu_cpuid_adjust(vm, 0x1, 0, l1);
@@ -258,7 +258,7 @@ cpuid_patch_sets_the_identity_leaves(void **state)
 	for (i = 0; i < sizeof(expects) / sizeof(expects[0]); i++)
 		for (j = 0; j < sizeof(hosts) / sizeof(hosts[0]); j++) {
 			const struct host *h = &hosts[j];
-			vpmu_vm *vm = fx_vm_model(expects[i].model, NULL);
+			vpmu_vm *vm = fx_vm_model(expects[i].model, 1, NULL);
 			uint32_t l0[4], l1[4], e0[4], e1[4], a[4];
 			struct kvm_cpuid2 *t = table_new();
 			vpmu_kvm *k;
@@ -307,7 +307,7 @@ cpuid_patch_hides_steal_time_from_the_exact_source(void **state)
 		for (behind = 0; behind <= 1; behind++) {
 			uint32_t base = 0x40000000u + (behind ? 0x100u : 0), f[4], o[4];
 			struct kvm_cpuid2 *t = table_new();
-			vpmu_vm *vm = fx_vm_model("intel-v2", exact ? &vpmu_source_exact : NULL);
+			vpmu_vm *vm = fx_vm_model("intel-v2", 1, exact ? &vpmu_source_exact : NULL);
 			vpmu_kvm *k;
 			int vmfd;
 
@@ -352,7 +352,7 @@ cpuid_patch_tsx_allows_in_tx(void **state)
 	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		uint32_t l7[4] = { 0, c[i].ebx, 0, 0 };
 		struct kvm_cpuid2 *t = table_new();
-		vpmu_vm *vm = fx_vm_model("intel-v2:gp=4", NULL);
+		vpmu_vm *vm = fx_vm_model("intel-v2:gp=4", 1, NULL);
 		int tx = c[i].tsx ? VPMU_MSR_OK : VPMU_MSR_GP;
 		vpmu_kvm *k;
 		int vmfd;
@@ -386,7 +386,7 @@ cpuid_patch_after_the_vmm_filter_all_or_nothing(void **state)
 {
 	static const uint32_t zero[4];
 	int kvm = *(int *)*state, vmfd;
-	vpmu_vm *vm = fx_vm_model("intel-v5", NULL);
+	vpmu_vm *vm = fx_vm_model("intel-v5", 1, NULL);
 	struct kvm_cpuid2 *t = table_new();
 	uint32_t a[4], want[4];
 	unsigned need;

@@ -20,6 +20,7 @@
 #include <vpmu/model.h>
 #include <vpmu/vcpu.h>
 
+#include "fixture.h"
 #include "guest_msr.h"
 
 #define MS		1000000ull
@@ -55,17 +56,8 @@
 static vpmu_vm *
 vm_with(const char *model, unsigned nvcpus)
 {
-	struct vpmu_model m;
-	vpmu_config *cfg;
-	vpmu_vm *vm;
-	char err[128];
+	vpmu_vm *vm = fx_vm_model(model, nvcpus, NULL);
 
-	assert_int_equal(vpmu_model_parse(model, &m, err, sizeof(err)), 0);
-	assert_int_equal(vpmu_config_create(&cfg), 0);
-	assert_int_equal(vpmu_config_set_vcpus(cfg, nvcpus), 0);
-	assert_int_equal(vpmu_config_set_model(cfg, &m), 0);
-	assert_int_equal(vpmu_vm_create(cfg, &vm), 0);
-	vpmu_config_destroy(cfg);
 	assert_int_equal(vpmu_synthetic_set_rate(vm, 0, VPMU_EV_INSTRUCTIONS, 1000), 0);
 	assert_int_equal(vpmu_synthetic_set_rate(vm, 0, VPMU_EV_BRANCHES, 100), 0);
 	assert_int_equal(vpmu_synthetic_set_rate(vm, 0, VPMU_EV_CYCLES, 3000), 0);
