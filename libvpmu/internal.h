@@ -585,6 +585,11 @@ void	vpmu__notify(struct vpmu_vm *vm, int32_t pid, int sig);
 int	vpmu__cred_check(const struct vpmu_cred *c);
 
 /* log.c */
+/*
+ * The host TSC's rate in Hz, measured once per process (a busy-wait of
+ * some 5 ms the first time): first called with no lock held.
+ */
+uint64_t vpmu__tsc_hz(void);
 struct vpmu_pmclog_ev;
 void	vpmu__log_emit(struct vpmu_vm *vm, struct vpmu_owner *o, struct vpmu_pmclog_ev *ev);
 /*
