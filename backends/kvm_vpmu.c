@@ -36,7 +36,7 @@ counts_check(struct vpmu_vm *vm, char *why, size_t whylen)
 		memset(&ev, 0, sizeof(ev));
 		ev.event = evs[i];
 		reason[0] = '\0';
-		if ((error = vpmu__pmc_supports(vm, &ev, reason, sizeof(reason))) != 0) {
+		if ((error = vpmu__pmc_supports_unlocked(vm, &ev, reason, sizeof(reason))) != 0) {
 			if (whylen > 0)
 				snprintf(why, whylen, "source %s cannot count %s here: %s "
 				    "(uncounted=allow runs the guest with counters that count nothing)",

@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "pvchan.h"
 
@@ -352,29 +351,6 @@ put_pair(uint8_t *data, bool i386, int32_t n, uint64_t v)
 	memcpy(data + (i386 ? 4 : 8), &v, 8);
 }
 
-/* The host TSC's rate in Hz, measured once against CLOCK_MONOTONIC. */
-static uint64_t
-tsc_hz(void)
-{
-	static uint64_t hz;
-	struct timespec a, b;
-	uint64_t t0, t1, ns, h;
-
-	if ((h = __atomic_load_n(&hz, __ATOMIC_RELAXED)) != 0)
-		return (h);
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	t0 = __builtin_ia32_rdtsc();
-	do {
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		ns = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u +
-		    (uint64_t)b.tv_nsec - (uint64_t)a.tv_nsec;
-	} while (ns < 2000000);
-	t1 = __builtin_ia32_rdtsc();
-	h = (uint64_t)((unsigned __int128)(t1 - t0) * 1000000000u / ns);
-	__atomic_store_n(&hz, h, __ATOMIC_RELAXED);
-	return (h);
-}
-
 static int
 op_ioctl(struct pv_call *c)
 {
@@ -455,7 +431,7 @@ op_ioctl(struct pv_call *c)
 		 * absolute values are not.  vpmu_perfmon(4), BUGS.
 		 */
 		v = __builtin_ia32_rdtsc();
-		val = (uint32_t)(tsc_hz() / 1000000u);
+		val = (uint32_t)(vpmu__tsc_hz() / 1000000u);	/* measured at init */
 		put_pair(data, cmd == PMIOTSTAMP_I386, (int32_t)val, v);
 		return (0);
 	default:
@@ -473,6 +449,12 @@ perfmon_init(struct vpmu_pv *pv)
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return (ENOMEM);
 	pv->perfmon = s;
+	/*
+	 * PMIOTSTAMP's rate, measured now, with no lock held: the ioctl
+	 * runs under the channel's lock and the VM's, where a busy-wait
+	 * may not.
+	 */
+	(void)vpmu__tsc_hz();
 	return (0);
 }
 

@@ -59,6 +59,97 @@ vpmu__event_timed(const struct vpmu_event_spec *spec)
 	return (vpmu_event_is_timed(spec->event) != 0);
 }
 
+/*
+ * A failure the host may not repeat (memory, descriptors) is the caller's
+ * to report; any other means the source cannot count this event at all.
+ */
+static bool
+transient(int error)
+{
+	return (error == ENOMEM || error == EMFILE || error == ENFILE ||
+	    error == EAGAIN || error == EBUSY || error == EINTR);
+}
+
+/* The answer vm keeps for spec, or NULL.  VM lock held. */
+static struct vpmu__answer *
+answer_of(struct vpmu_vm *vm, const struct vpmu_event_spec *spec)
+{
+	struct vpmu__answer *a;
+	unsigned i;
+
+	for (i = 0; i < vm->nanswers; i++) {
+		a = &vm->answers[i];
+		if (a->spec.event != VPMU_EV_NONE && a->spec.event == spec->event &&
+		    a->spec.flags == spec->flags &&
+		    a->spec.cmask == spec->cmask && a->spec.raw == spec->raw)
+			return (a);
+	}
+	return (NULL);
+}
+
+/*
+ * The source asked (one asker at a time, as when the VM lock kept them
+ * apart: a source's state need not be safe for two), and its answer kept,
+ * in place of the oldest when the table is full.  VM lock NOT held.
+ */
+static void
+answer_ask(struct vpmu_vm *vm, const struct vpmu_event_spec *spec)
+{
+	struct vpmu__answer a, *slot;
+
+	VPMU_ASSERT(!vpmu__vm_held(vm));
+	memset(&a, 0, sizeof(a));
+	a.spec = *spec;
+	pthread_mutex_lock(&vm->ask_mtx);
+	a.error = vm->src->supports(vm->src_state, spec, a.why, sizeof(a.why));
+	pthread_mutex_unlock(&vm->ask_mtx);
+	a.once = transient(a.error);	/* a shortage: for the next look only */
+	vpmu__vm_lock(vm);
+	if ((slot = answer_of(vm, spec)) == NULL) {
+		if (vm->nanswers < VPMU__NANSWERS)
+			slot = &vm->answers[vm->nanswers++];
+		else {
+			slot = &vm->answers[vm->answer_next];
+			vm->answer_next = (vm->answer_next + 1) % VPMU__NANSWERS;
+		}
+	}
+	*slot = a;
+	vpmu__vm_release(vm);
+}
+
+void
+vpmu__pmc_ask(struct vpmu_vm *vm, const struct vpmu_event_spec *spec)
+{
+	bool known;
+
+	if (spec->event == VPMU_EV_NONE || vpmu__event_timed(spec))
+		return;				/* the core's to answer */
+	vpmu__vm_lock(vm);
+	known = answer_of(vm, spec) != NULL;
+	vpmu__vm_release(vm);
+	if (!known)
+		answer_ask(vm, spec);
+}
+
+/* The source's answer for spec, the VM lock held. */
+static int
+answer_kept(struct vpmu_vm *vm, const struct vpmu_event_spec *spec, char *why,
+    size_t whylen)
+{
+	struct vpmu__answer *a;
+	int error;
+
+	/* Not asked before the lock (the table turned over since): asked now. */
+	if ((a = answer_of(vm, spec)) == NULL)
+		return (vm->src->supports(vm->src_state, spec, why, whylen));
+	if (why != NULL && whylen > 0)
+		snprintf(why, whylen, "%s", a->why);
+	error = a->error;
+	if (a->once)
+		a->spec.event = VPMU_EV_NONE;	/* matches no event asked about */
+	return (error);
+}
+
 int
 vpmu__pmc_supports(struct vpmu_vm *vm, const struct vpmu_event_spec *spec, char *why,
     size_t whylen)
@@ -66,7 +157,7 @@ vpmu__pmc_supports(struct vpmu_vm *vm, const struct vpmu_event_spec *spec, char 
 	uint32_t pl = spec->flags & (VPMU_EVF_USR | VPMU_EVF_OS);
 
 	if (!vpmu__event_timed(spec))
-		return (vm->src->supports(vm->src_state, spec, why, whylen));
+		return (answer_kept(vm, spec, why, whylen));
 	/* The core counts it (the note at the top): all of the run's time. */
 	if ((pl != 0 && pl != (VPMU_EVF_USR | VPMU_EVF_OS)) ||
 	    (spec->flags & (VPMU_EVF_EDGE | VPMU_EVF_INV)) || spec->cmask != 0) {
@@ -77,6 +168,19 @@ vpmu__pmc_supports(struct vpmu_vm *vm, const struct vpmu_event_spec *spec, char 
 		return (EOPNOTSUPP);
 	}
 	return (0);
+}
+
+int
+vpmu__pmc_supports_unlocked(struct vpmu_vm *vm, const struct vpmu_event_spec *spec,
+    char *why, size_t whylen)
+{
+	int error;
+
+	vpmu__pmc_ask(vm, spec);
+	vpmu__vm_lock(vm);
+	error = vpmu__pmc_supports(vm, spec, why, whylen);
+	vpmu__vm_release(vm);
+	return (error);
 }
 
 /* pm counts in a host slot: neither unsupported nor a time event. */
@@ -91,17 +195,6 @@ mark_unsupported(struct vpmu_pmc *pm, const char *what, int error)
 {
 	pm->unsupported = true;
 	snprintf(pm->why, sizeof(pm->why), "%s: %s", what, vpmu_strerror(error));
-}
-
-/*
- * A failure the host may not repeat (memory, descriptors) is the caller's
- * to report; any other means the source cannot count this event at all.
- */
-static bool
-transient(int error)
-{
-	return (error == ENOMEM || error == EMFILE || error == ENFILE ||
-	    error == EAGAIN || error == EBUSY || error == EINTR);
 }
 
 /* ---- slots ------------------------------------------------------------ */

@@ -247,15 +247,14 @@ gpmu_ctr_update(struct vpmu_vm *vm, struct gpmu_vcpu *v, struct gpmu_ctr *c,
  * set, USR or OS is (neither: no privilege level is counted), and -- with
  * a global control (Intel v2+, AMD PerfMonV2) -- its GLOBAL_CTRL bit is.
  */
+/* The event GP select sel names, in spec: false if none the vendor knows. */
 static bool
-gp_wants(const struct gpmu *g, struct gpmu_vcpu *v, unsigned i, struct vpmu_event_spec *spec)
+gp_spec(const struct gpmu *g, uint64_t sel, struct vpmu_event_spec *spec)
 {
-	struct gpmu_ctr *c = &v->gp[i];
-	uint64_t sel = GPMU_LOAD(c->ctl);
-	bool run;
+	bool known;
 
 	memset(spec, 0, sizeof(*spec));
-	run = g->vendor->event(sel, spec);
+	known = g->vendor->event(sel, spec);
 	if (sel & SEL_USR)
 		spec->flags |= VPMU_EVF_USR;
 	if (sel & SEL_OS)
@@ -265,6 +264,17 @@ gp_wants(const struct gpmu *g, struct gpmu_vcpu *v, unsigned i, struct vpmu_even
 	if (sel & SEL_INV)
 		spec->flags |= VPMU_EVF_INV;
 	spec->cmask = SEL_CMASK(sel);
+	return (known);
+}
+
+static bool
+gp_wants(const struct gpmu *g, struct gpmu_vcpu *v, unsigned i, struct vpmu_event_spec *spec)
+{
+	struct gpmu_ctr *c = &v->gp[i];
+	uint64_t sel = GPMU_LOAD(c->ctl);
+	bool run;
+
+	run = gp_spec(g, sel, spec);
 	c->intr = (sel & SEL_INT) != 0;
 	run = run && (sel & SEL_EN) && (sel & (SEL_USR | SEL_OS)) &&
 	    (g->model.version < 2 || (GPMU_LOAD(v->global_ctrl) & (1ull << i)));
@@ -277,6 +287,18 @@ gp_wants(const struct gpmu *g, struct gpmu_vcpu *v, unsigned i, struct vpmu_even
  * Fixed counter i counts its architectural event (SDM Vol. 3B 20.2.2,
  * arch.h).  Its nibble: bit 0 OS, bit 1 USR, bit 3 PMI.
  */
+/* Fixed counter i's event under its nibble nib, in spec. */
+static void
+fixed_spec(unsigned i, unsigned nib, struct vpmu_event_spec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->event = vpmu__arch_fixed_event(i);
+	if (nib & 0x1)
+		spec->flags |= VPMU_EVF_OS;
+	if (nib & 0x2)
+		spec->flags |= VPMU_EVF_USR;
+}
+
 static bool
 fixed_wants(const struct gpmu *g, struct gpmu_vcpu *v, unsigned i, struct vpmu_event_spec *spec)
 {
@@ -284,14 +306,9 @@ fixed_wants(const struct gpmu *g, struct gpmu_vcpu *v, unsigned i, struct vpmu_e
 	unsigned nib = (GPMU_LOAD(v->fixed_ctrl) >> (4 * i)) & 0xF;
 	bool on;
 
-	memset(spec, 0, sizeof(*spec));
-	spec->event = vpmu__arch_fixed_event(i);
+	fixed_spec(i, nib, spec);
 	GPMU_STORE(c->ctl, nib);
 	c->intr = (nib & 0x8) != 0;
-	if (nib & 0x1)
-		spec->flags |= VPMU_EVF_OS;
-	if (nib & 0x2)
-		spec->flags |= VPMU_EVF_USR;
 	on = (nib & 0x3) != 0 && (GPMU_LOAD(v->global_ctrl) & (1ull << c->gbit)) != 0;
 	c->filtered = on && !gpmu_filter_fixed(g, i);	/* as for a GP counter */
 	return (on && !c->filtered);
@@ -334,6 +351,39 @@ gpmu_set_global_ctrl(struct gpmu_vcpu *v, uint64_t val)
 
 /* The slot of counter gbit in a per-counter array: GP first, then fixed. */
 #define CTR_SLOT(gbit)	((gbit) >= 32 ? GPMU_MAX_GP + (gbit) - 32 : (gbit))
+
+/*
+ * Before the VM lock is taken for a flush: the source asked about the
+ * events the counters marked since the last one name (vpmu__pmc_ask()), so
+ * that the flush finds its answers.  Reads what the vCPU's thread wrote,
+ * changes nothing; a counter marked after this look is asked about with
+ * the lock held.
+ */
+void
+vpmu__gpmu_ask(struct vpmu_vm *vm, unsigned cpu)
+{
+	const struct gpmu_vcpu *v = &gpmu_of(vm)->vcpu[cpu];
+	uint64_t m = __atomic_load_n(&v->pending, __ATOMIC_ACQUIRE);
+	unsigned b;
+
+	for (; m != 0; m &= m - 1) {
+		b = (unsigned)__builtin_ctzll(m);
+		vpmu__gpmu_ask_ctl(vm, b, b >= 32 ? GPMU_LOAD(v->fixed_ctrl) :
+		    GPMU_LOAD(v->gp[b].ctl));
+	}
+}
+
+void
+vpmu__gpmu_ask_ctl(struct vpmu_vm *vm, unsigned gbit, uint64_t ctl)
+{
+	struct vpmu_event_spec spec;
+
+	if (gbit >= 32)
+		fixed_spec(gbit - 32, (ctl >> (4 * (gbit - 32))) & 0xF, &spec);
+	else if (!gp_spec(gpmu_of(vm), ctl, &spec))
+		return;
+	vpmu__pmc_ask(vm, &spec);
+}
 
 int
 vpmu__gpmu_flush(struct vpmu_vm *vm, unsigned cpu)
@@ -528,6 +578,7 @@ vpmu_msr_write(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, uint64_t val,
 		return (EINVAL);
 	*verdict = vpmu__gpmu_msr(vm, cpu, msr, true, &val);
 	if (vpmu__gpmu_pending(vm, cpu)) {
+		vpmu__gpmu_ask(vm, cpu);
 		vpmu__vm_lock(vm);
 		(void)vpmu__gpmu_flush(vm, cpu);
 		vpmu__vm_unlock(vm);

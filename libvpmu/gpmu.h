@@ -188,6 +188,13 @@ int	vpmu__gpmu_msr(struct vpmu_vm *vm, unsigned cpu, uint32_t msr, bool write,
 int	vpmu__gpmu_rdpmc(struct vpmu_vm *vm, unsigned cpu, uint32_t ecx, uint64_t *val);
 /* VM lock held: the counters marked since the last flush, programmed together. */
 int	vpmu__gpmu_flush(struct vpmu_vm *vm, unsigned cpu);
+/*
+ * VM lock NOT held: the source asked about the events a flush will program
+ * (vpmu__pmc_ask()); _ctl: about the one controls ctl give counter gbit
+ * (its select, or for a fixed counter the whole fixed control).
+ */
+void	vpmu__gpmu_ask(struct vpmu_vm *vm, unsigned cpu);
+void	vpmu__gpmu_ask_ctl(struct vpmu_vm *vm, unsigned gbit, uint64_t ctl);
 void	vpmu__gpmu_check_running(struct vpmu_vm *vm, unsigned cpu);
 
 /* Some control changed since the last flush (a hint, on the vCPU's thread). */

@@ -382,6 +382,7 @@ struct vpmu_vcpu {
 };
 
 #define VPMU__LAYERS_MAX	4	/* layers of a VM, its own included (layer.c) */
+#define VPMU__NANSWERS		64	/* supports() answers a VM keeps (count.c) */
 
 struct vpmu_vm {
 	uintptr_t lock;			/* vpmu__vm_lock(): 0 free, else its holder
@@ -433,6 +434,20 @@ struct vpmu_vm {
 	bool drain_want;		/* a vCPU thread holding the lock waits for drain_mtx */
 	int sweep_efd;			/* eventfd: a ring is a quarter full (while sweeper_on) */
 	pthread_mutex_t sweeper_mtx;	/* one starter at a time, VM lock not held */
+
+	/*
+	 * The source's answers to supports() (count.c): asked with the VM
+	 * lock not held, one asker at a time (ask_mtx), kept here (read and
+	 * written under the VM lock) for the op or flush that follows.
+	 */
+	pthread_mutex_t ask_mtx;
+	struct vpmu__answer {
+		struct vpmu_event_spec spec;
+		int error;
+		bool once;		/* transient (count.c): used up by one look */
+		char why[160];
+	} answers[VPMU__NANSWERS];
+	unsigned nanswers, answer_next;
 
 	/*
 	 * What a holder of the VM lock leaves for its release (count.c,
@@ -570,6 +585,11 @@ void	vpmu__notify(struct vpmu_vm *vm, int32_t pid, int sig);
 int	vpmu__cred_check(const struct vpmu_cred *c);
 
 /* log.c */
+/*
+ * The host TSC's rate in Hz, measured once per process (a busy-wait of
+ * some 5 ms the first time): first called with no lock held.
+ */
+uint64_t vpmu__tsc_hz(void);
 struct vpmu_pmclog_ev;
 void	vpmu__log_emit(struct vpmu_vm *vm, struct vpmu_owner *o, struct vpmu_pmclog_ev *ev);
 /*
@@ -692,9 +712,26 @@ uint64_t vpmu__hw_peek(struct vpmu_vm *vm, struct vpmu_pmc *pm, unsigned idx);
 bool	vpmu__pmc_waiting(const struct vpmu_pmc *pm);
 /* A time event (task-clock, cpu-clock): the core counts it, not the source. */
 bool	vpmu__event_timed(const struct vpmu_event_spec *spec);
-/* 0 if the VM can count spec: the core a time event, else its source (why). */
+/*
+ * 0 if the VM can count spec: the core a time event, else its source (why).
+ * VM lock held: the source's answer is the one vpmu__pmc_ask() kept; an
+ * event not asked about before the lock was taken is asked about with the
+ * lock held, the one fallback (a VM that asked about more than
+ * VPMU__NANSWERS events between the ask and the lock).
+ */
 int	vpmu__pmc_supports(struct vpmu_vm *vm, const struct vpmu_event_spec *spec,
 	    char *why, size_t whylen);
+/* The same, VM lock NOT held (asked first, then answered under the lock). */
+int	vpmu__pmc_supports_unlocked(struct vpmu_vm *vm, const struct vpmu_event_spec *spec,
+	    char *why, size_t whylen);
+/*
+ * VM lock NOT held: the source asked whether it can count spec (its
+ * supports() may make system calls: perf_event_open), unless the VM kept
+ * an answer; the answer kept for vpmu__pmc_supports().
+ */
+void	vpmu__pmc_ask(struct vpmu_vm *vm, const struct vpmu_event_spec *spec);
+/* pmc.c: the event a PMCALLOCATE request asks for (EINVAL: none). */
+int	vpmu__pmc_spec_of(const struct vpmu_pmc_alloc *a, struct vpmu_event_spec *sp);
 /* Recompute the vCPU's time_left (after its time sampling PMCs changed). */
 void	vpmu__vcpu_time_due(struct vpmu_vm *vm, unsigned cpu);
 

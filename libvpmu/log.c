@@ -77,6 +77,8 @@ tsc(void)
  * The TSC's rate, measured once per process against CLOCK_MONOTONIC: a
  * busy-wait of about 5 ms, so never with the VM lock held.  pthread_once
  * makes the first caller measure and every other wait for its result.
+ * The one calibration of the library: the logs' INITIALIZE record and the
+ * perfmon device's PMIOTSTAMP (guest-api/pv_perfmon.c) both read it.
  */
 static uint64_t tsc_hz;
 static pthread_once_t tsc_once = PTHREAD_ONCE_INIT;
@@ -98,8 +100,8 @@ tsc_calibrate(void)
 	tsc_hz = (uint64_t)((unsigned __int128)(t1 - t0) * 1000000000u / ns);
 }
 
-static uint64_t
-tsc_freq(void)
+uint64_t
+vpmu__tsc_hz(void)
 {
 	pthread_once(&tsc_once, tsc_calibrate);
 	return (tsc_hz);
@@ -416,7 +418,7 @@ vpmu__log_prepare(struct vpmu_vm *vm, int fd, struct vpmu_log **lp)
 		log_free(l);
 		return (EAGAIN);		/* hwpmc: helper process creation failed */
 	}
-	l->tsc_hz = tsc_freq();
+	l->tsc_hz = vpmu__tsc_hz();
 	clock_gettime(CLOCK_REALTIME, &l->opened);
 	if (fstat(l->fd, &st) == 0) {
 		l->file_known = true;

@@ -103,6 +103,7 @@ static const struct {
 int
 vpmu_vm_op(vpmu_vm *vm, const struct vpmu_cred *caller, int op, void *arg)
 {
+	struct vpmu_event_spec spec;
 	int error;
 
 	if (vm == NULL)
@@ -110,6 +111,10 @@ vpmu_vm_op(vpmu_vm *vm, const struct vpmu_cred *caller, int op, void *arg)
 	/* The log operations that wait for the writer take the lock themselves. */
 	if (op == VPMU_OP_CONFIGURELOG || op == VPMU_OP_FLUSHLOG || op == VPMU_OP_CLOSELOG)
 		return (vpmu__log_op(vm, caller, op, arg));
+	/* Whether the source can count a new PMC's event: asked before the lock. */
+	if (op == VPMU_OP_PMCALLOCATE && arg != NULL &&
+	    vpmu__pmc_spec_of(arg, &spec) == 0)
+		vpmu__pmc_ask(vm, &spec);
 	vpmu__vm_lock(vm);
 	if (op < 0 || op >= VPMU_OP_MAX || optab[op].fn == NULL)
 		error = EINVAL;			/* unknown operation */

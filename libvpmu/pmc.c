@@ -76,8 +76,8 @@ sampling_reload(const struct vpmu_vm *vm, uint64_t count)
 
 /* ---- PMC_OP_PMCALLOCATE -------------------------------------------------- */
 
-static int
-spec_from_request(const struct vpmu_pmc_alloc *a, struct vpmu_event_spec *sp)
+int
+vpmu__pmc_spec_of(const struct vpmu_pmc_alloc *a, struct vpmu_event_spec *sp)
 {
 	memset(sp, 0, sizeof(*sp));
 	if (a->event == VPMU_EV_NONE || vpmu_event_name(a->event) == NULL)
@@ -143,7 +143,7 @@ vpmu_do_op_pmcallocate(struct vpmu_vm *vm, const struct vpmu_cred *cr, void *arg
 		return (EINVAL);
 	if (caps & ~c->caps)
 		return (EOPNOTSUPP);
-	if ((error = spec_from_request(a, &spec)) != 0)
+	if ((error = vpmu__pmc_spec_of(a, &spec)) != 0)
 		return (error);
 
 	o = vpmu__owner_find(vm, cr->pid);

@@ -218,6 +218,32 @@ apply_running(struct vpmu_vm *vm, const struct snap *s)
 	return (sampling && !__atomic_load_n(&vm->sweeper_on, __ATOMIC_ACQUIRE) ? EAGAIN : 0);
 }
 
+/*
+ * Before the VM lock: the source asked about every event the restore
+ * gives a PMC (vpmu__pmc_ask()): the saved PMCs', the counters' last ones
+ * and those their controls name.
+ */
+static void
+ask_all(struct vpmu_vm *vm, const struct snap *s)
+{
+	const struct vpmu_model *m = &vm->gpmu->model;
+	const struct s_gvcpu *sv;
+	unsigned c, i, j;
+
+	for (i = 0; i < s->nowner; i++)
+		for (j = 0; j < s->owners[i].npmc; j++)
+			vpmu__pmc_ask(vm, &s->owners[i].pmcs[j].spec);
+	for (c = 0; c < vm->nvcpus; c++) {
+		sv = &s->g[c];
+		for (i = 0; i < m->gp; i++)
+			vpmu__gpmu_ask_ctl(vm, i, sv->c[i].ctl);
+		for (i = 0; i < m->fixed; i++)
+			vpmu__gpmu_ask_ctl(vm, 32 + i, sv->fixed_ctrl);
+		for (i = 0; i < m->gp + m->fixed; i++)
+			vpmu__pmc_ask(vm, &sv->c[i].spec);
+	}
+}
+
 static int
 apply_gpmu(struct vpmu_vm *vm, const struct snap *s)
 {
@@ -363,6 +389,7 @@ vpmu_vm_restore(struct vpmu_vm *vm, const void *buf, size_t len)
 	if (error == 0 && snap_sampling(&s))
 		(void)vpmu__sweeper_start(vm);	/* apply_running() says if it failed */
 	if (error == 0) {
+		ask_all(vm, &s);
 		vpmu__vm_lock(vm);
 		if ((error = vpmu__snap_check(vm, &s)) == 0 && (error = log_error) == 0)
 			error = apply(vm, &s, logs);

@@ -271,6 +271,9 @@ vpmu_vm_save(struct vpmu_vm *vm, void *buf, size_t *len)
 	vpmu__sample_drain(vm);
 	vpmu__snap_hold(vm);		/* the offered descriptors; before the VM lock */
 	offered_files(vm, off);
+	for (c = 0; c < vm->nvcpus; c++)
+		if (vpmu__gpmu_pending(vm, c))
+			vpmu__gpmu_ask(vm, c);	/* for the flush below: no lock */
 	vpmu__vm_lock(vm);
 	/*
 	 * The perfmon and pctr devices own PMCs under pids no guest process

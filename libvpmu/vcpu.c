@@ -126,6 +126,8 @@ enter_work(struct vpmu_vm *vm, unsigned cpu, struct vpmu_entry *e)
 	 */
 	if (vpmu__gpmu_pending(vm, cpu) || __atomic_load_n(&v->dirty, __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&vm->nopening, __ATOMIC_RELAXED) != 0) {
+		if (vpmu__gpmu_pending(vm, cpu))
+			vpmu__gpmu_ask(vm, cpu);	/* supports(): no lock */
 		vpmu__vm_lock(vm);
 		(void)vpmu__gpmu_flush(vm, cpu);
 		vpmu__vcpu_prepare(vm, cpu);

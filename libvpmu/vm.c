@@ -72,6 +72,7 @@ vpmu__vm_create(const vpmu_config *cfg, const struct vpmu__layer *const *above,
 		return (ENOMEM);
 	pthread_mutex_init(&vm->drain_mtx, NULL);
 	pthread_mutex_init(&vm->sweeper_mtx, NULL);
+	pthread_mutex_init(&vm->ask_mtx, NULL);
 	vm->tun = cfg->tun;
 	vm->log_fn = cfg->log_fn;
 	vm->log_arg = cfg->log_arg;
@@ -197,6 +198,7 @@ vpmu_vm_destroy(vpmu_vm *vm)
 	vpmu__vm_unlock(vm);
 	pthread_mutex_destroy(&vm->drain_mtx);
 	pthread_mutex_destroy(&vm->sweeper_mtx);
+	pthread_mutex_destroy(&vm->ask_mtx);
 	free(vm);
 }
 
