@@ -21,13 +21,22 @@ struct offered {
 static void
 w_counts(struct wr *w, struct vpmu_vm *vm, struct vpmu_pmc *pm)
 {
+	uint64_t counted = vpmu__pmc_counted(vm, pm);	/* with what slots hold now */
+
 	vpmu__w_u64(w, pm->base);
-	vpmu__w_u64(w, vpmu__pmc_counted(vm, pm));	/* with what slots hold now */
+	vpmu__w_u64(w, counted);
 	vpmu__w_u64(w, pm->t_enabled);
 	vpmu__w_u64(w, pm->t_running);
 	vpmu__w_u64(w, pm->tot_enabled);
 	vpmu__w_u64(w, pm->tot_running);
-	vpmu__w_u64(w, pm->shown);
+	/*
+	 * The floor of later estimates, as the state means it: never below
+	 * base + counted, which every estimate reaches anyway.  Whether the
+	 * PMC was last read through an estimate (which raises pm->shown) or
+	 * not is the order of reads, not state: a restored VM, whose slots
+	 * are armed in another order, saves the same bytes.
+	 */
+	vpmu__w_u64(w, pm->shown > pm->base + counted ? pm->shown : pm->base + counted);
 	vpmu__w_u32(w, pm->group);
 }
 
